@@ -1,0 +1,448 @@
+//! The salsa database: inputs and the queries from text to diagnostics.
+//!
+//! Inputs: each [`SourceFile`] (name and text), the [`Workspace`] (the user's files by name),
+//! the embedded [`StdLib`] (high durability: user edits never re-validate it) and the
+//! [`Config`]. Queries, in data-flow order:
+//!
+//! `parse_file` -> `syntax_tree` -> `file_definitions` / `file_imports` -> `file_scope` ->
+//! `check_file` -> `file_diagnostics`.
+//!
+//! `syntax_tree` holds no positions, so an edit of whitespace or a comment re-runs
+//! `parse_file` and `syntax_tree`, and everything after them is reused (salsa backdates the
+//! equal tree). Semantic diagnostics point at nodes; only `file_diagnostics` turns them into
+//! byte ranges, using the current `parse_file`.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+use salsa::{Durability, Setter};
+
+use crate::diagnostics::{Code, Diagnostic, FileName, Label, NodeRef, Place, Severity};
+use crate::paths;
+use crate::semantics::check::ItemChecker;
+use crate::semantics::scope::{Definition, Scope, build_scope, definitions};
+use crate::syntax::{self, Item, NodeId, Parse, SourceTree, UseTarget};
+
+/// One source file: its name (as shown to the user) and its text.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    /// The name, a path relative to where netc runs, or `<std>/nn.net` for the stdlib.
+    #[returns(ref)]
+    pub name: FileName,
+    /// The text.
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// The user's files, by name. Files reached through `use` are added by the loader.
+#[salsa::input(debug)]
+pub struct Workspace {
+    /// Every user file known to the database.
+    #[returns(ref)]
+    pub files: BTreeMap<FileName, SourceFile>,
+}
+
+/// The embedded standard library, by module path (`std.nn`).
+#[salsa::input(debug)]
+pub struct StdLib {
+    /// Module path to file.
+    #[returns(ref)]
+    pub modules: BTreeMap<String, SourceFile>,
+}
+
+/// How a diagnostic's level is overridden by configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// Not reported.
+    Allow,
+    /// Reported as a warning.
+    Warn,
+    /// Reported as an error.
+    Deny,
+}
+
+/// Configuration (from `netc.toml` and the command line).
+#[salsa::input(debug)]
+pub struct Config {
+    /// Level overrides by diagnostic name (`ineffective-setting`) or code (`W0306`). Only
+    /// warnings can be changed: an error means the program is wrong and stays an error.
+    #[returns(ref)]
+    pub levels: BTreeMap<String, Level>,
+}
+
+/// The module every file sees without `use`.
+pub const PRELUDE: &str = "std.nn";
+
+/// The stdlib sources embedded in the binary: module path and text.
+pub const STDLIB_SOURCES: &[(&str, &str)] = &[("std.nn", include_str!("../../stdlib/std/nn.net"))];
+
+/// The database interface the queries use.
+#[salsa::db]
+pub trait Db: salsa::Database {
+    /// The user's files.
+    fn workspace(&self) -> Workspace;
+    /// The standard library.
+    fn stdlib(&self) -> StdLib;
+    /// The configuration.
+    fn config(&self) -> Config;
+}
+
+/// The database: salsa's storage plus the handles of the singleton inputs.
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+    inputs: Option<(Workspace, StdLib, Config)>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+#[salsa::db]
+impl Db for Database {
+    fn workspace(&self) -> Workspace {
+        self.inputs.expect("inputs are set by Database::new").0
+    }
+    fn stdlib(&self) -> StdLib {
+        self.inputs.expect("inputs are set by Database::new").1
+    }
+    fn config(&self) -> Config {
+        self.inputs.expect("inputs are set by Database::new").2
+    }
+}
+
+impl Default for Database {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Database {
+    /// An empty workspace with the embedded standard library.
+    pub fn new() -> Self {
+        Self::with_storage(salsa::Storage::new(None))
+    }
+
+    /// A database that calls `on_event` for every salsa event (used by the incrementality
+    /// tests to see which queries ran).
+    pub fn with_event_callback(on_event: Box<dyn Fn(salsa::Event) + Send + Sync + 'static>) -> Self {
+        Self::with_storage(salsa::Storage::new(Some(on_event)))
+    }
+
+    fn with_storage(storage: salsa::Storage<Self>) -> Self {
+        let mut db = Database { storage, inputs: None };
+        let modules = STDLIB_SOURCES
+            .iter()
+            .map(|(module, text)| {
+                let file = SourceFile::builder(stdlib_file_name(module), text.to_string())
+                    .durability(Durability::HIGH)
+                    .new(&db);
+                (module.to_string(), file)
+            })
+            .collect();
+        let stdlib = StdLib::builder(modules).durability(Durability::HIGH).new(&db);
+        let workspace = Workspace::new(&db, BTreeMap::new());
+        let config = Config::builder(BTreeMap::new()).durability(Durability::MEDIUM).new(&db);
+        db.inputs = Some((workspace, stdlib, config));
+        db
+    }
+
+    /// Adds a user file, or replaces the text of the file with this name.
+    pub fn set_file(&mut self, name: FileName, text: String) -> SourceFile {
+        let workspace = self.workspace();
+        if let Some(&file) = workspace.files(self).get(&name) {
+            if file.text(self) != &text {
+                file.set_text(self).to(text);
+            }
+            return file;
+        }
+        let file = SourceFile::new(self, name.clone(), text);
+        let mut files = workspace.files(self).clone();
+        files.insert(name, file);
+        workspace.set_files(self).to(files);
+        file
+    }
+
+    /// The user file with this name, if it is loaded.
+    pub fn file(&self, name: &FileName) -> Option<SourceFile> {
+        self.workspace().files(self).get(name).copied()
+    }
+
+    /// Sets the level overrides.
+    pub fn set_levels(&mut self, levels: BTreeMap<String, Level>) {
+        let config = self.config();
+        config.set_levels(self).to(levels);
+    }
+}
+
+/// The file name of a stdlib module: `std.nn` is `<std>/nn.net`.
+pub fn stdlib_file_name(module: &str) -> FileName {
+    let path = module.strip_prefix("std.").unwrap_or(module).replace('.', "/");
+    FileName::new(format!("<std>/{path}.net"))
+}
+
+/// Finds a file (user or stdlib) by name.
+pub fn lookup_file(db: &dyn Db, name: &FileName) -> Option<SourceFile> {
+    if let Some(&file) = db.workspace().files(db).get(name) {
+        return Some(file);
+    }
+    db.stdlib().modules(db).values().copied().find(|f| f.name(db) == name)
+}
+
+/// Parses a file: tree, positions, comments and syntax errors.
+#[salsa::tracked(returns(ref))]
+pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parse {
+    syntax::parse(file.name(db), file.text(db))
+}
+
+/// The syntax tree alone. Equal across whitespace and comment edits, so the queries below
+/// are not re-run by them.
+#[salsa::tracked(returns(ref))]
+pub fn syntax_tree(db: &dyn Db, file: SourceFile) -> SourceTree {
+    parse_file(db, file).tree.clone()
+}
+
+/// The top-level definitions of a file.
+#[salsa::tracked(returns(ref))]
+pub fn file_definitions(db: &dyn Db, file: SourceFile) -> Vec<(String, Definition)> {
+    definitions(file.name(db), syntax_tree(db, file))
+}
+
+/// One `use` of a file, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Import {
+    /// The `use` item's index.
+    pub item: u32,
+    /// The imported file, or the error that prevented it.
+    pub target: Result<SourceFile, Diagnostic>,
+}
+
+/// The name a relative `use` refers to, or the stdlib module name.
+pub fn import_name(db: &dyn Db, file: SourceFile, target: &UseTarget) -> Option<FileName> {
+    match target {
+        UseTarget::File { path, .. } => Some(paths::resolve_relative(file.name(db), path)),
+        UseTarget::Module(segments) => {
+            let module: Vec<&str> = segments.iter().map(|s| s.text.as_str()).collect();
+            let module = module.join(".");
+            db.stdlib().modules(db).get(&module).map(|f| f.name(db).clone())
+        }
+    }
+}
+
+/// The `use` items of a file, resolved to files.
+#[salsa::tracked(returns(ref))]
+pub fn file_imports(db: &dyn Db, file: SourceFile) -> Vec<Import> {
+    let name = file.name(db);
+    let mut imports = Vec::new();
+    for (index, item) in syntax_tree(db, file).items.iter().enumerate() {
+        let Item::Use(u) = item else { continue };
+        let Some(target) = &u.target else { continue };
+        let at = |node: NodeId| Place::Node(NodeRef { item: index as u32, node: node.0 });
+        let resolved = match target {
+            UseTarget::File { id, path } => {
+                let wanted = paths::resolve_relative(name, path);
+                match db.workspace().files(db).get(&wanted) {
+                    Some(&f) => Ok(f),
+                    None => Err(Diagnostic::new(
+                        Code::UnresolvedImport,
+                        format!("cannot find file `{path}`"),
+                        name,
+                        at(*id),
+                    )
+                    .with_primary_message("no such file")
+                    .with_note(format!("looked for `{wanted}` (a path in `use` is relative to the file that has it)"))),
+                }
+            }
+            UseTarget::Module(segments) => {
+                let module: Vec<&str> = segments.iter().map(|s| s.text.as_str()).collect();
+                let module = module.join(".");
+                match db.stdlib().modules(db).get(&module) {
+                    Some(&f) => Ok(f),
+                    None => {
+                        let known = db.stdlib().modules(db);
+                        let suggestion = crate::suggest::closest(&module, known.keys().map(String::as_str));
+                        let last = segments.last().expect("a module path has a segment");
+                        let first = segments.first().expect("a module path has a segment");
+                        let mut d = Diagnostic::new(
+                            Code::UnknownModule,
+                            format!("unknown module `{module}`"),
+                            name,
+                            at(first.id),
+                        )
+                        .with_primary_message("not a standard-library module");
+                        if last.id != first.id {
+                            d.labels[0].place = at(first.id);
+                        }
+                        d.help = Some(match suggestion {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None if !module.starts_with("std") => {
+                                format!("to use a file, quote its path: `use \"{}.net\"`", module.replace('.', "/"))
+                            }
+                            None => {
+                                format!("the modules are: {}", known.keys().cloned().collect::<Vec<_>>().join(", "))
+                            }
+                        });
+                        Err(d)
+                    }
+                }
+            }
+        };
+        imports.push(Import { item: index as u32, target: resolved });
+    }
+    imports
+}
+
+/// The names a file can refer to.
+#[salsa::tracked(returns(ref))]
+pub fn file_scope(db: &dyn Db, file: SourceFile) -> Scope {
+    let own = file_definitions(db, file);
+    let imported: Vec<Vec<(String, Definition)>> = file_imports(db, file)
+        .iter()
+        .filter_map(|i| i.target.as_ref().ok())
+        .filter(|&&target| target != file)
+        .map(|&target| file_definitions(db, target).clone())
+        .collect();
+    let prelude = match db.stdlib().modules(db).get(PRELUDE) {
+        Some(&p) if p != file => file_definitions(db, p).clone(),
+        _ => Vec::new(),
+    };
+    build_scope(own, &imported, &prelude)
+}
+
+/// An import cycle through this file, reported at the first `use` that starts one.
+#[salsa::tracked(returns(ref))]
+pub fn import_cycle(db: &dyn Db, file: SourceFile) -> Option<Diagnostic> {
+    for import in file_imports(db, file) {
+        let Ok(start) = import.target else { continue };
+        // Breadth-first search from the imported file back to this one, remembering the way.
+        let mut parent: HashMap<SourceFile, SourceFile> = HashMap::new();
+        let mut seen = HashSet::from([start]);
+        let mut queue = VecDeque::from([start]);
+        let mut found = (start == file).then_some(Vec::new());
+        while let (None, Some(current)) = (&found, queue.pop_front()) {
+            for next in file_imports(db, current) {
+                let Ok(target) = next.target else { continue };
+                if target == file {
+                    let mut chain = vec![current];
+                    while let Some(&p) = parent.get(chain.last().expect("not empty")) {
+                        chain.push(p);
+                    }
+                    chain.reverse();
+                    found = Some(chain);
+                    break;
+                }
+                if seen.insert(target) {
+                    parent.insert(target, current);
+                    queue.push_back(target);
+                }
+            }
+        }
+        if let Some(chain) = found {
+            let mut names = vec![file.name(db).to_string()];
+            names.extend(chain.iter().map(|f| f.name(db).to_string()));
+            names.push(file.name(db).to_string());
+            let place = Place::Node(NodeRef { item: import.item, node: 0 });
+            return Some(
+                Diagnostic::new(
+                    Code::ImportCycle,
+                    format!("import cycle: {}", names.join(" -> ")),
+                    file.name(db),
+                    place,
+                )
+                .with_primary_message("this `use` leads back to this file")
+                .with_help("move the shared definitions into a file that both use"),
+            );
+        }
+    }
+    None
+}
+
+/// Semantic diagnostics of a file, located at nodes.
+#[salsa::tracked(returns(ref))]
+pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let name = file.name(db);
+    let tree = syntax_tree(db, file);
+    let scope = file_scope(db, file);
+    let mut diagnostics = Vec::new();
+    // Top-level names defined twice in this file.
+    let mut first: BTreeMap<&str, (&Definition, &str)> = BTreeMap::new();
+    for (def_name, def) in file_definitions(db, file) {
+        let keyword = tree.items[def.item as usize].keyword();
+        if let Some((prev, prev_keyword)) = first.get(def_name.as_str()) {
+            let at = |d: &Definition| Place::Node(NodeRef { item: d.item, node: d.name_node.0 });
+            diagnostics.push(
+                Diagnostic::new(Code::DuplicateDefinition, format!("`{def_name}` is defined twice"), name, at(def))
+                    .with_primary_message(format!("{keyword} `{def_name}` redefined here"))
+                    .with_label(name, at(prev), format!("first defined here ({prev_keyword})"))
+                    .with_help("rename one of them"),
+            );
+        } else {
+            first.insert(def_name, (def, keyword));
+        }
+    }
+    for (index, item) in tree.items.iter().enumerate() {
+        let mut checker = ItemChecker::new(name, index as u32, scope);
+        checker.check_item(item);
+        diagnostics.extend(checker.diagnostics);
+    }
+    diagnostics
+}
+
+/// Every diagnostic of a file, with byte ranges, configured levels applied, in source order.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let parse = parse_file(db, file);
+    let mut all: Vec<Diagnostic> = parse.errors.clone();
+    all.extend(file_imports(db, file).iter().filter_map(|i| i.target.as_ref().err().cloned()));
+    all.extend(import_cycle(db, file).iter().cloned());
+    all.extend(check_file(db, file).iter().cloned());
+    let levels = db.config().levels(db);
+    let mut out: Vec<Diagnostic> = all
+        .into_iter()
+        .filter_map(|mut d| {
+            let info = d.code.info();
+            if info.severity != Severity::Error {
+                match levels.get(info.name).or_else(|| levels.get(info.code)) {
+                    Some(Level::Allow) => return None,
+                    Some(Level::Warn) => d.severity = Severity::Warning,
+                    Some(Level::Deny) => d.severity = Severity::Error,
+                    None => {}
+                }
+            }
+            for label in &mut d.labels {
+                resolve_label(db, label);
+            }
+            Some(d)
+        })
+        .collect();
+    out.sort_by_key(|d| match d.primary().place {
+        Place::Range(r) => (r.start, r.end),
+        Place::Node(_) => (u32::MAX, u32::MAX),
+    });
+    out.dedup();
+    out
+}
+
+/// Turns a node location into a byte range.
+fn resolve_label(db: &dyn Db, label: &mut Label) {
+    let Place::Node(node) = label.place else { return };
+    let Some(file) = lookup_file(db, &label.file) else { return };
+    let parse = parse_file(db, file);
+    if let Some(spans) = parse.spans.get(node.item as usize) {
+        label.place = Place::Range(spans.range(NodeId(node.node)));
+    }
+}
+
+/// The files a file imports directly, by name, whether or not they are loaded (the loader
+/// uses this to find files to read).
+pub fn imported_names(db: &dyn Db, file: SourceFile) -> Vec<FileName> {
+    syntax_tree(db, file)
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Use(u) => u.target.as_ref(),
+            _ => None,
+        })
+        .filter(|t| matches!(t, UseTarget::File { .. }))
+        .filter_map(|t| import_name(db, file, t))
+        .collect()
+}

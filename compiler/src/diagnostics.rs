@@ -1,0 +1,294 @@
+//! The one diagnostic type of netc, and the catalogue of diagnostic codes.
+//!
+//! Every layer (syntax, semantics, later costs and lints) reports problems as [`Diagnostic`]
+//! values. They are plain data: rendering (miette, codespan-reporting, JSON, LSP) happens at
+//! the edge, in [`crate::render`]. A label points either at a byte range of a file or at a
+//! syntax node (`item`, `node`): semantic queries report node locations so that their results
+//! do not change when only whitespace or comments move (salsa early cutoff), and
+//! [`crate::db::file_diagnostics`] turns node locations into byte ranges at the very end.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+/// How serious a diagnostic is. `Error` makes `netc check` exit with 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Advice; never fails a build.
+    Help,
+    /// Something is probably wrong; fails a build only under `--deny warnings`.
+    Warning,
+    /// The program is wrong; analysis of the affected part stops.
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Help => "help",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// The name of a source file as the user sees it (a path relative to where netc was started,
+/// or `std/nn.net` for the embedded standard library). Cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct FileName(pub Arc<str>);
+
+impl FileName {
+    /// Makes a file name from anything string-like.
+    pub fn new(name: impl Into<Arc<str>>) -> Self {
+        FileName(name.into())
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for FileName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for FileName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// A half-open byte range `start..end` in a source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
+pub struct TextRange {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl TextRange {
+    /// A range from `start` to `end` (clamped so that `end >= start`).
+    pub fn new(start: u32, end: u32) -> Self {
+        TextRange { start, end: end.max(start) }
+    }
+
+    /// An empty range at `offset`.
+    pub fn empty(offset: u32) -> Self {
+        TextRange { start: offset, end: offset }
+    }
+
+    /// The smallest range that covers both.
+    pub fn cover(self, other: TextRange) -> TextRange {
+        TextRange { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+
+    /// As a `usize` range, for slicing.
+    pub fn to_range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// Identifies a syntax node inside one item of a file: item index, then node index within
+/// that item. Node indices do not change when whitespace or comments change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct NodeRef {
+    /// Index of the top-level item in its file.
+    pub item: u32,
+    /// Index of the node within the item (see [`crate::syntax::NodeId`]).
+    pub node: u32,
+}
+
+/// Where a label points.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Place {
+    /// A byte range.
+    Range(TextRange),
+    /// A syntax node, resolved to a byte range before rendering.
+    Node(NodeRef),
+}
+
+/// A labelled location in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Label {
+    /// The file the label points into.
+    pub file: FileName,
+    /// Where in the file.
+    pub place: Place,
+    /// What the label says (may be empty).
+    pub message: String,
+    /// The primary label is the one place the diagnostic is about; others add context.
+    pub primary: bool,
+}
+
+/// A problem found in a program, with everything needed to show it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    /// The stable code, such as `E0204`.
+    pub code: Code,
+    /// How serious it is.
+    pub severity: Severity,
+    /// One sentence, lower case, no final period (rustc style).
+    pub message: String,
+    /// The first label is primary; the others are secondary.
+    pub labels: Vec<Label>,
+    /// Extra facts (`= note: ...`).
+    pub notes: Vec<String>,
+    /// What to do about it (`= help: ...`).
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with the code's default severity and a primary label.
+    pub fn new(code: Code, message: impl Into<String>, file: &FileName, place: Place) -> Self {
+        Diagnostic {
+            code,
+            severity: code.info().severity,
+            message: message.into(),
+            labels: vec![Label { file: file.clone(), place, message: String::new(), primary: true }],
+            notes: Vec::new(),
+            help: None,
+        }
+    }
+
+    /// Sets the primary label's text.
+    pub fn with_primary_message(mut self, message: impl Into<String>) -> Self {
+        if let Some(label) = self.labels.first_mut() {
+            label.message = message.into();
+        }
+        self
+    }
+
+    /// Adds a secondary label.
+    pub fn with_label(mut self, file: &FileName, place: Place, message: impl Into<String>) -> Self {
+        self.labels.push(Label { file: file.clone(), place, message: message.into(), primary: false });
+        self
+    }
+
+    /// Adds a note.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// Sets the help text.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// The primary label, which every diagnostic has.
+    pub fn primary(&self) -> &Label {
+        &self.labels[0]
+    }
+}
+
+/// What is known about a diagnostic code: its kebab-case name, default severity and a
+/// one-line summary (the catalogue in `spec/diagnostics.md` lists them all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeInfo {
+    /// The stable code, such as `E0204`.
+    pub code: &'static str,
+    /// The kebab-case name, such as `undefined-name`.
+    pub name: &'static str,
+    /// The default severity.
+    pub severity: Severity,
+    /// One line saying when it is reported.
+    pub summary: &'static str,
+}
+
+macro_rules! codes {
+    ($($variant:ident = ($code:literal, $name:literal, $sev:ident, $summary:literal),)*) => {
+        /// Every diagnostic code netc reports. Codes are stable: a code is never reused.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code { $(
+            #[doc = $summary]
+            $variant,
+        )* }
+
+        impl Code {
+            /// Every code, in catalogue order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant),*];
+
+            /// The code's catalogue entry.
+            pub fn info(self) -> CodeInfo {
+                match self { $(
+                    Code::$variant => CodeInfo {
+                        code: $code, name: $name, severity: Severity::$sev, summary: $summary,
+                    },
+                )* }
+            }
+        }
+    };
+}
+
+codes! {
+    // Lexical and syntax errors: E01xx.
+    InvalidCharacter = ("E0101", "invalid-character", Error, "a character that cannot start any token"),
+    UnterminatedString = ("E0102", "unterminated-string", Error, "a string literal without its closing quote on the same line"),
+    InvalidNumber = ("E0103", "invalid-number", Error, "a number literal that is malformed or too large"),
+    UnexpectedToken = ("E0104", "unexpected-token", Error, "the parser expected something else here"),
+    UnclosedDelimiter = ("E0105", "unclosed-delimiter", Error, "an opening bracket or brace without its closing one"),
+    NestingTooDeep = ("E0106", "nesting-too-deep", Error, "expressions or blocks nested deeper than the parser allows"),
+    UnknownSetting = ("E0107", "unknown-setting", Error, "a word in a scenario that is not a scenario setting"),
+    ExpressionStatement = ("E0108", "expression-statement", Error, "a bare expression used as a statement; its value would be lost"),
+    // Names and imports: E02xx.
+    UnresolvedImport = ("E0201", "unresolved-import", Error, "`use` of a file that does not exist or cannot be read"),
+    UnknownModule = ("E0202", "unknown-module", Error, "`use` of a standard-library module that does not exist"),
+    ImportCycle = ("E0203", "import-cycle", Error, "files that `use` each other in a cycle"),
+    UndefinedName = ("E0204", "undefined-name", Error, "a name that is not defined at this point"),
+    DuplicateDefinition = ("E0205", "duplicate-definition", Error, "two definitions of the same name in one scope"),
+    UnknownCallee = ("E0206", "unknown-callee", Error, "a call of a name that is not an op or a block"),
+    TooManyArguments = ("E0207", "too-many-arguments", Error, "more positional arguments than the callee has parameters"),
+    MissingArgument = ("E0208", "missing-argument", Error, "a parameter without default that the call does not give"),
+    UnknownKeyword = ("E0209", "unknown-keyword-argument", Error, "a keyword argument the callee has no parameter for"),
+    RepeatedArgument = ("E0210", "repeated-argument", Error, "a parameter given twice in one call"),
+    ArgumentKind = ("E0211", "argument-kind-mismatch", Error, "an argument of the wrong kind (a tensor for an int, ...)"),
+    UnknownModel = ("E0212", "unknown-model", Error, "a scenario names a model that does not exist"),
+    NotCallableHere = ("E0213", "not-callable-here", Error, "a call that names something that cannot be called there (a model inside a body, a block as a scenario's model)"),
+    PossiblyUndefined = ("E0214", "possibly-undefined", Error, "a name assigned in some branches of an `if` but not all, used after it"),
+    MissingReturn = ("E0215", "missing-return", Error, "a block or model without a `return` statement"),
+    MisplacedStatement = ("E0216", "misplaced-statement", Error, "a statement where it is not allowed (`input` in a block, code after `return`)"),
+    OutputCount = ("E0217", "output-count-mismatch", Error, "an assignment with a different number of names than the call returns"),
+    UnknownType = ("E0218", "unknown-type", Error, "a parameter or input type that does not exist"),
+    AmbiguousName = ("E0219", "ambiguous-name", Error, "a name defined by two imported files"),
+    InvalidRepeat = ("E0220", "invalid-repeat", Error, "`repeat` of something that cannot be stacked"),
+    InvalidOperand = ("E0221", "invalid-operand", Error, "an operator applied to values of kinds it does not accept"),
+    // Scenarios: E03xx.
+    InvalidSize = ("E0301", "invalid-size", Error, "a size with a missing or unknown unit, or one too large"),
+    MissingSetting = ("E0302", "missing-setting", Error, "a scenario without a setting it needs (`model`)"),
+    DuplicateSetting = ("E0303", "duplicate-setting", Error, "a scenario setting given twice"),
+    InvalidSettingValue = ("E0304", "invalid-setting-value", Error, "a scenario setting with a value it does not accept"),
+    ConflictingSettings = ("E0305", "conflicting-settings", Error, "scenario settings that contradict each other"),
+    // Files: E04xx.
+    UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
+    NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.info().code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for code in Code::ALL {
+            let info = code.info();
+            assert!(seen.insert(info.code), "code {} used twice", info.code);
+            assert!(seen.insert(info.name), "name {} used twice", info.name);
+            assert!(info.code.len() == 5 && info.code.starts_with('E'), "{}", info.code);
+            assert!(info.name.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! Rendering diagnostics for people and machines, at the edge of the compiler.
+//!
+//! - `human`: miette's graphical report (colour on a terminal, plain text otherwise);
+//! - `short`: codespan-reporting's one-line rustc style, `file:line:col: error[E0204]: ...`;
+//! - `json`: a stable, documented schema (spec/diagnostics.md), version 1.
+//!
+//! Renderers read source texts through [`Sources`]; every diagnostic's labels must already be
+//! byte ranges (see [`crate::db::file_diagnostics`]).
+
+use std::fmt;
+
+use codespan_reporting::diagnostic as cs;
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term;
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource};
+use serde::Serialize;
+
+use crate::diagnostics::{Diagnostic, FileName, Label, Place, Severity, TextRange};
+
+/// Access to the text of files, by name.
+pub trait Sources {
+    /// The text of `file`, if known.
+    fn text(&self, file: &FileName) -> Option<&str>;
+}
+
+impl Sources for std::collections::BTreeMap<FileName, String> {
+    fn text(&self, file: &FileName) -> Option<&str> {
+        self.get(file).map(String::as_str)
+    }
+}
+
+fn range_of(label: &Label) -> TextRange {
+    match label.place {
+        Place::Range(r) => r,
+        Place::Node(_) => TextRange::default(),
+    }
+}
+
+/// A 1-based line and column (in characters) of a byte offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LineCol {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, counted in Unicode scalar values.
+    pub column: u32,
+}
+
+/// The line and column of `offset` in `text` (clamped to the text).
+pub fn line_col(text: &str, offset: u32) -> LineCol {
+    let mut offset = (offset as usize).min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() as u32 + 1;
+    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
+    let column = text[line_start..offset].chars().count() as u32 + 1;
+    LineCol { line, column }
+}
+
+/// Clamps a range to the text and to character boundaries, so renderers never panic.
+fn clamp(text: &str, r: TextRange) -> std::ops::Range<usize> {
+    let fix = |mut o: usize| {
+        o = o.min(text.len());
+        while !text.is_char_boundary(o) {
+            o -= 1;
+        }
+        o
+    };
+    let start = fix(r.start as usize);
+    let end = fix(r.end as usize).max(start);
+    start..end
+}
+
+// ---------------------------------------------------------------------------------------
+// Human: miette
+
+/// A diagnostic as miette sees it: labels in the primary file are shown in the snippet;
+/// labels in other files become notes with their location.
+struct MietteView {
+    diagnostic: Diagnostic,
+    source: NamedSource<String>,
+}
+
+impl fmt::Debug for MietteView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.diagnostic.message)
+    }
+}
+
+impl fmt::Display for MietteView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.diagnostic.message)
+    }
+}
+
+impl std::error::Error for MietteView {}
+
+impl miette::Diagnostic for MietteView {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        let info = self.diagnostic.code.info();
+        Some(Box::new(format!("{}({})", info.code, info.name)))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.diagnostic.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Help => miette::Severity::Advice,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        let help = self.diagnostic.help.as_ref()?;
+        Some(Box::new(help.clone()))
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.source)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let primary_file = &self.diagnostic.primary().file;
+        let text = self.source.inner();
+        let labels = self.diagnostic.labels.iter().filter(move |l| &l.file == primary_file).map(move |l| {
+            let r = clamp(text, range_of(l));
+            let message = if l.message.is_empty() { None } else { Some(l.message.clone()) };
+            if l.primary {
+                LabeledSpan::new_primary_with_span(message, (r.start, r.end - r.start))
+            } else {
+                LabeledSpan::new_with_span(message, (r.start, r.end - r.start))
+            }
+        });
+        Some(Box::new(labels))
+    }
+}
+
+/// Renders diagnostics with miette's graphical handler. `color` chooses ANSI colours and
+/// Unicode art; without it the output is plain ASCII-safe text suited to logs and snapshots.
+pub fn human(diagnostics: &[Diagnostic], sources: &dyn Sources, color: bool) -> String {
+    let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let mut out = String::new();
+    for d in diagnostics {
+        let primary_file = d.primary().file.clone();
+        let text = sources.text(&primary_file).unwrap_or("").to_string();
+        let other_notes: Vec<String> = d
+            .labels
+            .iter()
+            .filter(|l| l.file != primary_file)
+            .map(|l| {
+                let at = sources.text(&l.file).map(|t| line_col(t, range_of(l).start));
+                match at {
+                    Some(lc) => format!("{}: {}:{}:{}", l.message, l.file, lc.line, lc.column),
+                    None => format!("{}: {}", l.message, l.file),
+                }
+            })
+            .collect();
+        // Notes, and labels that point into other files, go in the footer.
+        let footer: Vec<String> = d.notes.iter().chain(&other_notes).map(|n| format!("note: {n}")).collect();
+        let mut handler = GraphicalReportHandler::new_themed(theme.clone()).with_width(100).with_links(false);
+        if !footer.is_empty() {
+            handler = handler.with_footer(footer.join("\n"));
+        }
+        let view = MietteView { diagnostic: d.clone(), source: NamedSource::new(primary_file.to_string(), text) };
+        let _ = handler.render_report(&mut out, &view);
+        out.push('\n');
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Short: codespan-reporting
+
+/// Renders one line per diagnostic, rustc's `--error-format=short` style.
+pub fn short(diagnostics: &[Diagnostic], sources: &dyn Sources, color: bool) -> String {
+    let mut files = SimpleFiles::new();
+    let mut ids = std::collections::BTreeMap::new();
+    let mut file_id = |files: &mut SimpleFiles<String, String>, name: &FileName| {
+        *ids.entry(name.clone())
+            .or_insert_with(|| files.add(name.to_string(), sources.text(name).unwrap_or("").to_string()))
+    };
+    let config = term::Config { display_style: term::DisplayStyle::Short, ..term::Config::default() };
+    let mut buffer = if color { term::termcolor::Buffer::ansi() } else { term::termcolor::Buffer::no_color() };
+    for d in diagnostics {
+        let severity = match d.severity {
+            Severity::Error => cs::Severity::Error,
+            Severity::Warning => cs::Severity::Warning,
+            Severity::Help => cs::Severity::Help,
+        };
+        let labels = d
+            .labels
+            .iter()
+            .map(|l| {
+                let id = file_id(&mut files, &l.file);
+                let text = sources.text(&l.file).unwrap_or("");
+                let r = clamp(text, range_of(l));
+                let label = if l.primary { cs::Label::primary(id, r) } else { cs::Label::secondary(id, r) };
+                label.with_message(l.message.clone())
+            })
+            .collect();
+        let mut notes = d.notes.clone();
+        notes.extend(d.help.iter().map(|h| format!("help: {h}")));
+        let diagnostic = cs::Diagnostic::new(severity)
+            .with_code(d.code.info().code)
+            .with_message(&d.message)
+            .with_labels(labels)
+            .with_notes(notes);
+        let _ = term::emit_to_write_style(&mut buffer, &config, &files, &diagnostic);
+    }
+    String::from_utf8_lossy(buffer.as_slice()).into_owned()
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON
+
+/// A label in the JSON output.
+#[derive(Debug, Serialize)]
+pub struct JsonLabel {
+    /// The file.
+    pub file: FileName,
+    /// Byte range.
+    pub range: TextRange,
+    /// Start position.
+    pub start: LineCol,
+    /// End position.
+    pub end: LineCol,
+    /// The label's text.
+    pub message: String,
+    /// Whether this is the primary label.
+    pub primary: bool,
+}
+
+/// A diagnostic in the JSON output.
+#[derive(Debug, Serialize)]
+pub struct JsonDiagnostic {
+    /// Stable code, `E0204`.
+    pub code: &'static str,
+    /// Kebab-case name, `undefined-name`.
+    pub name: &'static str,
+    /// `error`, `warning` or `help`.
+    pub severity: Severity,
+    /// The message.
+    pub message: String,
+    /// The primary label's file.
+    pub file: FileName,
+    /// The primary label's start.
+    pub start: LineCol,
+    /// The primary label's end.
+    pub end: LineCol,
+    /// All labels, primary first.
+    pub labels: Vec<JsonLabel>,
+    /// Notes.
+    pub notes: Vec<String>,
+    /// Help, if any.
+    pub help: Option<String>,
+}
+
+/// Counts in the JSON output.
+#[derive(Debug, Serialize)]
+pub struct JsonSummary {
+    /// Files checked.
+    pub files: usize,
+    /// Error-level diagnostics.
+    pub errors: usize,
+    /// Warning-level diagnostics.
+    pub warnings: usize,
+}
+
+/// The JSON document of `netc check --format json`.
+#[derive(Debug, Serialize)]
+pub struct JsonReport {
+    /// Schema version; bumped on any incompatible change.
+    pub version: u32,
+    /// The diagnostics, by file, then in source order.
+    pub diagnostics: Vec<JsonDiagnostic>,
+    /// Counts.
+    pub summary: JsonSummary,
+}
+
+/// Builds the JSON report of `diagnostics` over `files` checked files.
+pub fn json_report(diagnostics: &[Diagnostic], sources: &dyn Sources, files: usize) -> JsonReport {
+    let labels = |d: &Diagnostic| -> Vec<JsonLabel> {
+        d.labels
+            .iter()
+            .map(|l| {
+                let text = sources.text(&l.file).unwrap_or("");
+                let r = range_of(l);
+                JsonLabel {
+                    file: l.file.clone(),
+                    range: r,
+                    start: line_col(text, r.start),
+                    end: line_col(text, r.end),
+                    message: l.message.clone(),
+                    primary: l.primary,
+                }
+            })
+            .collect()
+    };
+    let diagnostics: Vec<JsonDiagnostic> = diagnostics
+        .iter()
+        .map(|d| {
+            let labels = labels(d);
+            let info = d.code.info();
+            JsonDiagnostic {
+                code: info.code,
+                name: info.name,
+                severity: d.severity,
+                message: d.message.clone(),
+                file: labels[0].file.clone(),
+                start: labels[0].start,
+                end: labels[0].end,
+                labels,
+                notes: d.notes.clone(),
+                help: d.help.clone(),
+            }
+        })
+        .collect();
+    let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+    let warnings = diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
+    JsonReport { version: 1, diagnostics, summary: JsonSummary { files, errors, warnings } }
+}
+
+/// Renders the JSON report, pretty-printed.
+pub fn json(diagnostics: &[Diagnostic], sources: &dyn Sources, files: usize) -> String {
+    serde_json::to_string_pretty(&json_report(diagnostics, sources, files)).expect("plain data serializes")
+}

@@ -1,0 +1,777 @@
+//! Checks of one item that need no shapes: names, calls and argument kinds in block and
+//! model bodies, duplicate parameters, types, definite assignment across `if` branches.
+//!
+//! Diagnostics point at nodes ([`Place::Node`]), never at byte ranges, so the result of a
+//! check does not change when only whitespace or comments move.
+
+use std::collections::BTreeMap;
+
+use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
+use crate::suggest::closest;
+use crate::syntax::{
+    Arg, BinaryOp, Body, Callable, Expr, ExprKind, Item, Name, NodeId, Param, Stmt, StmtKind, TypeExpr, UnaryOp,
+};
+
+use super::kinds::ValueKind;
+use super::scope::{Binding, DefKind, Definition, Outputs, Scope, Signature, param_kind};
+
+/// The dtypes an input may have.
+pub const DTYPES: &[&str] = &["f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u8", "bool"];
+
+/// Context shared by the checks of one item.
+pub struct ItemChecker<'a> {
+    /// The file being checked.
+    pub file: &'a FileName,
+    /// The item's index in its file.
+    pub item: u32,
+    /// The file's scope.
+    pub scope: &'a Scope,
+    /// Diagnostics found so far.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A local variable: its kind and where it was (last) defined.
+#[derive(Debug, Clone, Copy)]
+struct Var {
+    kind: ValueKind,
+    def: NodeId,
+}
+
+/// The variables of a body while it is walked: those surely defined, and those defined on
+/// some paths only (assigned in one branch of an `if`).
+#[derive(Debug, Clone, Default)]
+struct Env {
+    defined: BTreeMap<String, Var>,
+    maybe: BTreeMap<String, NodeId>,
+}
+
+impl<'a> ItemChecker<'a> {
+    /// A checker for item `item` of `file`.
+    pub fn new(file: &'a FileName, item: u32, scope: &'a Scope) -> Self {
+        ItemChecker { file, item, scope, diagnostics: Vec::new() }
+    }
+
+    /// The place of a node of this item.
+    pub fn at(&self, node: NodeId) -> Place {
+        Place::Node(NodeRef { item: self.item, node: node.0 })
+    }
+
+    /// Reports an error at a node.
+    pub fn error(&mut self, code: Code, node: NodeId, message: impl Into<String>) -> &mut Diagnostic {
+        let d = Diagnostic::new(code, message, self.file, self.at(node));
+        self.diagnostics.push(d);
+        self.diagnostics.last_mut().expect("just pushed")
+    }
+
+    /// Checks one item.
+    pub fn check_item(&mut self, item: &Item) {
+        match item {
+            Item::Use(_) => {}
+            Item::Op(op) => {
+                self.check_params(&op.params);
+            }
+            Item::Block(c) => self.check_callable(c, false),
+            Item::Model(c) => self.check_callable(c, true),
+            Item::Scenario(s) => super::scenario::check_scenario(self, s),
+        }
+    }
+
+    fn check_params(&mut self, params: &[Param]) -> Env {
+        let mut env = Env::default();
+        let mut seen: BTreeMap<&str, NodeId> = BTreeMap::new();
+        for p in params {
+            if let Some(first) = seen.get(p.name.text.as_str()) {
+                let first = self.at(*first);
+                let file = self.file.clone();
+                self.error(
+                    Code::DuplicateDefinition,
+                    p.name.id,
+                    format!("parameter `{}` is declared twice", p.name.text),
+                )
+                .with_label_mut(&file, first, "first declared here");
+                continue;
+            }
+            seen.insert(&p.name.text, p.name.id);
+            if let Some(ty) = &p.ty {
+                self.check_type(ty, false);
+            }
+            let kind = param_kind(p);
+            if let Some(default) = &p.default {
+                let found = self.expr_kind(default, &Env::default());
+                if !found.fits(kind) {
+                    let msg = format!(
+                        "default of `{}` is {}, but the parameter takes {}",
+                        p.name.text,
+                        found.describe(),
+                        kind.describe()
+                    );
+                    self.error(Code::ArgumentKind, default.id, msg);
+                }
+            }
+            env.defined.insert(p.name.text.clone(), Var { kind, def: p.name.id });
+        }
+        env
+    }
+
+    /// Checks a written type. `tensor_required` is set for `input` statements.
+    fn check_type(&mut self, ty: &TypeExpr, tensor_required: bool) {
+        match ty {
+            TypeExpr::Named(n) => {
+                if ValueKind::from_type_name(&n.text).is_none() {
+                    let is_dtype = DTYPES.contains(&n.text.as_str());
+                    let d = self.error(Code::UnknownType, n.id, format!("unknown type `{}`", n.text));
+                    if is_dtype {
+                        d.help = Some(format!("a tensor type needs a shape: `{}[N, C, H, W]`", n.text));
+                    } else if let Some(s) = closest(&n.text, ValueKind::TYPE_NAMES.iter().copied()) {
+                        d.help = Some(format!("did you mean `{s}`?"));
+                    }
+                } else if tensor_required {
+                    self.error(Code::UnknownType, n.id, format!("an input must be a tensor, not `{}`", n.text)).help =
+                        Some("write a dtype and a shape: `input x: f32[N, 3, 224, 224]`".into());
+                }
+            }
+            TypeExpr::List { elem, .. } => {
+                if tensor_required {
+                    self.error(Code::UnknownType, ty.id(), "an input must be a tensor, not a list").help =
+                        Some("write a dtype and a shape: `input x: f32[N, 3, 224, 224]`".into());
+                }
+                match type_kind_of(elem) {
+                    Some(ValueKind::Int | ValueKind::Tensor) | None => self.check_type(elem, false),
+                    Some(other) => {
+                        self.error(
+                            Code::UnknownType,
+                            elem.id(),
+                            format!("lists of {} are not supported", other.describe_type()),
+                        )
+                        .help = Some("use `[int]` or `[tensor]`".into());
+                    }
+                }
+            }
+            TypeExpr::Tensor { dtype, .. } => {
+                if !DTYPES.contains(&dtype.text.as_str()) {
+                    let suggestion = closest(&dtype.text, DTYPES.iter().copied());
+                    let d = self.error(Code::UnknownType, dtype.id, format!("unknown dtype `{}`", dtype.text));
+                    d.help = Some(match suggestion {
+                        Some(s) => format!("did you mean `{s}`?"),
+                        None => format!("the dtypes are {}", DTYPES.join(", ")),
+                    });
+                }
+            }
+        }
+    }
+
+    fn check_callable(&mut self, c: &Callable, is_model: bool) {
+        let mut env = self.check_params(&c.params);
+        self.check_body(&c.body, &mut env, is_model, true);
+        let has_return = c.body.stmts.iter().any(|s| matches!(s.kind, StmtKind::Return { .. }));
+        if !has_return && !c.body.recovered && !c.broken {
+            let what = if is_model { "model" } else { "block" };
+            self.error(Code::MissingReturn, c.name.id, format!("{what} `{}` has no `return`", c.name.text)).help =
+                Some("end the body with `return y` (or `return a, b` for several outputs)".into());
+        }
+    }
+
+    fn check_body(&mut self, body: &Body, env: &mut Env, is_model: bool, top_level: bool) {
+        let mut returned: Option<NodeId> = None;
+        for stmt in &body.stmts {
+            if let Some(ret) = returned {
+                let file = self.file.clone();
+                let at = self.at(ret);
+                self.error(Code::MisplacedStatement, stmt.id, "statement after `return`").with_label_mut(
+                    &file,
+                    at,
+                    "the body returns here",
+                );
+                break;
+            }
+            self.check_stmt(stmt, env, is_model, top_level);
+            if matches!(stmt.kind, StmtKind::Return { .. }) {
+                returned = Some(stmt.id);
+            }
+        }
+    }
+
+    fn check_stmt(&mut self, stmt: &Stmt, env: &mut Env, is_model: bool, top_level: bool) {
+        match &stmt.kind {
+            StmtKind::Input { name, ty } => {
+                if !is_model {
+                    self.error(Code::MisplacedStatement, stmt.id, "`input` in a block").help = Some(
+                        "a block receives tensors as parameters: `block b(x, ...)`; `input` declares a model's inputs"
+                            .into(),
+                    );
+                } else if !top_level {
+                    self.error(Code::MisplacedStatement, stmt.id, "`input` inside `if`").help =
+                        Some("declare inputs at the top of the model's body".into());
+                }
+                self.check_type(ty, true);
+                if env.defined.contains_key(&name.text) {
+                    self.error(Code::DuplicateDefinition, name.id, format!("`{}` is already defined", name.text));
+                }
+                // Bare names in the shape declare symbolic dimensions, visible in the body.
+                if let TypeExpr::Tensor { dims, .. } = ty {
+                    for dim in dims {
+                        self.declare_dims(dim, env);
+                    }
+                }
+                env.defined.insert(name.text.clone(), Var { kind: ValueKind::Tensor, def: name.id });
+                env.maybe.remove(&name.text);
+            }
+            StmtKind::Assign { targets, value } => {
+                let kind = self.expr_kind_top(value, env, targets.len());
+                let kinds: Vec<ValueKind> = match kind {
+                    ValueKind::Tensors(n) if n as usize == targets.len() => vec![ValueKind::Tensor; targets.len()],
+                    ValueKind::Tensors(n) => {
+                        let msg = format!("this call returns {n} values, but {} names are assigned", targets.len());
+                        self.error(Code::OutputCount, value.id, msg).help =
+                            Some(format!("assign {n} names: `{}`", placeholder_names(n)));
+                        vec![ValueKind::Unknown; targets.len()]
+                    }
+                    other if targets.len() > 1 && other != ValueKind::Unknown => {
+                        let msg = format!(
+                            "{} names are assigned, but the value is one {}",
+                            targets.len(),
+                            other.describe_type()
+                        );
+                        self.error(Code::OutputCount, value.id, msg);
+                        vec![ValueKind::Unknown; targets.len()]
+                    }
+                    other => vec![other; targets.len()],
+                };
+                let mut seen = std::collections::BTreeSet::new();
+                for (target, kind) in targets.iter().zip(kinds) {
+                    if !seen.insert(target.text.as_str()) {
+                        self.error(
+                            Code::DuplicateDefinition,
+                            target.id,
+                            format!("`{}` is assigned twice in one statement", target.text),
+                        );
+                    }
+                    env.defined.insert(target.text.clone(), Var { kind, def: target.id });
+                    env.maybe.remove(&target.text);
+                }
+            }
+            StmtKind::Return { values } => {
+                if !top_level {
+                    self.error(Code::MisplacedStatement, stmt.id, "`return` inside `if`").help = Some(
+                        "assign the value in each branch and return it after the `if`: `if c { y = a } else { y = b }` then `return y`"
+                            .into(),
+                    );
+                }
+                for v in values {
+                    let kind = self.expr_kind(v, env);
+                    if !kind.fits(ValueKind::Tensor) {
+                        self.error(
+                            Code::ArgumentKind,
+                            v.id,
+                            format!("a block or model returns tensors, not {}", kind.describe()),
+                        );
+                    }
+                }
+            }
+            StmtKind::If { cond, then_body, else_body } => {
+                let kind = self.expr_kind(cond, env);
+                if !kind.fits(ValueKind::Bool) {
+                    self.error(
+                        Code::InvalidOperand,
+                        cond.id,
+                        format!("the condition is {}, not a bool", kind.describe()),
+                    )
+                    .help = Some("compare it: `if stride != 1 { ... }`".into());
+                }
+                let mut then_env = env.clone();
+                self.check_body(then_body, &mut then_env, is_model, false);
+                let mut else_env = env.clone();
+                if let Some(else_body) = else_body {
+                    self.check_body(else_body, &mut else_env, is_model, false);
+                }
+                merge_branches(env, then_env, else_env);
+            }
+        }
+    }
+
+    fn declare_dims(&mut self, dim: &Expr, env: &mut Env) {
+        match &dim.kind {
+            ExprKind::Name(n) if !env.defined.contains_key(&n.text) => {
+                env.defined.insert(n.text.clone(), Var { kind: ValueKind::Int, def: n.id });
+            }
+            _ => {
+                let kind = self.expr_kind(dim, env);
+                if !kind.fits(ValueKind::Int) {
+                    self.error(
+                        Code::ArgumentKind,
+                        dim.id,
+                        format!("a dimension must be an integer, not {}", kind.describe()),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The kind of an expression on the right of an assignment of `targets` names: there, a
+    /// call may return several tensors.
+    fn expr_kind_top(&mut self, e: &Expr, env: &Env, targets: usize) -> ValueKind {
+        match &e.kind {
+            ExprKind::Call { callee, args } => self.call_kind(e.id, callee, args, env, targets),
+            _ => self.expr_kind(e, env),
+        }
+    }
+
+    /// The kind of an expression used as one value.
+    fn expr_kind(&mut self, e: &Expr, env: &Env) -> ValueKind {
+        let kind = match &e.kind {
+            ExprKind::Call { callee, args } => self.call_kind(e.id, callee, args, env, 1),
+            _ => self.value_kind(e, env),
+        };
+        if let ValueKind::Tensors(n) = kind {
+            self.error(Code::OutputCount, e.id, format!("this call returns {n} tensors, used here as one value"))
+                .help = Some(format!("assign them first: `{} = ...`", placeholder_names(n)));
+            return ValueKind::Unknown;
+        }
+        kind
+    }
+
+    fn value_kind(&mut self, e: &Expr, env: &Env) -> ValueKind {
+        match &e.kind {
+            ExprKind::Int(_) => ValueKind::Int,
+            ExprKind::Float(_) => ValueKind::Float,
+            ExprKind::Bool(_) => ValueKind::Bool,
+            ExprKind::Str(_) => ValueKind::Str,
+            ExprKind::Size { .. } => ValueKind::Size,
+            ExprKind::Error => ValueKind::Unknown,
+            ExprKind::Name(n) => self.name_kind(n, env),
+            ExprKind::Call { .. } => self.expr_kind(e, env),
+            ExprKind::List(elems) => {
+                let kinds: Vec<ValueKind> = elems.iter().map(|x| self.expr_kind(x, env)).collect();
+                if kinds.iter().all(|k| k.fits(ValueKind::Int)) {
+                    ValueKind::IntList
+                } else if kinds.iter().all(|k| k.fits(ValueKind::Tensor)) {
+                    ValueKind::TensorList
+                } else {
+                    self.error(Code::InvalidOperand, e.id, "a list must hold only integers or only tensors");
+                    ValueKind::Unknown
+                }
+            }
+            ExprKind::Unary { op, operand } => {
+                let k = self.expr_kind(operand, env);
+                match (op, k) {
+                    (_, ValueKind::Unknown) => ValueKind::Unknown,
+                    (UnaryOp::Neg, ValueKind::Int | ValueKind::Float | ValueKind::Tensor) => k,
+                    (UnaryOp::Not, ValueKind::Bool) => ValueKind::Bool,
+                    (UnaryOp::Neg, _) => {
+                        self.error(Code::InvalidOperand, e.id, format!("cannot negate {}", k.describe()));
+                        ValueKind::Unknown
+                    }
+                    (UnaryOp::Not, _) => {
+                        self.error(Code::InvalidOperand, e.id, format!("`not` needs a bool, found {}", k.describe()));
+                        ValueKind::Unknown
+                    }
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let l = self.expr_kind(lhs, env);
+                let r = self.expr_kind(rhs, env);
+                self.binary_kind(e.id, *op, l, r)
+            }
+            ExprKind::Field { base, field } => {
+                let k = self.expr_kind(base, env);
+                match (k, field.text.as_str()) {
+                    (ValueKind::Unknown, _) => ValueKind::Unknown,
+                    (ValueKind::Tensor, "shape") => ValueKind::IntList,
+                    (ValueKind::Tensor, "ndim") => ValueKind::Int,
+                    _ => {
+                        self.error(
+                            Code::InvalidOperand,
+                            field.id,
+                            format!("{} has no field `{}`", k.describe(), field.text),
+                        )
+                        .help = Some("a tensor has the fields `shape` and `ndim`".into());
+                        ValueKind::Unknown
+                    }
+                }
+            }
+            ExprKind::Index { base, index } => {
+                let b = self.expr_kind(base, env);
+                let i = self.expr_kind(index, env);
+                if !i.fits(ValueKind::Int) {
+                    self.error(
+                        Code::InvalidOperand,
+                        index.id,
+                        format!("an index must be an integer, not {}", i.describe()),
+                    );
+                }
+                match b {
+                    ValueKind::IntList => ValueKind::Int,
+                    ValueKind::TensorList => ValueKind::Tensor,
+                    ValueKind::Unknown => ValueKind::Unknown,
+                    other => {
+                        self.error(Code::InvalidOperand, base.id, format!("cannot index {}", other.describe()));
+                        ValueKind::Unknown
+                    }
+                }
+            }
+            ExprKind::Repeat { count, call } => self.repeat_kind(e.id, count, call, env),
+        }
+    }
+
+    fn binary_kind(&mut self, id: NodeId, op: BinaryOp, l: ValueKind, r: ValueKind) -> ValueKind {
+        use ValueKind::*;
+        if l == Unknown || r == Unknown {
+            return match op {
+                BinaryOp::Or
+                | BinaryOp::And
+                | BinaryOp::Eq
+                | BinaryOp::Ne
+                | BinaryOp::Lt
+                | BinaryOp::Le
+                | BinaryOp::Gt
+                | BinaryOp::Ge => Bool,
+                _ => Unknown,
+            };
+        }
+        let result = match op {
+            BinaryOp::Or | BinaryOp::And => (l == Bool && r == Bool).then_some(Bool),
+            BinaryOp::Eq | BinaryOp::Ne => {
+                let comparable = (l.is_number() && r.is_number()) || (l == r && matches!(l, Bool | Str | IntList));
+                comparable.then_some(Bool)
+            }
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+                (l.is_number() && r.is_number()).then_some(Bool)
+            }
+            BinaryOp::MatMul => (l == Tensor && r == Tensor).then_some(Tensor),
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => match (l, r) {
+                (Int, Int) => Some(Int),
+                (Int | Float, Int | Float) => Some(Float),
+                (Tensor, Tensor | Int | Float) | (Int | Float, Tensor) if op != BinaryOp::Rem => Some(Tensor),
+                _ => None,
+            },
+        };
+        result.unwrap_or_else(|| {
+            let msg = format!("`{}` cannot combine {} and {}", op.symbol(), l.describe(), r.describe());
+            self.error(Code::InvalidOperand, id, msg);
+            Unknown
+        })
+    }
+
+    fn name_kind(&mut self, n: &Name, env: &Env) -> ValueKind {
+        if let Some(var) = env.defined.get(&n.text) {
+            return var.kind;
+        }
+        if let Some(assigned) = env.maybe.get(&n.text) {
+            let file = self.file.clone();
+            let at = self.at(*assigned);
+            self.error(Code::PossiblyUndefined, n.id, format!("`{}` may be undefined here", n.text))
+                .with_label_mut(&file, at, "assigned only in this branch")
+                .help = Some(format!("assign `{}` before the `if`, or in every branch (add an `else`)", n.text));
+            return ValueKind::Unknown;
+        }
+        if let Some(binding) = self.scope.names.get(&n.text) {
+            let what = match binding {
+                Binding::Unique(def) => def.kind.describe(),
+                Binding::Ambiguous(_) => "definition",
+            };
+            self.error(Code::UndefinedName, n.id, format!("`{}` is a {what}, not a value", n.text)).help =
+                Some(format!("call it: `{}(...)`", n.text));
+            return ValueKind::Unknown;
+        }
+        let suggestion = closest(&n.text, env.defined.keys().map(String::as_str));
+        let d = self.error(Code::UndefinedName, n.id, format!("undefined name `{}`", n.text));
+        d.help = suggestion.map(|s| format!("did you mean `{s}`?"));
+        ValueKind::Unknown
+    }
+
+    /// Resolves a callee and checks its kind; `None` when it is not callable here (reported).
+    pub(crate) fn resolve_callee(&mut self, callee: &Name, allowed: &[DefKind]) -> Option<Definition> {
+        match self.scope.names.get(&callee.text) {
+            None => {
+                let candidates = self
+                    .scope
+                    .names
+                    .iter()
+                    .filter(|(_, b)| matches!(b, Binding::Unique(d) if allowed.contains(&d.kind)))
+                    .map(|(n, _)| n.as_str());
+                let suggestion = closest(&callee.text, candidates);
+                let what = if allowed == [DefKind::Model] { "model" } else { "op or block" };
+                let code = if allowed == [DefKind::Model] { Code::UnknownModel } else { Code::UnknownCallee };
+                let d = self.error(code, callee.id, format!("unknown {what} `{}`", callee.text));
+                d.help = match suggestion {
+                    Some(s) => Some(format!("did you mean `{s}`?")),
+                    None if allowed != [DefKind::Model] => {
+                        Some("define it with `block`, or `use` the file that defines it".to_string())
+                    }
+                    None => None,
+                };
+                None
+            }
+            Some(Binding::Ambiguous(defs)) => {
+                let files: Vec<String> = defs.iter().map(|d| format!("`{}`", d.file)).collect();
+                let file = self.file.clone();
+                let mut d = Diagnostic::new(
+                    Code::AmbiguousName,
+                    format!("`{}` is defined by several imported files", callee.text),
+                    &file,
+                    self.at(callee.id),
+                )
+                .with_note(format!("defined in {}", files.join(" and ")));
+                for def in defs {
+                    d = d.with_label(
+                        &def.file,
+                        Place::Node(NodeRef { item: def.item, node: def.name_node.0 }),
+                        "defined here",
+                    );
+                }
+                d.help = Some("rename one of the definitions".into());
+                self.diagnostics.push(d);
+                None
+            }
+            Some(Binding::Unique(def)) => {
+                if allowed.contains(&def.kind) {
+                    return Some(def.clone());
+                }
+                let def = def.clone();
+                let message = match (def.kind, allowed) {
+                    (DefKind::Model, _) => {
+                        format!("`{}` is a model: models are run by scenarios, not called", callee.text)
+                    }
+                    (DefKind::Block, [DefKind::Model]) => format!("`{}` is a block, not a model", callee.text),
+                    (kind, _) => format!("`{}` is a {}, not something to call here", callee.text, kind.describe()),
+                };
+                let help = match (def.kind, allowed) {
+                    (DefKind::Model, _) => Some("turn the model's body into a `block` and call that".to_string()),
+                    (DefKind::Block, [DefKind::Model]) => {
+                        Some("a scenario runs a model: wrap the block in `model m(...) { ... }`".to_string())
+                    }
+                    _ => None,
+                };
+                let place = Place::Node(NodeRef { item: def.item, node: def.name_node.0 });
+                let d = self.error(Code::NotCallableHere, callee.id, message).with_label_mut(
+                    &def.file,
+                    place,
+                    format!("{} defined here", def.kind.describe()),
+                );
+                d.help = help;
+                None
+            }
+        }
+    }
+
+    fn call_kind(&mut self, id: NodeId, callee: &Name, args: &[Arg], env: &Env, targets: usize) -> ValueKind {
+        let arg_kinds: Vec<ValueKind> = args.iter().map(|a| self.expr_kind(&a.value, env)).collect();
+        let Some(def) = self.resolve_callee(callee, &[DefKind::Op, DefKind::Block]) else {
+            return if targets > 1 { ValueKind::Tensors(targets as u32) } else { ValueKind::Unknown };
+        };
+        let sig = def.signature.clone().expect("ops and blocks have signatures");
+        self.check_call_args(id, callee, &def, &sig, args, &arg_kinds);
+        match sig.outputs {
+            Outputs::Fixed(1) => ValueKind::Tensor,
+            Outputs::Fixed(n) => ValueKind::Tensors(n),
+            Outputs::Variadic if targets > 1 => ValueKind::Tensors(targets as u32),
+            Outputs::Variadic if sig.broken => ValueKind::Unknown,
+            Outputs::Variadic => ValueKind::TensorList,
+        }
+    }
+
+    /// Checks the arguments of a call against a signature: arity, keywords, kinds.
+    pub fn check_call_args(
+        &mut self,
+        call_id: NodeId,
+        callee: &Name,
+        def: &Definition,
+        sig: &Signature,
+        args: &[Arg],
+        arg_kinds: &[ValueKind],
+    ) {
+        if sig.broken {
+            return;
+        }
+        let def_place = Place::Node(NodeRef { item: def.item, node: def.name_node.0 });
+        let mut given: Vec<Option<NodeId>> = vec![None; sig.params.len()];
+        let mut seen_keyword = false;
+        for (position, (arg, kind)) in args.iter().zip(arg_kinds).enumerate() {
+            let index = match &arg.keyword {
+                None => {
+                    if seen_keyword {
+                        self.error(Code::TooManyArguments, arg.id, "positional argument after a keyword argument")
+                            .help = Some("give the positional arguments first, or name this one".into());
+                        continue;
+                    }
+                    if position >= sig.params.len() {
+                        let msg = format!(
+                            "`{}` takes {} argument{}, but {} were given",
+                            callee.text,
+                            sig.params.len(),
+                            if sig.params.len() == 1 { "" } else { "s" },
+                            args.iter().filter(|a| a.keyword.is_none()).count()
+                        );
+                        let file = def.file.clone();
+                        self.error(Code::TooManyArguments, arg.id, msg).with_label_mut(
+                            &file,
+                            def_place.clone(),
+                            format!("defined as `{}`", sig.render(&callee.text)),
+                        );
+                        break;
+                    }
+                    position
+                }
+                Some(kw) => {
+                    seen_keyword = true;
+                    match sig.params.iter().position(|p| p.name == kw.text) {
+                        Some(index) => index,
+                        None => {
+                            let suggestion = closest(&kw.text, sig.params.iter().map(|p| p.name.as_str()));
+                            let msg = format!("`{}` has no parameter `{}`", callee.text, kw.text);
+                            let file = def.file.clone();
+                            let d = self.error(Code::UnknownKeyword, kw.id, msg).with_label_mut(
+                                &file,
+                                def_place.clone(),
+                                format!("defined as `{}`", sig.render(&callee.text)),
+                            );
+                            d.help = suggestion.map(|s| format!("did you mean `{s}`?"));
+                            continue;
+                        }
+                    }
+                }
+            };
+            if let Some(first) = given[index] {
+                let msg = format!("argument `{}` is given twice", sig.params[index].name);
+                let file = self.file.clone();
+                let at = self.at(first);
+                self.error(Code::RepeatedArgument, arg.id, msg).with_label_mut(&file, at, "first given here");
+                continue;
+            }
+            given[index] = Some(arg.id);
+            let expected = sig.params[index].kind;
+            if !kind.fits(expected) {
+                let msg = format!(
+                    "`{}` of `{}` takes {}, but this is {}",
+                    sig.params[index].name,
+                    callee.text,
+                    expected.describe(),
+                    kind.describe()
+                );
+                self.error(Code::ArgumentKind, arg.value.id, msg);
+            }
+        }
+        let missing: Vec<&str> = sig
+            .params
+            .iter()
+            .zip(&given)
+            .filter(|(p, g)| !p.has_default && g.is_none())
+            .map(|(p, _)| p.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            let list: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
+            let msg = format!(
+                "missing argument{} {} in call of `{}`",
+                if missing.len() == 1 { "" } else { "s" },
+                list.join(", "),
+                callee.text
+            );
+            let file = def.file.clone();
+            self.error(Code::MissingArgument, call_id, msg).with_label_mut(
+                &file,
+                def_place,
+                format!("defined as `{}`", sig.render(&callee.text)),
+            );
+        }
+    }
+
+    fn repeat_kind(&mut self, id: NodeId, count: &Expr, call: &Expr, env: &Env) -> ValueKind {
+        let count_kind = self.expr_kind(count, env);
+        if !count_kind.fits(ValueKind::Int) {
+            self.error(
+                Code::InvalidRepeat,
+                count.id,
+                format!("`repeat` needs an integer count, not {}", count_kind.describe()),
+            );
+        } else if let ExprKind::Int(n) = count.kind
+            && n < 0
+        {
+            self.error(Code::InvalidRepeat, count.id, format!("`repeat` count must not be negative, found {n}"));
+        }
+        let ExprKind::Call { callee, args } = &call.kind else { return ValueKind::Unknown };
+        let kind = self.call_kind(call.id, callee, args, env, 1);
+        if let Some(Binding::Unique(def)) = self.scope.names.get(&callee.text)
+            && let Some(sig) = &def.signature
+            && !sig.broken
+        {
+            let first_is_tensor = sig.params.first().is_some_and(|p| p.kind == ValueKind::Tensor);
+            if def.kind != DefKind::Block && def.kind != DefKind::Op {
+                return ValueKind::Unknown;
+            }
+            if !first_is_tensor || sig.outputs != Outputs::Fixed(1) {
+                let msg =
+                    format!("`{}` cannot be repeated: it must take a tensor first and return one tensor", callee.text);
+                self.error(Code::InvalidRepeat, id, msg).help =
+                    Some("`repeat n f(x, ...)` feeds each call's result to the next call's first argument".into());
+                return ValueKind::Unknown;
+            }
+            if args.first().is_none_or(|a| a.keyword.is_some()) {
+                self.error(
+                    Code::InvalidRepeat,
+                    call.id,
+                    "the repeated call needs its tensor as the first positional argument",
+                );
+            }
+        }
+        kind
+    }
+}
+
+/// Adds a secondary label to a diagnostic being built in place.
+pub(crate) trait LabelExt {
+    fn with_label_mut(&mut self, file: &FileName, place: Place, message: impl Into<String>) -> &mut Self;
+}
+
+impl LabelExt for Diagnostic {
+    fn with_label_mut(&mut self, file: &FileName, place: Place, message: impl Into<String>) -> &mut Self {
+        self.labels.push(crate::diagnostics::Label {
+            file: file.clone(),
+            place,
+            message: message.into(),
+            primary: false,
+        });
+        self
+    }
+}
+
+fn type_kind_of(ty: &TypeExpr) -> Option<ValueKind> {
+    match ty {
+        TypeExpr::Named(n) => ValueKind::from_type_name(&n.text),
+        TypeExpr::List { .. } => Some(ValueKind::IntList),
+        TypeExpr::Tensor { .. } => Some(ValueKind::Tensor),
+    }
+}
+
+fn placeholder_names(n: u32) -> String {
+    let names: Vec<String> = (0..n).map(|i| ((b'a' + (i % 26) as u8) as char).to_string()).collect();
+    names.join(", ")
+}
+
+/// After an `if`: a name is surely defined if it was before or in both branches; a name
+/// assigned in only one branch is "maybe defined" (using it is an error).
+fn merge_branches(env: &mut Env, then_env: Env, else_env: Env) {
+    for (name, var) in &then_env.defined {
+        if env.defined.contains_key(name) {
+            continue;
+        }
+        match else_env.defined.get(name) {
+            Some(_) => {
+                env.defined.insert(name.clone(), *var);
+                env.maybe.remove(name);
+            }
+            None => {
+                env.maybe.insert(name.clone(), var.def);
+            }
+        }
+    }
+    for (name, var) in &else_env.defined {
+        if !env.defined.contains_key(name) && !then_env.defined.contains_key(name) {
+            env.maybe.insert(name.clone(), var.def);
+        }
+    }
+    for (name, node) in then_env.maybe.into_iter().chain(else_env.maybe) {
+        if !env.defined.contains_key(&name) {
+            env.maybe.entry(name).or_insert(node);
+        }
+    }
+}

@@ -1,0 +1,1292 @@
+//! The parser: tokens to a [`SourceTree`], with nom over a token slice.
+//!
+//! It never fails and never panics. A syntax error is recorded and the parser resumes at the
+//! next statement (inside a body), the next setting (inside a scenario) or the next item (at
+//! the top level), so one typo gives one error and the rest of the file is still analyzed.
+//! Nesting is bounded by [`MAX_NESTING`]: deeper input is a diagnostic, not a stack overflow.
+//!
+//! Newlines end statements, except inside `(...)` and `[...]`, where the token primitives
+//! skip them (the bracket depth lives in [`Ctx`], which travels with the input).
+
+use std::cell::{Cell, RefCell};
+
+use nom::error::{ErrorKind, ParseError};
+use nom::{Err, IResult, Needed};
+
+use super::ast::*;
+use super::lexer::{Comment, Token, TokenKind, lex, string_value};
+use super::settings::{SettingForm, setting};
+use crate::diagnostics::{Code, Diagnostic, FileName, Place, TextRange};
+
+/// How deeply expressions and bodies may nest.
+pub const MAX_NESTING: u32 = 64;
+
+/// Words that cannot be used as names.
+pub const KEYWORDS: &[&str] = &[
+    "use", "op", "block", "model", "train", "infer", "input", "return", "if", "else", "repeat", "true", "false", "and",
+    "or", "not",
+];
+
+/// Words that start a top-level item.
+const ITEM_KEYWORDS: &[&str] = &["use", "op", "block", "model", "train", "infer"];
+
+/// The result of parsing a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parse {
+    /// The tree, without positions.
+    pub tree: SourceTree,
+    /// The positions of each item's nodes, parallel to `tree.items`.
+    pub spans: Vec<ItemSpans>,
+    /// The comments.
+    pub comments: Vec<Comment>,
+    /// Lexical and syntax errors, in source order.
+    pub errors: Vec<Diagnostic>,
+}
+
+/// Parses `text`. Never fails: errors are in [`Parse::errors`].
+pub fn parse(file: &FileName, text: &str) -> Parse {
+    let lexed = lex(file, text);
+    let cx = Ctx {
+        file,
+        text,
+        all: &lexed.tokens,
+        nodes: RefCell::new(Vec::new()),
+        brackets: Cell::new(0),
+        nesting: Cell::new(0),
+        in_settings: Cell::new(false),
+        errors: RefCell::new(lexed.errors),
+    };
+    let (tree, spans) = items(&cx);
+    let mut errors = cx.errors.into_inner();
+    errors.sort_by_key(|d| match d.primary().place {
+        Place::Range(r) => r.start,
+        Place::Node(_) => 0,
+    });
+    errors.dedup();
+    let spans = attach_docs(text, &lexed.comments, spans);
+    Parse { tree, spans, comments: lexed.comments, errors }
+}
+
+/// Parsing state shared by all parsers of one file.
+struct Ctx<'a> {
+    file: &'a FileName,
+    text: &'a str,
+    all: &'a [Token],
+    /// Ranges of the current item's nodes.
+    nodes: RefCell<Vec<TextRange>>,
+    /// Open `(` and `[`: newlines are skipped while this is positive.
+    brackets: Cell<u32>,
+    /// Current nesting depth of expressions and bodies.
+    nesting: Cell<u32>,
+    /// Inside scenario settings: a number followed by any word is a size.
+    in_settings: Cell<bool>,
+    /// Errors that do not stop the parse (such as a too large literal).
+    errors: RefCell<Vec<Diagnostic>>,
+}
+
+impl Ctx<'_> {
+    fn node(&self, range: TextRange) -> NodeId {
+        let mut nodes = self.nodes.borrow_mut();
+        nodes.push(range);
+        NodeId(nodes.len() as u32 - 1)
+    }
+
+    fn set_range(&self, id: NodeId, range: TextRange) {
+        if let Some(slot) = self.nodes.borrow_mut().get_mut(id.0 as usize) {
+            *slot = range;
+        }
+    }
+
+    fn text_of(&self, tok: &Token) -> &str {
+        &self.text[tok.range.to_range()]
+    }
+
+    fn report(&self, diagnostic: Diagnostic) {
+        self.errors.borrow_mut().push(diagnostic);
+    }
+
+    fn index_of(&self, i: In<'_>) -> usize {
+        self.all.len() - i.toks.len()
+    }
+
+    /// Whether the token at `idx` is the first on its line.
+    fn starts_line(&self, idx: usize) -> bool {
+        idx == 0 || self.all[idx - 1].kind == TokenKind::Newline
+    }
+
+    fn is_item_keyword_at(&self, idx: usize) -> bool {
+        let tok = &self.all[idx];
+        tok.kind == TokenKind::Ident && ITEM_KEYWORDS.contains(&self.text_of(tok)) && self.starts_line(idx)
+    }
+}
+
+/// The parser input: the remaining tokens and the shared state.
+#[derive(Clone, Copy)]
+struct In<'a> {
+    toks: &'a [Token],
+    cx: &'a Ctx<'a>,
+}
+
+impl<'a> nom::Input for In<'a> {
+    type Item = &'a Token;
+    type Iter = std::slice::Iter<'a, Token>;
+    type IterIndices = std::iter::Enumerate<std::slice::Iter<'a, Token>>;
+
+    fn input_len(&self) -> usize {
+        self.toks.len()
+    }
+    fn take(&self, index: usize) -> Self {
+        In { toks: &self.toks[..index], cx: self.cx }
+    }
+    fn take_from(&self, index: usize) -> Self {
+        In { toks: &self.toks[index..], cx: self.cx }
+    }
+    fn take_split(&self, index: usize) -> (Self, Self) {
+        (self.take_from(index), self.take(index))
+    }
+    fn position<P: Fn(Self::Item) -> bool>(&self, predicate: P) -> Option<usize> {
+        self.toks.iter().position(predicate)
+    }
+    fn iter_elements(&self) -> Self::Iter {
+        self.toks.iter()
+    }
+    fn iter_indices(&self) -> Self::IterIndices {
+        self.toks.iter().enumerate()
+    }
+    fn slice_index(&self, count: usize) -> Result<usize, Needed> {
+        if self.toks.len() >= count { Ok(count) } else { Err(Needed::new(count - self.toks.len())) }
+    }
+}
+
+impl<'a> In<'a> {
+    /// Skips newlines if inside brackets.
+    fn skip_newlines(self) -> Self {
+        if self.cx.brackets.get() == 0 {
+            return self;
+        }
+        let skip = self.toks.iter().take_while(|t| t.kind == TokenKind::Newline).count();
+        In { toks: &self.toks[skip..], cx: self.cx }
+    }
+
+    /// The next significant token (the `Eof` token at the end).
+    fn peek(self) -> &'a Token {
+        let i = self.skip_newlines();
+        i.toks.first().unwrap_or_else(|| self.cx.all.last().expect("the lexer always emits Eof"))
+    }
+
+    /// The token after the next one, without skipping newlines in between.
+    fn peek2(self) -> Option<&'a Token> {
+        self.skip_newlines().toks.get(1)
+    }
+
+    fn peek_is(self, kind: TokenKind) -> bool {
+        self.peek().kind == kind
+    }
+
+    fn peek_word(self, word: &str) -> bool {
+        let t = self.peek();
+        t.kind == TokenKind::Ident && self.cx.text_of(t) == word
+    }
+
+    /// Consumes the next significant token (never `Eof`).
+    fn bump(self) -> (Self, &'a Token) {
+        let i = self.skip_newlines();
+        let tok = self.peek();
+        if tok.kind == TokenKind::Eof { (i, tok) } else { (In { toks: &i.toks[1..], cx: self.cx }, tok) }
+    }
+
+    /// The range from the first significant token of `self` to the last token consumed
+    /// before `end`.
+    fn range_to(self, end: In<'a>) -> TextRange {
+        let start = self.peek().range.start;
+        let end_idx = self.cx.index_of(end);
+        let start_idx = self.cx.index_of(self.skip_newlines());
+        if end_idx <= start_idx {
+            return TextRange::empty(start);
+        }
+        TextRange::new(start, self.cx.all[end_idx - 1].range.end)
+    }
+}
+
+/// A parse error at a token: what was expected there, or a ready diagnostic.
+#[derive(Debug)]
+struct PErr {
+    /// Tokens remaining at the error: fewer means further into the file.
+    remaining: usize,
+    expected: Vec<&'static str>,
+    custom: Option<Box<Diagnostic>>,
+}
+
+impl<'a> ParseError<In<'a>> for PErr {
+    fn from_error_kind(input: In<'a>, _kind: ErrorKind) -> Self {
+        PErr { remaining: input.skip_newlines().toks.len(), expected: Vec::new(), custom: None }
+    }
+    fn append(_input: In<'a>, _kind: ErrorKind, other: Self) -> Self {
+        other
+    }
+    fn or(mut self, other: Self) -> Self {
+        use std::cmp::Ordering::*;
+        match self.remaining.cmp(&other.remaining) {
+            Less => self,
+            Greater => other,
+            Equal => {
+                for e in other.expected {
+                    if !self.expected.contains(&e) {
+                        self.expected.push(e);
+                    }
+                }
+                self
+            }
+        }
+    }
+}
+
+type PResult<'a, O> = IResult<In<'a>, O, PErr>;
+
+fn expected<'a, O>(i: In<'a>, what: &'static str) -> PResult<'a, O> {
+    Err(Err::Error(PErr { remaining: i.skip_newlines().toks.len(), expected: vec![what], custom: None }))
+}
+
+/// Like [`expected`], but commits: no alternative is tried.
+fn fail<'a, O>(i: In<'a>, what: &'static str) -> PResult<'a, O> {
+    Err(Err::Failure(PErr { remaining: i.skip_newlines().toks.len(), expected: vec![what], custom: None }))
+}
+
+fn fail_with<'a, O>(i: In<'a>, diagnostic: Diagnostic) -> PResult<'a, O> {
+    Err(Err::Failure(PErr {
+        remaining: i.skip_newlines().toks.len(),
+        expected: Vec::new(),
+        custom: Some(Box::new(diagnostic)),
+    }))
+}
+
+/// Turns an error into a failure, so that enclosing alternatives are not tried.
+fn cut<'a, O>(r: PResult<'a, O>) -> PResult<'a, O> {
+    r.map_err(|e| match e {
+        Err::Error(e) => Err::Failure(e),
+        other => other,
+    })
+}
+
+/// Describes a token for "found ..." in messages.
+fn describe(cx: &Ctx<'_>, tok: &Token) -> String {
+    match tok.kind {
+        TokenKind::Ident => {
+            let text = cx.text_of(tok);
+            if KEYWORDS.contains(&text) { format!("keyword `{text}`") } else { format!("`{text}`") }
+        }
+        TokenKind::Int | TokenKind::Float | TokenKind::Str => {
+            let text: String = cx.text_of(tok).chars().take(24).collect();
+            format!("`{text}`")
+        }
+        other => other.describe().to_string(),
+    }
+}
+
+fn join_expected(expected: &[&str]) -> String {
+    match expected {
+        [] => "something else".to_string(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+impl PErr {
+    fn into_diagnostic(self, cx: &Ctx<'_>) -> Diagnostic {
+        if let Some(d) = self.custom {
+            return *d;
+        }
+        let idx = cx.all.len().saturating_sub(self.remaining).min(cx.all.len() - 1);
+        let tok = &cx.all[idx];
+        let found = describe(cx, tok);
+        Diagnostic::new(
+            Code::UnexpectedToken,
+            format!("expected {}, found {found}", join_expected(&self.expected)),
+            cx.file,
+            Place::Range(tok.range),
+        )
+        .with_primary_message(format!("expected {}", join_expected(&self.expected)))
+    }
+
+    fn index(&self, cx: &Ctx<'_>) -> usize {
+        cx.all.len().saturating_sub(self.remaining)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Primitives
+
+fn token<'a>(kind: TokenKind) -> impl Fn(In<'a>) -> PResult<'a, &'a Token> {
+    move |i: In<'a>| {
+        if i.peek_is(kind) { Ok(i.bump()) } else { expected(i, kind.describe()) }
+    }
+}
+
+fn keyword<'a>(word: &'static str) -> impl Fn(In<'a>) -> PResult<'a, &'a Token> {
+    move |i: In<'a>| {
+        if i.peek_word(word) { Ok(i.bump()) } else { expected(i, word) }
+    }
+}
+
+/// A name that is not a keyword.
+fn name(i: In<'_>) -> PResult<'_, Name> {
+    let tok = i.peek();
+    if tok.kind == TokenKind::Ident && !KEYWORDS.contains(&i.cx.text_of(tok)) {
+        let (rest, tok) = i.bump();
+        let id = i.cx.node(tok.range);
+        Ok((rest, Name { id, text: i.cx.text_of(tok).to_string() }))
+    } else {
+        expected(i, "a name")
+    }
+}
+
+/// Any word, keywords included (scenario setting keys such as `model`).
+fn word(i: In<'_>) -> PResult<'_, Name> {
+    let tok = i.peek();
+    if tok.kind == TokenKind::Ident {
+        let (rest, tok) = i.bump();
+        let id = i.cx.node(tok.range);
+        Ok((rest, Name { id, text: i.cx.text_of(tok).to_string() }))
+    } else {
+        expected(i, "a name")
+    }
+}
+
+/// Runs `f` one nesting level deeper, failing with E0106 past [`MAX_NESTING`].
+fn nested<'a, O>(i: In<'a>, f: impl FnOnce(In<'a>) -> PResult<'a, O>) -> PResult<'a, O> {
+    let depth = i.cx.nesting.get();
+    if depth >= MAX_NESTING {
+        let tok = i.peek();
+        return fail_with(
+            i,
+            Diagnostic::new(
+                Code::NestingTooDeep,
+                format!("nesting deeper than {MAX_NESTING} levels"),
+                i.cx.file,
+                Place::Range(tok.range),
+            )
+            .with_primary_message("too deeply nested")
+            .with_help("split the expression into several statements"),
+        );
+    }
+    i.cx.nesting.set(depth + 1);
+    let result = f(i);
+    i.cx.nesting.set(depth);
+    result
+}
+
+/// Parses a comma-separated list between `open` (already consumed, at `open_tok`) and
+/// `close`, skipping newlines inside. A trailing comma is allowed.
+fn delimited_list<'a, O>(
+    i: In<'a>,
+    open_tok: &'a Token,
+    close: TokenKind,
+    what: &'static str,
+    mut item: impl FnMut(In<'a>) -> PResult<'a, O>,
+) -> PResult<'a, Vec<O>> {
+    let cx = i.cx;
+    cx.brackets.set(cx.brackets.get() + 1);
+    let result = (|| {
+        let mut out = Vec::new();
+        let mut i = i;
+        loop {
+            if i.peek_is(close) {
+                let (rest, _) = i.bump();
+                return Ok((rest, out));
+            }
+            let (rest, value) = cut(item(i).map_err(|e| {
+                e.map(|mut e| {
+                    if e.expected.is_empty() || e.remaining == i.skip_newlines().toks.len() {
+                        e.expected = vec![what, close.describe()];
+                        e.expected.dedup();
+                    }
+                    e
+                })
+            }))?;
+            out.push(value);
+            i = rest;
+            if i.peek_is(TokenKind::Comma) {
+                i = i.bump().0;
+                continue;
+            }
+            if i.peek_is(close) {
+                continue;
+            }
+            let found = i.peek();
+            let msg = format!("expected `,` or {}, found {}", close.describe(), describe(cx, found));
+            let unclosed = found.kind == TokenKind::Eof || cx.starts_line(cx.index_of(i.skip_newlines()));
+            let mut d = Diagnostic::new(
+                if unclosed { Code::UnclosedDelimiter } else { Code::UnexpectedToken },
+                if unclosed { format!("unclosed {}", TokenKind::describe(open_tok.kind)) } else { msg },
+                cx.file,
+                Place::Range(if unclosed { open_tok.range } else { found.range }),
+            );
+            d = if unclosed {
+                d.with_primary_message("opened here and never closed")
+                    .with_help(format!("add {} at the end of the list", close.describe()))
+            } else {
+                d.with_primary_message(format!("expected `,` or {}", close.describe())).with_label(
+                    cx.file,
+                    Place::Range(open_tok.range),
+                    "list opened here",
+                )
+            };
+            return fail_with(i, d);
+        }
+    })();
+    cx.brackets.set(cx.brackets.get() - 1);
+    result
+}
+
+// ---------------------------------------------------------------------------------------
+// Expressions
+
+/// An expression.
+fn expr(i: In<'_>) -> PResult<'_, Expr> {
+    nested(i, |i| binary(i, 0))
+}
+
+fn binary_op_at(i: In<'_>, level: u8) -> Option<BinaryOp> {
+    let tok = i.peek();
+    let cx = i.cx;
+    use BinaryOp::*;
+    match (level, tok.kind) {
+        (0, TokenKind::Ident) if cx.text_of(tok) == "or" => Some(Or),
+        (1, TokenKind::Ident) if cx.text_of(tok) == "and" => Some(And),
+        (3, TokenKind::EqEq) => Some(Eq),
+        (3, TokenKind::NotEq) => Some(Ne),
+        (3, TokenKind::Lt) => Some(Lt),
+        (3, TokenKind::Le) => Some(Le),
+        (3, TokenKind::Gt) => Some(Gt),
+        (3, TokenKind::Ge) => Some(Ge),
+        (4, TokenKind::Plus) => Some(Add),
+        (4, TokenKind::Minus) => Some(Sub),
+        (5, TokenKind::Star) => Some(Mul),
+        (5, TokenKind::Slash) => Some(Div),
+        (5, TokenKind::Percent) => Some(Rem),
+        (5, TokenKind::At) => Some(MatMul),
+        _ => None,
+    }
+}
+
+/// Precedence climbing: 0 `or`, 1 `and`, 2 `not`, 3 comparisons, 4 `+ -`, 5 `* / % @`,
+/// 6 unary `-`, then postfix and primary expressions.
+fn binary(i: In<'_>, level: u8) -> PResult<'_, Expr> {
+    let cx = i.cx;
+    match level {
+        2 if i.peek_word("not") => unary(i, UnaryOp::Not, 2),
+        6 if i.peek_is(TokenKind::Minus) => unary(i, UnaryOp::Neg, 6),
+        6 => postfix(i),
+        2 => binary(i, 3),
+        _ => {
+            let start = i;
+            let (mut i, mut lhs) = binary(i, level + 1)?;
+            while let Some(op) = binary_op_at(i, level) {
+                let (rest, _) = i.bump();
+                let (rest, rhs) = cut(binary(rest, level + 1))?;
+                let id = cx.node(start.range_to(rest));
+                lhs = Expr { id, kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) } };
+                i = rest;
+            }
+            Ok((i, lhs))
+        }
+    }
+}
+
+fn unary(i: In<'_>, op: UnaryOp, level: u8) -> PResult<'_, Expr> {
+    let (rest, _) = i.bump();
+    let (rest, operand) = cut(nested(rest, |r| binary(r, level)))?;
+    let id = i.cx.node(i.range_to(rest));
+    Ok((rest, Expr { id, kind: ExprKind::Unary { op, operand: Box::new(operand) } }))
+}
+
+fn postfix(i: In<'_>) -> PResult<'_, Expr> {
+    let cx = i.cx;
+    let start = i;
+    let (mut i, mut e) = primary(i)?;
+    loop {
+        let tok = i.peek();
+        match tok.kind {
+            TokenKind::LParen => {
+                let ExprKind::Name(callee) = &e.kind else {
+                    return fail_with(
+                        i,
+                        Diagnostic::new(
+                            Code::UnexpectedToken,
+                            "only a name can be called",
+                            cx.file,
+                            Place::Range(tok.range),
+                        )
+                        .with_primary_message("call of something that is not a name"),
+                    );
+                };
+                let callee = callee.clone();
+                let (rest, open) = i.bump();
+                let (rest, args) = delimited_list(rest, open, TokenKind::RParen, "an argument", argument)?;
+                let id = cx.node(start.range_to(rest));
+                e = Expr { id, kind: ExprKind::Call { callee, args } };
+                i = rest;
+            }
+            TokenKind::Dot => {
+                let (rest, _) = i.bump();
+                let (rest, field) = cut(name(rest))?;
+                let id = cx.node(start.range_to(rest));
+                e = Expr { id, kind: ExprKind::Field { base: Box::new(e), field } };
+                i = rest;
+            }
+            TokenKind::LBracket => {
+                let (rest, open) = i.bump();
+                let (rest, mut index) = delimited_list(rest, open, TokenKind::RBracket, "an index", expr)?;
+                if index.len() != 1 {
+                    return fail_with(
+                        rest,
+                        Diagnostic::new(
+                            Code::UnexpectedToken,
+                            format!("expected one index, found {}", index.len()),
+                            cx.file,
+                            Place::Range(i.range_to(rest)),
+                        )
+                        .with_primary_message("index with exactly one value: `x.shape[1]`"),
+                    );
+                }
+                let id = cx.node(start.range_to(rest));
+                e = Expr { id, kind: ExprKind::Index { base: Box::new(e), index: Box::new(index.remove(0)) } };
+                i = rest;
+            }
+            _ => return Ok((i, e)),
+        }
+    }
+}
+
+/// `value` or `keyword=value`.
+fn argument(i: In<'_>) -> PResult<'_, Arg> {
+    let cx = i.cx;
+    let keyword_arg = i.peek().kind == TokenKind::Ident && i.peek2().is_some_and(|t| t.kind == TokenKind::Eq);
+    if keyword_arg {
+        let (rest, kw) = word(i)?;
+        if KEYWORDS.contains(&kw.text.as_str()) {
+            return expected(i, "an argument");
+        }
+        let (rest, _) = token(TokenKind::Eq)(rest)?;
+        let (rest, value) = cut(expr(rest))?;
+        let id = cx.node(i.range_to(rest));
+        return Ok((rest, Arg { id, keyword: Some(kw), value }));
+    }
+    let (rest, value) = expr(i)?;
+    let id = cx.node(i.range_to(rest));
+    Ok((rest, Arg { id, keyword: None, value }))
+}
+
+fn parse_int(text: &str) -> Option<i64> {
+    text.replace('_', "").parse().ok()
+}
+
+fn primary(i: In<'_>) -> PResult<'_, Expr> {
+    let cx = i.cx;
+    let tok = i.peek();
+    match tok.kind {
+        TokenKind::Int | TokenKind::Float => number_literal(i),
+        TokenKind::Str => {
+            let (rest, tok) = i.bump();
+            let id = cx.node(tok.range);
+            Ok((rest, Expr { id, kind: ExprKind::Str(string_value(cx.text_of(tok))) }))
+        }
+        TokenKind::Ident => {
+            match cx.text_of(tok) {
+                "true" | "false" => {
+                    let (rest, tok) = i.bump();
+                    let id = cx.node(tok.range);
+                    Ok((rest, Expr { id, kind: ExprKind::Bool(cx.text_of(tok) == "true") }))
+                }
+                "repeat" => {
+                    let (rest, _) = i.bump();
+                    let (rest, count) = cut(nested(rest, postfix))?;
+                    let (rest, call) = cut(nested(rest, postfix))?;
+                    if !matches!(call.kind, ExprKind::Call { .. }) {
+                        return fail_with(
+                        rest,
+                        Diagnostic::new(
+                            Code::UnexpectedToken,
+                            "expected a call after `repeat COUNT`",
+                            cx.file,
+                            Place::Range(cx.nodes.borrow()[call.id.0 as usize]),
+                        )
+                        .with_primary_message("not a call")
+                        .with_help("write `repeat 3 block(x, ...)`; parenthesize a computed count: `repeat (n - 1) block(x)`"),
+                    );
+                    }
+                    let id = cx.node(i.range_to(rest));
+                    Ok((rest, Expr { id, kind: ExprKind::Repeat { count: Box::new(count), call: Box::new(call) } }))
+                }
+                w if KEYWORDS.contains(&w) => expected(i, "an expression"),
+                _ => {
+                    let (rest, n) = name(i)?;
+                    Ok((rest, Expr { id: n.id, kind: ExprKind::Name(n) }))
+                }
+            }
+        }
+        TokenKind::LParen => {
+            let (rest, open) = i.bump();
+            let (rest, mut inner) = delimited_list(rest, open, TokenKind::RParen, "an expression", expr)?;
+            if inner.len() != 1 {
+                return fail_with(
+                    rest,
+                    Diagnostic::new(
+                        Code::UnexpectedToken,
+                        "expected one expression in parentheses",
+                        cx.file,
+                        Place::Range(i.range_to(rest)),
+                    )
+                    .with_primary_message("tuples are not values; use a list `[a, b]`"),
+                );
+            }
+            let mut e = inner.remove(0);
+            // The parentheses belong to the expression's range.
+            cx.set_range(e.id, i.range_to(rest));
+            e = Expr { id: e.id, kind: e.kind };
+            Ok((rest, e))
+        }
+        TokenKind::LBracket => {
+            let (rest, open) = i.bump();
+            let (rest, elems) = delimited_list(rest, open, TokenKind::RBracket, "an expression", expr)?;
+            let id = cx.node(i.range_to(rest));
+            Ok((rest, Expr { id, kind: ExprKind::List(elems) }))
+        }
+        _ => expected(i, "an expression"),
+    }
+}
+
+/// A number, optionally followed by a size unit (`12 GiB`).
+fn number_literal(i: In<'_>) -> PResult<'_, Expr> {
+    let cx = i.cx;
+    let (rest, tok) = i.bump();
+    let text = cx.text_of(tok);
+    let is_int = tok.kind == TokenKind::Int;
+    // A unit follows on the same line: any word in a scenario that is not a setting key,
+    // elsewhere a word ending in `B`/`b` (every unit does).
+    let unit_tok = rest.toks.first().filter(|t| {
+        t.kind == TokenKind::Ident && {
+            let w = cx.text_of(t);
+            if cx.in_settings.get() { setting(w).is_none() && !KEYWORDS.contains(&w) } else { w.ends_with(['B', 'b']) }
+        }
+    });
+    let value: Option<f64> =
+        if is_int { parse_int(text).map(|v| v as f64) } else { text.replace('_', "").parse().ok() };
+    let int_value = if is_int { parse_int(text) } else { None };
+    let bad_number =
+        |what: &str| Diagnostic::new(Code::InvalidNumber, format!("{what} `{text}`"), cx.file, Place::Range(tok.range));
+    if let Some(unit_tok) = unit_tok {
+        let rest = In { toks: &rest.toks[1..], cx };
+        let unit_id = cx.node(unit_tok.range);
+        let unit = Name { id: unit_id, text: cx.text_of(unit_tok).to_string() };
+        let id = cx.node(i.range_to(rest));
+        let kind = match value {
+            Some(v) if v.is_finite() => ExprKind::Size { value: v.to_bits(), integer: is_int, unit },
+            _ => {
+                cx.report(bad_number("number too large").with_primary_message("does not fit in a 64-bit float"));
+                ExprKind::Error
+            }
+        };
+        return Ok((rest, Expr { id, kind }));
+    }
+    let id = cx.node(tok.range);
+    let kind = if is_int {
+        match int_value {
+            Some(v) => ExprKind::Int(v),
+            None => {
+                cx.report(
+                    bad_number("integer literal too large")
+                        .with_primary_message(format!("larger than the largest integer, {}", i64::MAX)),
+                );
+                ExprKind::Error
+            }
+        }
+    } else {
+        match value {
+            Some(v) if v.is_finite() => ExprKind::Float(v.to_bits()),
+            _ => {
+                cx.report(bad_number("number too large").with_primary_message("does not fit in a 64-bit float"));
+                ExprKind::Error
+            }
+        }
+    };
+    Ok((rest, Expr { id, kind }))
+}
+
+// ---------------------------------------------------------------------------------------
+// Types and parameters
+
+fn type_expr(i: In<'_>) -> PResult<'_, TypeExpr> {
+    let cx = i.cx;
+    if i.peek_is(TokenKind::LBracket) {
+        let (rest, open) = i.bump();
+        let (rest, mut elems) = delimited_list(rest, open, TokenKind::RBracket, "a type", type_expr)?;
+        if elems.len() != 1 {
+            return fail(i, "a list type with one element type, `[int]`");
+        }
+        let id = cx.node(i.range_to(rest));
+        return Ok((rest, TypeExpr::List { id, elem: Box::new(elems.remove(0)) }));
+    }
+    let (rest, n) = name(i).or_else(|_| expected(i, "a type"))?;
+    if rest.toks.first().is_some_and(|t| t.kind == TokenKind::LBracket) {
+        let (rest2, open) = rest.bump();
+        let (rest2, dims) = delimited_list(rest2, open, TokenKind::RBracket, "a dimension", expr)?;
+        let id = cx.node(i.range_to(rest2));
+        return Ok((rest2, TypeExpr::Tensor { id, dtype: n, dims }));
+    }
+    Ok((rest, TypeExpr::Named(n)))
+}
+
+fn param(i: In<'_>) -> PResult<'_, Param> {
+    let cx = i.cx;
+    let (mut rest, n) = name(i).or_else(|_| expected(i, "a parameter"))?;
+    let mut ty = None;
+    let mut default = None;
+    if rest.peek_is(TokenKind::Colon) {
+        let (r, t) = cut(type_expr(rest.bump().0))?;
+        ty = Some(t);
+        rest = r;
+    }
+    if rest.peek_is(TokenKind::Eq) {
+        let (r, d) = cut(expr(rest.bump().0))?;
+        default = Some(d);
+        rest = r;
+    }
+    let id = cx.node(i.range_to(rest));
+    Ok((rest, Param { id, name: n, ty, default }))
+}
+
+fn params(i: In<'_>) -> PResult<'_, Vec<Param>> {
+    let (rest, open) = cut(token(TokenKind::LParen)(i))?;
+    delimited_list(rest, open, TokenKind::RParen, "a parameter", param)
+}
+
+// ---------------------------------------------------------------------------------------
+// Statements and bodies
+
+/// Whether `i` starts `name (, name)* =` (an assignment), looking ahead without parsing.
+fn starts_assignment(i: In<'_>) -> bool {
+    let cx = i.cx;
+    let toks = i.skip_newlines().toks;
+    let mut k = 0;
+    loop {
+        match toks.get(k) {
+            Some(t) if t.kind == TokenKind::Ident && !KEYWORDS.contains(&cx.text_of(t)) => k += 1,
+            _ => return false,
+        }
+        match toks.get(k).map(|t| t.kind) {
+            Some(TokenKind::Comma) => k += 1,
+            Some(TokenKind::Eq) => return true,
+            _ => return false,
+        }
+    }
+}
+
+fn statement(i: In<'_>) -> PResult<'_, Stmt> {
+    let cx = i.cx;
+    let tok = i.peek();
+    let word = if tok.kind == TokenKind::Ident { cx.text_of(tok) } else { "" };
+    let (rest, kind) = match word {
+        "input" => {
+            let (rest, _) = i.bump();
+            let (rest, n) = cut(name(rest))?;
+            let (rest, _) = cut(token(TokenKind::Colon)(rest))?;
+            let (rest, ty) = cut(type_expr(rest))?;
+            (rest, StmtKind::Input { name: n, ty })
+        }
+        "return" => {
+            let (mut rest, _) = i.bump();
+            let mut values = Vec::new();
+            loop {
+                let (r, v) = cut(expr(rest))?;
+                values.push(v);
+                rest = r;
+                if !rest.peek_is(TokenKind::Comma) {
+                    break;
+                }
+                rest = rest.bump().0;
+            }
+            (rest, StmtKind::Return { values })
+        }
+        "if" => if_statement(i)?,
+        _ if starts_assignment(i) => {
+            let (mut rest, first) = name(i)?;
+            let mut targets = vec![first];
+            while rest.peek_is(TokenKind::Comma) {
+                let (r, n) = cut(name(rest.bump().0))?;
+                targets.push(n);
+                rest = r;
+            }
+            let (rest, _) = cut(token(TokenKind::Eq)(rest))?;
+            let (rest, value) = cut(expr(rest))?;
+            (rest, StmtKind::Assign { targets, value })
+        }
+        _ => {
+            // Parse the expression to give a precise message; it is not a statement.
+            let (rest, e) = expr(i).map_err(|e| {
+                e.map(|mut e| {
+                    if e.expected == ["an expression"] {
+                        e.expected = vec!["a statement"];
+                    }
+                    e
+                })
+            })?;
+            let range = i.range_to(rest);
+            let _ = e;
+            return fail_with(
+                rest,
+                Diagnostic::new(
+                    Code::ExpressionStatement,
+                    "expression used as a statement",
+                    cx.file,
+                    Place::Range(range),
+                )
+                .with_primary_message("its value is not assigned to anything")
+                .with_help("assign it to a name: `y = ...`, or return it: `return ...`"),
+            );
+        }
+    };
+    let id = cx.node(i.range_to(rest));
+    Ok((rest, Stmt { id, kind }))
+}
+
+fn if_statement(i: In<'_>) -> PResult<'_, StmtKind> {
+    let (rest, _) = keyword("if")(i)?;
+    let (rest, cond) = cut(expr(rest))?;
+    let (mut rest, then_body) = cut(nested(rest, body))?;
+    let mut else_body = None;
+    if rest.peek_word("else") {
+        let (r, _) = rest.bump();
+        if r.peek_word("if") {
+            // `else if`: an `if` statement alone in the else body.
+            let (r2, kind) = cut(nested(r, if_statement))?;
+            let id = i.cx.node(r.range_to(r2));
+            let stmt = Stmt { id, kind };
+            let body_id = i.cx.node(r.range_to(r2));
+            else_body = Some(Body { id: body_id, stmts: vec![stmt], recovered: false });
+            rest = r2;
+        } else {
+            let (r2, b) = cut(nested(r, body))?;
+            else_body = Some(b);
+            rest = r2;
+        }
+    }
+    Ok((rest, StmtKind::If { cond, then_body, else_body }))
+}
+
+/// Where to resume after a syntax error inside a statement that started at `start` and
+/// failed at token index `err_idx`.
+fn recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize) -> usize {
+    // A statement that runs into the next line's first token: resume there.
+    if err_idx > start && cx.starts_line(err_idx) && cx.all[err_idx].kind != TokenKind::Eof {
+        return err_idx;
+    }
+    let mut balance: i64 = 0;
+    let mut idx = start;
+    while idx < cx.all.len() {
+        let tok = &cx.all[idx];
+        match tok.kind {
+            TokenKind::Eof => return idx,
+            TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => balance += 1,
+            TokenKind::RParen | TokenKind::RBracket => balance -= 1,
+            TokenKind::RBrace => {
+                balance -= 1;
+                if balance < 0 && idx >= err_idx {
+                    return idx;
+                }
+            }
+            TokenKind::Newline if idx >= err_idx && balance <= 0 => return idx + 1,
+            _ if idx > start && cx.is_item_keyword_at(idx) => return idx,
+            _ => {}
+        }
+        idx += 1;
+    }
+    cx.all.len() - 1
+}
+
+/// `{ statements }`, recovering from errors statement by statement.
+fn body(i: In<'_>) -> PResult<'_, Body> {
+    let cx = i.cx;
+    let (mut rest, open) = token(TokenKind::LBrace)(i).or_else(|_| fail(i, "`{`"))?;
+    // Braces do not suppress newlines, even inside brackets.
+    let saved_brackets = cx.brackets.replace(0);
+    let mut stmts = Vec::new();
+    let mut recovered = false;
+    loop {
+        while matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon) {
+            rest = rest.bump().0;
+        }
+        let idx = cx.index_of(rest);
+        if rest.peek_is(TokenKind::RBrace) {
+            rest = rest.bump().0;
+            break;
+        }
+        if rest.peek_is(TokenKind::Eof) || cx.is_item_keyword_at(idx) {
+            cx.report(
+                Diagnostic::new(Code::UnclosedDelimiter, "unclosed `{`", cx.file, Place::Range(open.range))
+                    .with_primary_message("this body is never closed")
+                    .with_help("add `}` after its last statement"),
+            );
+            recovered = true;
+            break;
+        }
+        match statement(rest) {
+            Ok((r, stmt)) => {
+                stmts.push(stmt);
+                rest = r;
+                let next = rest.peek();
+                if !matches!(next.kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::RBrace | TokenKind::Eof)
+                {
+                    let e =
+                        PErr { remaining: rest.toks.len(), expected: vec!["the end of the statement"], custom: None };
+                    let err_idx = e.index(cx);
+                    cx.report(e.into_diagnostic(cx));
+                    recovered = true;
+                    rest = In { toks: &cx.all[recovery_point(cx, idx, err_idx)..], cx };
+                }
+            }
+            Err(Err::Error(e) | Err::Failure(e)) => {
+                let err_idx = e.index(cx);
+                cx.report(e.into_diagnostic(cx));
+                recovered = true;
+                // Keep the names of a broken assignment defined, so that later lines do not
+                // report them as undefined.
+                if starts_assignment(rest) {
+                    let (_, targets) = assignment_targets(rest);
+                    let id = cx.node(cx.all[idx].range);
+                    let value = Expr { id, kind: ExprKind::Error };
+                    stmts.push(Stmt { id, kind: StmtKind::Assign { targets, value } });
+                }
+                rest = In { toks: &cx.all[recovery_point(cx, idx, err_idx)..], cx };
+            }
+            Err(Err::Incomplete(_)) => unreachable!("complete parsers only"),
+        }
+    }
+    cx.brackets.set(saved_brackets);
+    let id = cx.node(i.range_to(rest));
+    Ok((rest, Body { id, stmts, recovered }))
+}
+
+fn assignment_targets(i: In<'_>) -> (In<'_>, Vec<Name>) {
+    let mut targets = Vec::new();
+    let mut rest = i;
+    while let Ok((r, n)) = name(rest) {
+        targets.push(n);
+        rest = r;
+        if !rest.peek_is(TokenKind::Comma) {
+            break;
+        }
+        rest = rest.bump().0;
+    }
+    (rest, targets)
+}
+
+// ---------------------------------------------------------------------------------------
+// Scenarios
+
+fn setting_entry(i: In<'_>) -> PResult<'_, Setting> {
+    let cx = i.cx;
+    let (rest, key) = word(i)?;
+    let Some(spec) = setting(&key.text) else {
+        let suggestion = crate::suggest::closest(&key.text, super::settings::SETTINGS.iter().map(|s| s.key));
+        let mut d = Diagnostic::new(
+            Code::UnknownSetting,
+            format!("unknown scenario setting `{}`", key.text),
+            cx.file,
+            Place::Range(cx.nodes.borrow()[key.id.0 as usize]),
+        )
+        .with_primary_message("not a setting");
+        d = match suggestion {
+            Some(s) => d.with_help(format!("did you mean `{s}`?")),
+            None => d.with_note("the settings are listed in spec/language.md, section Scenarios"),
+        };
+        return fail_with(i, d);
+    };
+    let (rest, value) = match spec.form {
+        SettingForm::Flag => (rest, SettingValue::Flag),
+        SettingForm::Value => {
+            let (r, v) = cut(expr(rest))?;
+            (r, SettingValue::Value(v))
+        }
+        SettingForm::Dim => {
+            let (r, n) = cut(name(rest))?;
+            let (r, _) = cut(token(TokenKind::Eq)(r))?;
+            let (r, v) = cut(expr(r))?;
+            (r, SettingValue::Dim { name: n, value: v })
+        }
+        SettingForm::Args => {
+            let (r, open) = cut(token(TokenKind::LParen)(rest))?;
+            let (r, args) = delimited_list(r, open, TokenKind::RParen, "an argument", argument)?;
+            (r, SettingValue::Args(args))
+        }
+    };
+    let id = cx.node(i.range_to(rest));
+    Ok((rest, Setting { id, key, value }))
+}
+
+/// Where to resume after an error in a setting that started at `start`: the next word that
+/// is a setting key, the end of the line, or the closing brace.
+fn setting_recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize) -> usize {
+    let mut balance: i64 = 0;
+    let mut idx = start + 1;
+    while idx < cx.all.len() {
+        let tok = &cx.all[idx];
+        match tok.kind {
+            TokenKind::Eof => return idx,
+            TokenKind::LParen | TokenKind::LBracket => balance += 1,
+            TokenKind::RParen | TokenKind::RBracket => balance -= 1,
+            TokenKind::RBrace if balance <= 0 => return idx,
+            TokenKind::Newline if balance <= 0 && idx >= err_idx => return idx,
+            TokenKind::Ident if balance <= 0 && idx >= err_idx && setting(cx.text_of(tok)).is_some() => return idx,
+            _ => {}
+        }
+        idx += 1;
+    }
+    cx.all.len() - 1
+}
+
+fn scenario_body(i: In<'_>) -> PResult<'_, Vec<Setting>> {
+    let cx = i.cx;
+    let (mut rest, open) = token(TokenKind::LBrace)(i).or_else(|_| fail(i, "`{`"))?;
+    let mut settings = Vec::new();
+    cx.in_settings.set(true);
+    loop {
+        while matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::Comma) {
+            rest = rest.bump().0;
+        }
+        let idx = cx.index_of(rest);
+        if rest.peek_is(TokenKind::RBrace) {
+            rest = rest.bump().0;
+            break;
+        }
+        // `model` at the start of a line is a new item only if a `{` follows on that line.
+        let item_starts = cx.is_item_keyword_at(idx)
+            && (cx.text_of(&cx.all[idx]) != "model"
+                || cx.all[idx..]
+                    .iter()
+                    .take_while(|t| t.kind != TokenKind::Newline)
+                    .any(|t| t.kind == TokenKind::LBrace));
+        if rest.peek_is(TokenKind::Eof) || item_starts {
+            cx.report(
+                Diagnostic::new(Code::UnclosedDelimiter, "unclosed `{`", cx.file, Place::Range(open.range))
+                    .with_primary_message("this scenario is never closed")
+                    .with_help("add `}` after its last setting"),
+            );
+            break;
+        }
+        match setting_entry(rest) {
+            Ok((r, s)) => {
+                settings.push(s);
+                rest = r;
+            }
+            Err(Err::Error(e) | Err::Failure(e)) => {
+                let err_idx = e.index(cx);
+                cx.report(e.into_diagnostic(cx));
+                rest = In { toks: &cx.all[setting_recovery_point(cx, idx, err_idx)..], cx };
+            }
+            Err(Err::Incomplete(_)) => unreachable!("complete parsers only"),
+        }
+    }
+    cx.in_settings.set(false);
+    Ok((rest, settings))
+}
+
+// ---------------------------------------------------------------------------------------
+// Items
+
+fn use_item(i: In<'_>) -> PResult<'_, Item> {
+    let cx = i.cx;
+    let (rest, _) = keyword("use")(i)?;
+    if rest.peek_is(TokenKind::Str) {
+        let (rest, tok) = rest.bump();
+        let id = cx.node(tok.range);
+        let path = string_value(cx.text_of(tok));
+        return Ok((rest, Item::Use(Use { target: Some(UseTarget::File { id, path }) })));
+    }
+    let (mut rest, first) = cut(name(rest).or_else(|_| expected(rest, "a module path or a file name in quotes")))?;
+    let mut segments = vec![first];
+    while rest.peek_is(TokenKind::Dot) {
+        let (r, n) = cut(name(rest.bump().0))?;
+        segments.push(n);
+        rest = r;
+    }
+    Ok((rest, Item::Use(Use { target: Some(UseTarget::Module(segments)) })))
+}
+
+fn op_outputs(i: In<'_>) -> PResult<'_, OpOutputs> {
+    let cx = i.cx;
+    if i.peek_is(TokenKind::LParen) {
+        let (rest, open) = i.bump();
+        let (rest, elems) = delimited_list(rest, open, TokenKind::RParen, "`tensor`", keyword("tensor"))?;
+        return Ok((rest, OpOutputs::Fixed(elems.len() as u32)));
+    }
+    let tok = i.peek();
+    match (tok.kind, cx.text_of(tok)) {
+        (TokenKind::Ident, "tensor") => Ok((i.bump().0, OpOutputs::Fixed(1))),
+        (TokenKind::Ident, "tensors") => Ok((i.bump().0, OpOutputs::Variadic)),
+        _ => fail(i, "`tensor`, `tensors` or `(tensor, ...)`"),
+    }
+}
+
+/// The header of an op, block or model whose parameter list failed to parse: the item is
+/// kept with the parameters that did parse and `broken` set, so that it still defines its
+/// name (calls of it are not checked).
+fn item(i: In<'_>) -> PResult<'_, Item> {
+    let cx = i.cx;
+    let tok = i.peek();
+    let word = if tok.kind == TokenKind::Ident { cx.text_of(tok) } else { "" };
+    match word {
+        "use" => use_item(i),
+        "op" => {
+            let (rest, _) = i.bump();
+            let (rest, n) = cut(name(rest))?;
+            let (mut rest, ps) = params(rest)?;
+            let mut outputs = OpOutputs::Fixed(1);
+            if rest.peek_is(TokenKind::Arrow) {
+                let (r, o) = cut(op_outputs(rest.bump().0))?;
+                outputs = o;
+                rest = r;
+            }
+            Ok((rest, Item::Op(OpDecl { name: n, params: ps, outputs, broken: false })))
+        }
+        "block" | "model" => {
+            let (rest, _) = i.bump();
+            let (rest, n) = cut(name(rest))?;
+            let (rest, ps) = params(rest)?;
+            let (rest, b) = cut(nested(rest, body))?;
+            let callable = Callable { name: n, params: ps, body: b, broken: false };
+            Ok((rest, if word == "block" { Item::Block(callable) } else { Item::Model(callable) }))
+        }
+        "train" | "infer" => {
+            let kind = if word == "train" { ScenarioKind::Train } else { ScenarioKind::Infer };
+            let (rest, _) = i.bump();
+            let (rest, n) = cut(name(rest))?;
+            let (rest, settings) = cut(scenario_body(rest))?;
+            Ok((rest, Item::Scenario(Scenario { kind, name: n, settings })))
+        }
+        _ => expected(i, "an item (`use`, `op`, `block`, `model`, `train` or `infer`)"),
+    }
+}
+
+/// Where to resume after an error in an item: the next line that starts with an item keyword.
+fn item_recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize) -> usize {
+    let mut idx = start + 1;
+    while idx < cx.all.len() {
+        if cx.all[idx].kind == TokenKind::Eof || (idx >= err_idx.min(idx) && cx.is_item_keyword_at(idx)) {
+            return idx;
+        }
+        idx += 1;
+    }
+    cx.all.len() - 1
+}
+
+fn items(cx: &Ctx<'_>) -> (SourceTree, Vec<ItemSpans>) {
+    let mut tree = SourceTree::default();
+    let mut spans = Vec::new();
+    let mut rest = In { toks: cx.all, cx };
+    loop {
+        while matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon) {
+            rest = rest.bump().0;
+        }
+        if rest.peek_is(TokenKind::Eof) {
+            break;
+        }
+        let start = cx.index_of(rest);
+        // Node 0 is the item itself; its range is set once the item is parsed.
+        cx.nodes.replace(vec![TextRange::default()]);
+        cx.nesting.set(0);
+        cx.brackets.set(0);
+        cx.in_settings.set(false);
+        match item(rest) {
+            Ok((r, it)) => {
+                let range = rest.range_to(r);
+                cx.set_range(NodeId(0), range);
+                tree.items.push(it);
+                spans.push(ItemSpans { nodes: cx.nodes.take(), doc: None });
+                rest = r;
+                if !matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::Eof) {
+                    let e = PErr { remaining: rest.toks.len(), expected: vec!["the end of the line"], custom: None };
+                    let err_idx = e.index(cx);
+                    cx.report(e.into_diagnostic(cx));
+                    rest = In { toks: &cx.all[item_recovery_point(cx, err_idx, err_idx)..], cx };
+                }
+            }
+            Err(Err::Error(e) | Err::Failure(e)) => {
+                let err_idx = e.index(cx);
+                cx.report(e.into_diagnostic(cx));
+                if let Some(partial) = partial_item(rest) {
+                    let end = In { toks: &cx.all[err_idx.max(start + 1)..], cx };
+                    cx.set_range(NodeId(0), rest.range_to(end));
+                    tree.items.push(partial);
+                    spans.push(ItemSpans { nodes: cx.nodes.take(), doc: None });
+                }
+                rest = In { toks: &cx.all[item_recovery_point(cx, start, err_idx)..], cx };
+            }
+            Err(Err::Incomplete(_)) => unreachable!("complete parsers only"),
+        }
+    }
+    (tree, spans)
+}
+
+/// After an error in an item's header or body, keeps what defines a name: a block or model
+/// whose name parsed still exists (with an empty, recovered body), so that its callers do
+/// not report it as undefined. Returns `None` when not even the name parsed.
+fn partial_item(i: In<'_>) -> Option<Item> {
+    let cx = i.cx;
+    let tok = i.peek();
+    let word = if tok.kind == TokenKind::Ident { cx.text_of(tok) } else { "" };
+    if !matches!(word, "block" | "model" | "op") {
+        return None;
+    }
+    cx.nodes.replace(vec![TextRange::default()]);
+    let (rest, _) = i.bump();
+    let (mut rest, n) = name(rest).ok()?;
+    let mut params = Vec::new();
+    if rest.peek_is(TokenKind::LParen) {
+        rest = rest.bump().0;
+        cx.brackets.set(1);
+        while let Ok((r, p)) = param(rest) {
+            params.push(p);
+            rest = r;
+            if !rest.peek_is(TokenKind::Comma) {
+                break;
+            }
+            rest = rest.bump().0;
+        }
+        cx.brackets.set(0);
+    }
+    let body = Body { id: NodeId(0), stmts: Vec::new(), recovered: true };
+    Some(match word {
+        "block" => Item::Block(Callable { name: n, params, body, broken: true }),
+        "model" => Item::Model(Callable { name: n, params, body, broken: true }),
+        _ => Item::Op(OpDecl { name: n, params, outputs: OpOutputs::Variadic, broken: true }),
+    })
+}
+
+/// Attaches each item's `##` documentation: the run of `##` comment lines right above it.
+fn attach_docs(text: &str, comments: &[Comment], mut spans: Vec<ItemSpans>) -> Vec<ItemSpans> {
+    for item in &mut spans {
+        let start = item.nodes.first().map_or(0, |r| r.start) as usize;
+        // Walk back over whole lines that are doc comments.
+        let mut lines = Vec::new();
+        let mut line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
+        while line_start > 0 {
+            let prev_start = text[..line_start - 1].rfind('\n').map_or(0, |p| p + 1);
+            let line = text[prev_start..line_start - 1].trim();
+            let is_doc = comments.iter().any(|c| {
+                c.doc && !c.trailing && c.range.start as usize >= prev_start && (c.range.start as usize) < line_start
+            });
+            if !is_doc || !line.starts_with("##") {
+                break;
+            }
+            let content = line.trim_start_matches('#');
+            lines.push(content.strip_prefix(' ').unwrap_or(content).to_string());
+            line_start = prev_start;
+        }
+        if !lines.is_empty() {
+            lines.reverse();
+            item.doc = Some(lines.join("\n"));
+        }
+    }
+    spans
+}

@@ -1,0 +1,96 @@
+//! The catalogue of scenario settings: each key and the form its value takes.
+//!
+//! The parser needs the forms (a flag takes no value, `dim` takes `NAME = value`, ...), and
+//! the semantic checks, the spec and completion need the keys; all read this one table.
+
+/// The form a setting's value takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingForm {
+    /// No value: `no_grad`.
+    Flag,
+    /// One value: `batch 64`.
+    Value,
+    /// `dim NAME = value`.
+    Dim,
+    /// Keyword arguments in parentheses: `dataloader(workers=8)`.
+    Args,
+}
+
+/// One entry of the catalogue.
+#[derive(Debug, Clone, Copy)]
+pub struct SettingSpec {
+    /// The keyword.
+    pub key: &'static str,
+    /// The form of its value.
+    pub form: SettingForm,
+    /// Which scenarios accept it: `None` for both, or `"train"` / `"infer"`.
+    pub only: Option<&'static str>,
+    /// What it sets, one line (shown by hover and completion).
+    pub doc: &'static str,
+}
+
+const fn spec(key: &'static str, form: SettingForm, only: Option<&'static str>, doc: &'static str) -> SettingSpec {
+    SettingSpec { key, form, only, doc }
+}
+
+use SettingForm::*;
+
+/// Every scenario setting.
+pub const SETTINGS: &[SettingSpec] = &[
+    spec("model", Value, None, "the model run, called with its arguments: `model resnet18(classes=10)`"),
+    spec("batch", Value, None, "the batch size, bound to the dimension `N`"),
+    spec("seq", Value, None, "the sequence length, bound to the dimension `S`"),
+    spec("dim", Dim, None, "binds any other symbolic dimension: `dim H = 512`"),
+    spec("precision", Value, None, "fp32 (default), fp16, bf16, amp, amp_bf16 or int8 (int8 weights, fp32 compute)"),
+    spec(
+        "optimizer",
+        Value,
+        Some("train"),
+        "sgd (default), momentum, adam, adamw, adagrad, rmsprop, adafactor or adam8bit; options in parentheses: `adam(foreach=false)`",
+    ),
+    spec("no_grad", Flag, Some("infer"), "runs under `torch.no_grad()`: nothing is saved for backward"),
+    spec("eval", Flag, Some("infer"), "runs in `model.eval()` mode: BatchNorm uses running stats, Dropout is off"),
+    spec(
+        "checkpoint",
+        Flag,
+        Some("train"),
+        "activation checkpointing: each block call in the model's body is a segment, recomputed in backward",
+    ),
+    spec(
+        "grad_accum",
+        Value,
+        Some("train"),
+        "gradient accumulation steps: the batch is split into this many micro-batches",
+    ),
+    spec("data_parallel", Value, Some("train"), "number of data-parallel devices D; figures are per device"),
+    spec("zero", Value, Some("train"), "ZeRO stage 1, 2 or 3 over the data-parallel devices"),
+    spec(
+        "fsdp",
+        Flag,
+        Some("train"),
+        "fully sharded data parallel (parameters, gradients and optimizer state sharded)",
+    ),
+    spec("device", Value, None, "the device preset: `cpu`, `a100_40gb`, `h100_80gb`, ..."),
+    spec("overhead", Value, None, "runtime overhead to add, overriding the device preset's (`300 MiB`)"),
+    spec(
+        "dataloader",
+        Args,
+        None,
+        "host-side data loading: `dataloader(workers=8, prefetch=2, sample=602 KB, pin_memory=true)`",
+    ),
+    spec("budget", Value, None, "the memory budget per device (`8 GiB`, `512 MiB`; MB and MiB differ)"),
+    spec("margin", Value, None, "safety margin: predicted peak x margin must fit the budget (default 1.5)"),
+    spec("host_budget", Value, None, "the host (CPU) memory budget for the dataloader"),
+    spec(
+        "cudnn_benchmark",
+        Flag,
+        None,
+        "`torch.backends.cudnn.benchmark = True`: a workspace spike on the first iteration",
+    ),
+    spec("conv_algorithm", Value, None, "the convolution algorithm: auto (default), direct, im2col, winograd or fft"),
+];
+
+/// The catalogue entry of `key`, if it is a setting.
+pub fn setting(key: &str) -> Option<&'static SettingSpec> {
+    SETTINGS.iter().find(|s| s.key == key)
+}
