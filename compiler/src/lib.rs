@@ -1,10 +1,11 @@
 //! netc: a static memory analyzer and linter for neural-network definitions (`.net` files).
 //!
 //! The data flows one way: text -> [`syntax`] -> [`semantics`] -> diagnostics, each step a
-//! salsa query in [`db`]. Rendering happens at the edge ([`render`]); the CLI lives in
-//! `main.rs` and is a thin layer over [`workspace`] and [`render`].
+//! salsa query in [`db`]. Rendering happens at the edge ([`render`]); the command line is
+//! [`cli`], a thin layer over [`workspace`] (the only IO) and [`render`].
 
 pub mod db;
+pub mod cli;
 pub mod diagnostics;
 pub mod paths;
 pub mod render;

@@ -1,1 +1,9 @@
-fn main() {}
+//! The integration tests of netc: one test binary, one module per concern.
+
+mod cli;
+mod diagnostics;
+mod incrementality;
+mod no_panic;
+mod parser;
+mod spec_examples;
+mod support;

@@ -1,0 +1,152 @@
+//! The `netc` command line, as a library function so that tests run it in-process: a thin
+//! layer over the loader, the queries and the renderers.
+//!
+//! Exit codes: 0 when clean, 1 when any error-level diagnostic was reported, 2 for usage
+//! errors and files that cannot be read (the other files are still checked).
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::db::Database;
+use crate::diagnostics::Severity;
+use crate::render;
+use crate::workspace::check_paths;
+
+/// netc: static memory analysis and linting of neural-network definitions (.net files).
+#[derive(Debug, Parser)]
+#[command(name = "netc", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check .net files and report problems (exit 1 on errors, 2 on unreadable files)
+    Check(CheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// Files or directories to check (every .net file below a directory); default: `.`
+    paths: Vec<PathBuf>,
+    /// How to print diagnostics
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// When to use colour
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    /// Source snippets with labels (miette)
+    Human,
+    /// One line per diagnostic, like rustc's short format
+    Short,
+    /// A JSON document (schema in spec/diagnostics.md)
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Color {
+    /// Colour when printing to a terminal and NO_COLOR is unset
+    Auto,
+    /// Always colour
+    Always,
+    /// Never colour
+    Never,
+}
+
+fn use_color(choice: Color, terminal: bool) -> bool {
+    match choice {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths };
+    for path in &paths {
+        if !path.exists() {
+            let _ = writeln!(err, "error: no such file or directory: {}", path.display());
+            return 2;
+        }
+    }
+    let mut db = Database::new();
+    let checked = check_paths(&mut db, &paths);
+    let color = use_color(args.color, terminal);
+    let errors = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+    let warnings = checked.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
+    let output = match args.format {
+        Format::Human | Format::Short => {
+            let mut text = if matches!(args.format, Format::Human) {
+                render::human(&checked.diagnostics, &checked.sources, color)
+            } else {
+                render::short(&checked.diagnostics, &checked.sources, color)
+            };
+            let files = plural(checked.files, "file");
+            if errors == 0 && warnings == 0 {
+                text.push_str(&format!("checked {files}: no problems found\n"));
+            } else {
+                text.push_str(&format!(
+                    "checked {files}: {}, {}\n",
+                    plural(errors, "error"),
+                    plural(warnings, "warning")
+                ));
+            }
+            text
+        }
+        Format::Json => {
+            let mut text = render::json(&checked.diagnostics, &checked.sources, checked.files);
+            text.push('\n');
+            text
+        }
+    };
+    if out.write_all(output.as_bytes()).is_err() {
+        return 2;
+    }
+    if checked.io_failed {
+        2
+    } else if errors > 0 {
+        1
+    } else {
+        0
+    }
+}
+
+/// Runs netc with `args` (the program name first), writing to `out` and `err`; returns the
+/// exit code. `terminal` says whether `out` is a terminal (for `--color auto`).
+pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with success; usage errors to stderr with 2.
+            let text = e.to_string();
+            return if e.use_stderr() {
+                let _ = err.write_all(text.as_bytes());
+                2
+            } else {
+                let _ = out.write_all(text.as_bytes());
+                0
+            };
+        }
+    };
+    match cli.command {
+        Command::Check(args) => check(args, out, err, terminal),
+    }
+}
+
+/// Runs netc on the process's arguments and standard streams.
+pub fn main() -> u8 {
+    let terminal = std::io::stdout().is_terminal();
+    run(std::env::args_os(), &mut std::io::stdout().lock(), &mut std::io::stderr().lock(), terminal)
+}

@@ -1,0 +1,143 @@
+//! Incrementality: apply a sequence of edits and assert which queries re-ran.
+//!
+//! The database reports every query execution (`WillExecute`); each step clears the log,
+//! edits, asks for every file's diagnostics, and compares the executed queries with the
+//! expectation. Whitespace and comment edits must stop at `syntax_tree` (early cutoff), and
+//! an edit of one file must not re-run another file's queries unless its definitions change.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use netc::db::{Database, Level, SourceFile, file_diagnostics};
+use netc::diagnostics::FileName;
+
+struct Logged {
+    db: Database,
+    log: Arc<Mutex<Vec<String>>>,
+    files: BTreeMap<&'static str, SourceFile>,
+}
+
+impl Logged {
+    fn new(files: &[(&'static str, &str)]) -> Self {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        let mut db = Database::with_event_callback(Box::new(move |event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                sink.lock().unwrap().push(format!("{database_key:?}"));
+            }
+        }));
+        let files = files.iter().map(|(name, text)| (*name, db.set_file(FileName::new(*name), text.to_string()))).collect();
+        let mut logged = Logged { db, log, files };
+        logged.run();
+        logged
+    }
+
+    /// Asks for every file's diagnostics; returns the queries that ran, as `query(file)`,
+    /// sorted, with salsa ids replaced by file names.
+    fn run(&mut self) -> Vec<String> {
+        self.log.lock().unwrap().clear();
+        for &file in self.files.values() {
+            let _ = file_diagnostics(&self.db, file);
+        }
+        let ids: Vec<(String, &str)> = self.files.iter().map(|(name, f)| (format!("{:?}", salsa::plumbing::AsId::as_id(f)), *name)).collect();
+        let mut ran: Vec<String> = self
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|key| {
+                let mut key = key.clone();
+                for (id, name) in &ids {
+                    key = key.replace(id.as_str(), name);
+                }
+                key
+            })
+            .collect();
+        ran.sort();
+        ran
+    }
+
+    fn edit(&mut self, name: &'static str, from: &str, to: &str) -> Vec<String> {
+        let file = self.files[name];
+        let text = file.text(&self.db).replacen(from, to, 1);
+        assert_ne!(&text, file.text(&self.db), "the edit must change {name}");
+        self.db.set_file(FileName::new(name), text);
+        self.run()
+    }
+}
+
+const A: &str = r#"use "b.net"
+
+# The model under test.
+model net(classes: int = 10) {
+    input x: f32[N, 3, 32, 32]
+    y = stem(x, 16)
+    return linear(flatten(y), classes)
+}
+
+infer serve { model net()  batch 1  no_grad  eval  budget 64 MiB }
+"#;
+
+const B: &str = r#"block stem(x, width: int) {
+    y = relu(conv2d(x, width, k=3, pad=1))
+    return y
+}
+"#;
+
+const C: &str = r#"model other() {
+    input x: f32[N, 8]
+    return linear(x, 4)
+}
+"#;
+
+#[test]
+fn initial_check_runs_every_query_once() {
+    let mut logged = Logged::new(&[("a.net", A), ("b.net", B), ("c.net", C)]);
+    // A second run with no edit re-runs nothing.
+    assert_eq!(logged.run(), Vec::<String>::new());
+}
+
+#[test]
+fn edits_rerun_only_what_they_touch() {
+    let mut logged = Logged::new(&[("a.net", A), ("b.net", B), ("c.net", C)]);
+
+    // A comment: a.net is re-parsed, its tree is equal, nothing semantic re-runs.
+    let ran = logged.edit("a.net", "# The model under test.", "# The model under test, edited.");
+    insta::assert_snapshot!("comment_edit", ran.join("\n"));
+
+    // Whitespace, inside a body: the same.
+    let ran = logged.edit("a.net", "    y = stem(x, 16)", "    y   =   stem(x,16)");
+    insta::assert_snapshot!("whitespace_edit", ran.join("\n"));
+
+    // A statement of c.net: only c.net's queries re-run.
+    let ran = logged.edit("c.net", "linear(x, 4)", "linear(x, 5)");
+    insta::assert_snapshot!("statement_edit_other_file", ran.join("\n"));
+
+    // The body of block `stem` in b.net: b.net is re-checked; a.net imports b.net but the
+    // definitions it sees are unchanged, so a.net's checks are reused.
+    let ran = logged.edit("b.net", "return y", "return relu(y)");
+    insta::assert_snapshot!("body_edit_imported_file", ran.join("\n"));
+
+    // The signature of `stem`: now a.net, which calls it, is re-checked too.
+    let ran = logged.edit("b.net", "width: int)", "width: int, depth: int = 1)");
+    insta::assert_snapshot!("signature_edit_imported_file", ran.join("\n"));
+
+    // Configuration: only the final diagnostics query re-runs.
+    logged.db.set_levels(BTreeMap::from([("ineffective-setting".to_string(), Level::Allow)]));
+    let ran = logged.run();
+    insta::assert_snapshot!("config_edit", ran.join("\n"));
+}
+
+#[test]
+fn diagnostics_after_edits_equal_a_fresh_check() {
+    let mut logged = Logged::new(&[("a.net", A), ("b.net", B), ("c.net", C)]);
+    logged.edit("a.net", "y = stem(x, 16)", "y = stem(x, 16, depth=2)");
+    logged.edit("b.net", "width: int)", "width: int, depth: int = 1)");
+    logged.edit("a.net", "# The model", "## The model");
+    let incremental: Vec<_> = logged.files.values().flat_map(|&f| file_diagnostics(&logged.db, f).clone()).collect();
+    let texts: Vec<(&str, String)> =
+        logged.files.iter().map(|(name, f)| (*name, f.text(&logged.db).clone())).collect();
+    let borrowed: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    assert_eq!(incremental, crate::support::diagnostics_of(&borrowed));
+    assert!(incremental.is_empty(), "{incremental:?}");
+}

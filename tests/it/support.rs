@@ -1,0 +1,49 @@
+//! Helpers shared by the integration tests: check in-memory files and render the result as
+//! a snapshot that starts with its input.
+
+use std::collections::BTreeMap;
+
+use netc::db::{Database, file_diagnostics};
+use netc::diagnostics::{Diagnostic, FileName};
+use netc::render;
+
+/// Loads `files` (name, text) into a fresh database and returns every file's diagnostics, in
+/// the order the files are given.
+pub fn diagnostics_of(files: &[(&str, &str)]) -> Vec<Diagnostic> {
+    let mut db = Database::new();
+    let handles: Vec<_> = files.iter().map(|(name, text)| db.set_file(FileName::new(*name), text.to_string())).collect();
+    handles.iter().flat_map(|&f| file_diagnostics(&db, f).clone()).collect()
+}
+
+fn sources(files: &[(&str, &str)]) -> BTreeMap<FileName, String> {
+    files.iter().map(|(n, t)| (FileName::new(*n), t.to_string())).collect()
+}
+
+/// The snapshot of checking `files`: each input file, then the diagnostics as `netc check`
+/// prints them (human format, no colour), then the same in the short format.
+pub fn check_files(files: &[(&str, &str)]) -> String {
+    let diagnostics = diagnostics_of(files);
+    let sources = sources(files);
+    let mut out = String::new();
+    for (name, text) in files {
+        out.push_str(&format!("=== {name}\n{text}"));
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out.push_str("=== diagnostics\n");
+    out.push_str(&render::human(&diagnostics, &sources, false));
+    out.push_str("=== short\n");
+    out.push_str(&render::short(&diagnostics, &sources, false));
+    out
+}
+
+/// [`check_files`] for one file named `main.net`.
+pub fn check(text: &str) -> String {
+    check_files(&[("main.net", text)])
+}
+
+/// The codes of the diagnostics of one file named `main.net`, in order.
+pub fn codes(text: &str) -> Vec<&'static str> {
+    diagnostics_of(&[("main.net", text)]).iter().map(|d| d.code.info().code).collect()
+}
