@@ -10,8 +10,10 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::db::Database;
-use crate::diagnostics::Severity;
+use std::collections::BTreeMap;
+
+use crate::db::{Database, Level};
+use crate::diagnostics::{Code, Severity};
 use crate::render;
 use crate::workspace::check_paths;
 
@@ -39,6 +41,43 @@ struct CheckArgs {
     /// When to use colour
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// Do not report this warning (a name such as `ineffective-setting`, or a code)
+    #[arg(short = 'A', long = "allow", value_name = "NAME")]
+    allow: Vec<String>,
+    /// Report this warning as a warning, overriding the configuration
+    #[arg(short = 'W', long = "warn", value_name = "NAME")]
+    warn: Vec<String>,
+    /// Report this warning as an error (`--deny warnings`: every warning)
+    #[arg(short = 'D', long = "deny", value_name = "NAME")]
+    deny: Vec<String>,
+}
+
+/// The level overrides given on the command line, or an error naming an unknown warning.
+fn levels(args: &CheckArgs) -> Result<BTreeMap<String, Level>, String> {
+    let mut levels = BTreeMap::new();
+    let given = [(&args.allow, Level::Allow), (&args.warn, Level::Warn), (&args.deny, Level::Deny)];
+    for (names, level) in given {
+        for name in names {
+            let known = name == "warnings"
+                || Code::ALL.iter().any(|c| {
+                    let info = c.info();
+                    info.severity != Severity::Error && (info.name == name || info.code == name)
+                });
+            if !known {
+                let warnings = Code::ALL.iter().map(|c| c.info()).filter(|i| i.severity != Severity::Error);
+                let names: Vec<&str> = warnings.map(|i| i.name).chain(["warnings"]).collect();
+                let mut message = format!("`{name}` is not a warning that can be configured");
+                if let Some(s) = crate::suggest::closest(name, names.iter().copied()) {
+                    message.push_str(&format!("; did you mean `{s}`?"));
+                } else {
+                    message.push_str(&format!(" (the warnings are: {})", names.join(", ")));
+                }
+                return Err(message);
+            }
+            levels.insert(name.clone(), level);
+        }
+    }
+    Ok(levels)
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -74,14 +113,22 @@ fn plural(n: usize, word: &str) -> String {
 }
 
 fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths };
+    let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
     for path in &paths {
         if !path.exists() {
             let _ = writeln!(err, "error: no such file or directory: {}", path.display());
             return 2;
         }
     }
+    let levels = match levels(&args) {
+        Ok(levels) => levels,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            return 2;
+        }
+    };
     let mut db = Database::new();
+    db.set_levels(levels);
     let checked = check_paths(&mut db, &paths);
     let color = use_color(args.color, terminal);
     let errors = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();

@@ -63,8 +63,9 @@ pub enum Level {
 /// Configuration (from `netc.toml` and the command line).
 #[salsa::input(debug)]
 pub struct Config {
-    /// Level overrides by diagnostic name (`ineffective-setting`) or code (`W0306`). Only
-    /// warnings can be changed: an error means the program is wrong and stays an error.
+    /// Level overrides by diagnostic name (`ineffective-setting`), code (`W0306`), or
+    /// `warnings` for every warning. Only warnings can be changed: an error means the program
+    /// is wrong and stays an error.
     #[returns(ref)]
     pub levels: BTreeMap<String, Level>,
 }
@@ -401,7 +402,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         .filter_map(|mut d| {
             let info = d.code.info();
             if info.severity != Severity::Error {
-                match levels.get(info.name).or_else(|| levels.get(info.code)) {
+                match levels.get(info.name).or_else(|| levels.get(info.code)).or_else(|| levels.get("warnings")) {
                     Some(Level::Allow) => return None,
                     Some(Level::Warn) => d.severity = Severity::Warning,
                     Some(Level::Deny) => d.severity = Severity::Error,

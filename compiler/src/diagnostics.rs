@@ -204,7 +204,8 @@ pub struct CodeInfo {
 
 macro_rules! codes {
     ($($variant:ident = ($code:literal, $name:literal, $sev:ident, $summary:literal),)*) => {
-        /// Every diagnostic code netc reports. Codes are stable: a code is never reused.
+        /// Every diagnostic code netc reports: `E` for errors, `W` for warnings. Codes are stable:
+        /// a code is never reused.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Code { $(
             #[doc = $summary]
@@ -265,6 +266,7 @@ codes! {
     DuplicateSetting = ("E0303", "duplicate-setting", Error, "a scenario setting given twice"),
     InvalidSettingValue = ("E0304", "invalid-setting-value", Error, "a scenario setting with a value it does not accept"),
     ConflictingSettings = ("E0305", "conflicting-settings", Error, "scenario settings that contradict each other"),
+    IneffectiveSetting = ("W0306", "ineffective-setting", Warning, "a scenario setting that has no effect with the others given"),
     // Files: E04xx.
     UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
     NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),
@@ -287,7 +289,8 @@ mod tests {
             let info = code.info();
             assert!(seen.insert(info.code), "code {} used twice", info.code);
             assert!(seen.insert(info.name), "name {} used twice", info.name);
-            assert!(info.code.len() == 5 && info.code.starts_with('E'), "{}", info.code);
+            let prefix = if info.severity == Severity::Error { 'E' } else { 'W' };
+            assert!(info.code.len() == 5 && info.code.starts_with(prefix), "{}", info.code);
             assert!(info.name.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
         }
     }

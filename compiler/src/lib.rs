@@ -4,8 +4,8 @@
 //! salsa query in [`db`]. Rendering happens at the edge ([`render`]); the command line is
 //! [`cli`], a thin layer over [`workspace`] (the only IO) and [`render`].
 
-pub mod db;
 pub mod cli;
+pub mod db;
 pub mod diagnostics;
 pub mod paths;
 pub mod render;

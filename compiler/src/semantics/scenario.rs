@@ -319,6 +319,36 @@ fn check_combinations(cx: &mut ItemChecker<'_>, scenario: &Scenario) {
         )
         .help = Some("choose a `grad_accum` that divides `batch`".into());
     }
+    let ineffective = |cx: &mut ItemChecker<'_>, s: &Setting, message: String, help: &str| {
+        cx.error(Code::IneffectiveSetting, s.key.id, message).help = Some(help.to_string());
+    };
+    if let Some(margin) = get("margin")
+        && get("budget").is_none()
+    {
+        ineffective(
+            cx,
+            margin,
+            "`margin` without a `budget` has no effect".into(),
+            "add `budget 8 GiB` (the memory per device)",
+        );
+    }
+    if let Some(host) = get("host_budget")
+        && get("dataloader").is_none()
+    {
+        let help = "add `dataloader(workers=8, prefetch=2, sample=602 KB)`";
+        ineffective(cx, host, "`host_budget` without a `dataloader` has no effect".into(), help);
+    }
+    let on_cpu = matches!(get("device").map(|s| &s.value), Some(SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) if n.text == "cpu");
+    if let Some(bench) = get("cudnn_benchmark")
+        && on_cpu
+    {
+        ineffective(
+            cx,
+            bench,
+            "`cudnn_benchmark` has no effect on `device cpu`".into(),
+            "remove it, or choose a CUDA device",
+        );
+    }
     if let Some(zero) = get("zero")
         && get("data_parallel").is_none()
         && int_of(Some(zero)).is_some()
