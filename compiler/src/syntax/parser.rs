@@ -18,8 +18,12 @@ use super::lexer::{Comment, Token, TokenKind, lex, string_value};
 use super::settings::{SettingForm, setting};
 use crate::diagnostics::{Code, Diagnostic, FileName, Place, TextRange};
 
-/// How deeply expressions and bodies may nest.
+/// How deeply brackets, calls, unary operators and bodies may nest.
 pub const MAX_NESTING: u32 = 64;
+
+/// How deep an expression tree may be, counting each operator of a chain such as
+/// `a + b + c` as one level. Later passes recurse over trees, so this bounds their stack.
+pub const MAX_TREE_DEPTH: u32 = 256;
 
 /// Words that cannot be used as names.
 pub const KEYWORDS: &[&str] = &[
@@ -53,6 +57,7 @@ pub fn parse(file: &FileName, text: &str) -> Parse {
         nodes: RefCell::new(Vec::new()),
         brackets: Cell::new(0),
         nesting: Cell::new(0),
+        tree_depth: Cell::new(0),
         in_settings: Cell::new(false),
         errors: RefCell::new(lexed.errors),
     };
@@ -78,6 +83,8 @@ struct Ctx<'a> {
     brackets: Cell<u32>,
     /// Current nesting depth of expressions and bodies.
     nesting: Cell<u32>,
+    /// Current depth of the expression tree being built (nesting plus operator chains).
+    tree_depth: Cell<u32>,
     /// Inside scenario settings: a number followed by any word is a size.
     in_settings: Cell<bool>,
     /// Errors that do not stop the parse (such as a too large literal).
@@ -352,26 +359,31 @@ fn word(i: In<'_>) -> PResult<'_, Name> {
     }
 }
 
-/// Runs `f` one nesting level deeper, failing with E0106 past [`MAX_NESTING`].
-fn nested<'a, O>(i: In<'a>, f: impl FnOnce(In<'a>) -> PResult<'a, O>) -> PResult<'a, O> {
-    let depth = i.cx.nesting.get();
-    if depth >= MAX_NESTING {
-        let tok = i.peek();
-        return fail_with(
-            i,
-            Diagnostic::new(
-                Code::NestingTooDeep,
-                format!("nesting deeper than {MAX_NESTING} levels"),
-                i.cx.file,
-                Place::Range(tok.range),
-            )
+fn too_deep<'a, O>(i: In<'a>, message: String) -> PResult<'a, O> {
+    let tok = i.peek();
+    fail_with(
+        i,
+        Diagnostic::new(Code::NestingTooDeep, message, i.cx.file, Place::Range(tok.range))
             .with_primary_message("too deeply nested")
             .with_help("split the expression into several statements"),
-        );
+    )
+}
+
+/// Runs `f` one nesting level deeper, failing with E0106 past [`MAX_NESTING`].
+fn nested<'a, O>(i: In<'a>, f: impl FnOnce(In<'a>) -> PResult<'a, O>) -> PResult<'a, O> {
+    let cx = i.cx;
+    let (depth, tree) = (cx.nesting.get(), cx.tree_depth.get());
+    if depth >= MAX_NESTING {
+        return too_deep(i, format!("nesting deeper than {MAX_NESTING} levels"));
     }
-    i.cx.nesting.set(depth + 1);
+    if tree >= MAX_TREE_DEPTH {
+        return too_deep(i, format!("expression deeper than {MAX_TREE_DEPTH} levels"));
+    }
+    cx.nesting.set(depth + 1);
+    cx.tree_depth.set(tree + 1);
     let result = f(i);
-    i.cx.nesting.set(depth);
+    cx.nesting.set(depth);
+    cx.tree_depth.set(tree);
     result
 }
 
@@ -481,14 +493,25 @@ fn binary(i: In<'_>, level: u8) -> PResult<'_, Expr> {
         _ => {
             let start = i;
             let (mut i, mut lhs) = binary(i, level + 1)?;
-            while let Some(op) = binary_op_at(i, level) {
+            // Each operator of a chain makes the tree one level deeper.
+            let tree = cx.tree_depth.get();
+            let result = loop {
+                let Some(op) = binary_op_at(i, level) else { break Ok((i, lhs)) };
+                if cx.tree_depth.get() >= MAX_TREE_DEPTH {
+                    break too_deep(i, format!("expression deeper than {MAX_TREE_DEPTH} levels"));
+                }
+                cx.tree_depth.set(cx.tree_depth.get() + 1);
                 let (rest, _) = i.bump();
-                let (rest, rhs) = cut(binary(rest, level + 1))?;
+                let (rest, rhs) = match cut(binary(rest, level + 1)) {
+                    Ok(ok) => ok,
+                    Err(e) => break Err(e),
+                };
                 let id = cx.node(start.range_to(rest));
                 lhs = Expr { id, kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) } };
                 i = rest;
-            }
-            Ok((i, lhs))
+            };
+            cx.tree_depth.set(tree);
+            result
         }
     }
 }
@@ -809,6 +832,19 @@ fn statement(i: In<'_>) -> PResult<'_, Stmt> {
             (rest, StmtKind::Return { values })
         }
         "if" => if_statement(i)?,
+        "else" => {
+            return fail_with(
+                i,
+                Diagnostic::new(
+                    Code::UnexpectedToken,
+                    "`else` without `if` on its line",
+                    cx.file,
+                    Place::Range(tok.range),
+                )
+                .with_primary_message("`else` must follow the `}` of its `if` on the same line")
+                .with_help("write `} else {`"),
+            );
+        }
         _ if starts_assignment(i) => {
             let (mut rest, first) = name(i)?;
             let mut targets = vec![first];
@@ -1195,6 +1231,7 @@ fn items(cx: &Ctx<'_>) -> (SourceTree, Vec<ItemSpans>) {
         // Node 0 is the item itself; its range is set once the item is parsed.
         cx.nodes.replace(vec![TextRange::default()]);
         cx.nesting.set(0);
+        cx.tree_depth.set(0);
         cx.brackets.set(0);
         cx.in_settings.set(false);
         match item(rest) {
