@@ -221,7 +221,7 @@ pub struct Import {
 pub fn import_name(db: &dyn Db, file: SourceFile, target: &UseTarget) -> Option<FileName> {
     match target {
         UseTarget::File { path, .. } => Some(paths::resolve_relative(file.name(db), path)),
-        UseTarget::Module(segments) => {
+        UseTarget::Module { segments, .. } => {
             let module: Vec<&str> = segments.iter().map(|s| s.text.as_str()).collect();
             let module = module.join(".");
             db.stdlib().modules(db).get(&module).map(|f| f.name(db).clone())
@@ -253,7 +253,7 @@ pub fn file_imports(db: &dyn Db, file: SourceFile) -> Vec<Import> {
                     .with_note(format!("looked for `{wanted}` (a path in `use` is relative to the file that has it)"))),
                 }
             }
-            UseTarget::Module(segments) => {
+            UseTarget::Module { id: path_id, segments } => {
                 let module: Vec<&str> = segments.iter().map(|s| s.text.as_str()).collect();
                 let module = module.join(".");
                 match db.stdlib().modules(db).get(&module) {
@@ -261,18 +261,13 @@ pub fn file_imports(db: &dyn Db, file: SourceFile) -> Vec<Import> {
                     None => {
                         let known = db.stdlib().modules(db);
                         let suggestion = crate::suggest::closest(&module, known.keys().map(String::as_str));
-                        let last = segments.last().expect("a module path has a segment");
-                        let first = segments.first().expect("a module path has a segment");
                         let mut d = Diagnostic::new(
                             Code::UnknownModule,
                             format!("unknown module `{module}`"),
                             name,
-                            at(first.id),
+                            at(*path_id),
                         )
                         .with_primary_message("not a standard-library module");
-                        if last.id != first.id {
-                            d.labels[0].place = at(first.id);
-                        }
                         d.help = Some(match suggestion {
                             Some(s) => format!("did you mean `{s}`?"),
                             None if !module.starts_with("std") => {
@@ -306,7 +301,9 @@ pub fn file_scope(db: &dyn Db, file: SourceFile) -> Scope {
         Some(&p) if p != file => file_definitions(db, p).clone(),
         _ => Vec::new(),
     };
-    build_scope(own, &imported, &prelude)
+    let mut scope = build_scope(own, &imported, &prelude);
+    scope.incomplete = file_imports(db, file).iter().any(|i| i.target.is_err());
+    scope
 }
 
 /// An import cycle through this file, reported at the first `use` that starts one.
@@ -350,7 +347,11 @@ pub fn import_cycle(db: &dyn Db, file: SourceFile) -> Option<Diagnostic> {
                     place,
                 )
                 .with_primary_message("this `use` leads back to this file")
-                .with_help("move the shared definitions into a file that both use"),
+                .with_help(if chain.is_empty() {
+                    "remove this `use`: a file always sees its own definitions"
+                } else {
+                    "move the shared definitions into a file that both use"
+                }),
             );
         }
     }

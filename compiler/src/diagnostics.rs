@@ -260,6 +260,7 @@ codes! {
     AmbiguousName = ("E0219", "ambiguous-name", Error, "a name defined by two imported files"),
     InvalidRepeat = ("E0220", "invalid-repeat", Error, "`repeat` of something that cannot be stacked"),
     InvalidOperand = ("E0221", "invalid-operand", Error, "an operator applied to values of kinds it does not accept"),
+    PositionalAfterKeyword = ("E0222", "positional-after-keyword", Error, "a positional argument after a keyword argument"),
     // Scenarios: E03xx.
     InvalidSize = ("E0301", "invalid-size", Error, "a size with a missing or unknown unit, or one too large"),
     MissingSetting = ("E0302", "missing-setting", Error, "a scenario without a setting it needs (`model`)"),

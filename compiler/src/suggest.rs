@@ -3,6 +3,13 @@
 /// The candidate closest to `word` by edit distance (case-insensitive), if it is close
 /// enough to be a plausible typo: at most one edit per three characters, and at least one.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    // PyTorch's spellings of netc's names.
+    if let Some((_, target)) = ALIASES.iter().find(|(alias, _)| *alias == word)
+        && let Some(found) = candidates.iter().find(|c| *c == target)
+    {
+        return Some(found);
+    }
     let word = word.to_lowercase();
     let limit = (word.chars().count() / 3).max(1);
     candidates
@@ -12,6 +19,35 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .min_by_key(|(d, c)| (*d, *c))
         .map(|(_, c)| c)
 }
+
+/// Words users bring from PyTorch and the netc names they mean.
+const ALIASES: &[(&str, &str)] = &[
+    ("padding", "pad"),
+    ("kernel_size", "k"),
+    ("kernel", "k"),
+    ("num_classes", "classes"),
+    ("in_features", "out_features"),
+    ("bfloat16", "bf16"),
+    ("float16", "fp16"),
+    ("half", "fp16"),
+    ("float32", "fp32"),
+    ("mixed", "amp"),
+    ("a100", "a100_40gb"),
+    ("h100", "h100_80gb"),
+    ("v100", "v100_16gb"),
+    ("Conv2d", "conv2d"),
+    ("Linear", "linear"),
+    ("BatchNorm2d", "batchnorm"),
+    ("batchnorm2d", "batchnorm"),
+    ("MaxPool2d", "maxpool2d"),
+    ("LayerNorm", "layernorm"),
+    ("ReLU", "relu"),
+    ("cat", "concat"),
+    ("view", "reshape"),
+    ("SGD", "sgd"),
+    ("Adam", "adam"),
+    ("AdamW", "adamw"),
+];
 
 /// The edit distance between two strings in characters, counting insertions, deletions,
 /// substitutions and swaps of adjacent characters (`bacth` is one edit from `batch`).
@@ -47,6 +83,8 @@ mod tests {
         assert_eq!(closest("Gib", ["GiB", "MiB", "GB"]), Some("GiB"));
         assert_eq!(closest("xyz", ["batch", "budget"]), None);
         assert_eq!(closest("adma", ["adam", "adamw"]), Some("adam"));
+        assert_eq!(closest("padding", ["pad", "stride"]), Some("pad"));
+        assert_eq!(closest("bfloat16", ["fp32", "bf16"]), Some("bf16"));
         assert_eq!(distance("kitten", "sitting"), 3);
         assert_eq!(distance("bacth", "batch"), 1);
     }

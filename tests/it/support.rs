@@ -3,27 +3,37 @@
 
 use std::collections::BTreeMap;
 
-use netc::db::{Database, file_diagnostics};
+use netc::db::{Database, file_diagnostics, lookup_file};
 use netc::diagnostics::{Diagnostic, FileName};
 use netc::render;
 
 /// Loads `files` (name, text) into a fresh database and returns every file's diagnostics, in
-/// the order the files are given.
-pub fn diagnostics_of(files: &[(&str, &str)]) -> Vec<Diagnostic> {
+/// the order the files are given, with the texts of every file they point into (the
+/// standard library's included).
+pub fn diagnostics_and_sources(files: &[(&str, &str)]) -> (Vec<Diagnostic>, BTreeMap<FileName, String>) {
     let mut db = Database::new();
-    let handles: Vec<_> = files.iter().map(|(name, text)| db.set_file(FileName::new(*name), text.to_string())).collect();
-    handles.iter().flat_map(|&f| file_diagnostics(&db, f).clone()).collect()
+    let handles: Vec<_> =
+        files.iter().map(|(name, text)| db.set_file(FileName::new(*name), text.to_string())).collect();
+    let diagnostics: Vec<Diagnostic> = handles.iter().flat_map(|&f| file_diagnostics(&db, f).clone()).collect();
+    let mut sources: BTreeMap<FileName, String> =
+        files.iter().map(|(n, t)| (FileName::new(*n), t.to_string())).collect();
+    for label in diagnostics.iter().flat_map(|d| &d.labels) {
+        if let Some(file) = lookup_file(&db, &label.file) {
+            sources.entry(label.file.clone()).or_insert_with(|| file.text(&db).clone());
+        }
+    }
+    (diagnostics, sources)
 }
 
-fn sources(files: &[(&str, &str)]) -> BTreeMap<FileName, String> {
-    files.iter().map(|(n, t)| (FileName::new(*n), t.to_string())).collect()
+/// The diagnostics of [`diagnostics_and_sources`].
+pub fn diagnostics_of(files: &[(&str, &str)]) -> Vec<Diagnostic> {
+    diagnostics_and_sources(files).0
 }
 
 /// The snapshot of checking `files`: each input file, then the diagnostics as `netc check`
 /// prints them (human format, no colour), then the same in the short format.
 pub fn check_files(files: &[(&str, &str)]) -> String {
-    let diagnostics = diagnostics_of(files);
-    let sources = sources(files);
+    let (diagnostics, sources) = diagnostics_and_sources(files);
     let mut out = String::new();
     for (name, text) in files {
         out.push_str(&format!("=== {name}\n{text}"));

@@ -221,7 +221,11 @@ impl<'a> ItemChecker<'a> {
                 let kinds: Vec<ValueKind> = match kind {
                     ValueKind::Tensors(n) if n as usize == targets.len() => vec![ValueKind::Tensor; targets.len()],
                     ValueKind::Tensors(n) => {
-                        let msg = format!("this call returns {n} values, but {} names are assigned", targets.len());
+                        let assigned = match targets.len() {
+                            1 => "1 name is assigned".to_string(),
+                            k => format!("{k} names are assigned"),
+                        };
+                        let msg = format!("this call returns {n} tensors, but {assigned}");
                         self.error(Code::OutputCount, value.id, msg).help =
                             Some(format!("assign {n} names: `{}`", placeholder_names(n)));
                         vec![ValueKind::Unknown; targets.len()]
@@ -409,7 +413,7 @@ impl<'a> ItemChecker<'a> {
                     }
                 }
             }
-            ExprKind::Repeat { count, call } => self.repeat_kind(e.id, count, call, env),
+            ExprKind::Repeat { count, call } => self.repeat_kind(count, call, env),
         }
     }
 
@@ -482,6 +486,8 @@ impl<'a> ItemChecker<'a> {
     /// Resolves a callee and checks its kind; `None` when it is not callable here (reported).
     pub(crate) fn resolve_callee(&mut self, callee: &Name, allowed: &[DefKind]) -> Option<Definition> {
         match self.scope.names.get(&callee.text) {
+            // The name may be defined in a file that failed to import (already reported).
+            None if self.scope.incomplete => None,
             None => {
                 let candidates = self
                     .scope
@@ -570,6 +576,12 @@ impl<'a> ItemChecker<'a> {
         }
     }
 
+    /// The kinds of arguments given where there are no variables (a scenario's model call);
+    /// names are reported as undefined.
+    pub(crate) fn argument_kinds_without_variables(&mut self, args: &[Arg]) -> Vec<ValueKind> {
+        args.iter().map(|a| self.expr_kind(&a.value, &Env::default())).collect()
+    }
+
     /// Checks the arguments of a call against a signature: arity, keywords, kinds.
     pub fn check_call_args(
         &mut self,
@@ -586,12 +598,20 @@ impl<'a> ItemChecker<'a> {
         let def_place = Place::Node(NodeRef { item: def.item, node: def.name_node.0 });
         let mut given: Vec<Option<NodeId>> = vec![None; sig.params.len()];
         let mut seen_keyword = false;
+        // After an arity error, which parameter an argument meant is a guess: do not also
+        // report missing arguments.
+        let mut arity_reported = false;
         for (position, (arg, kind)) in args.iter().zip(arg_kinds).enumerate() {
             let index = match &arg.keyword {
                 None => {
                     if seen_keyword {
-                        self.error(Code::TooManyArguments, arg.id, "positional argument after a keyword argument")
-                            .help = Some("give the positional arguments first, or name this one".into());
+                        self.error(
+                            Code::PositionalAfterKeyword,
+                            arg.id,
+                            "positional argument after a keyword argument",
+                        )
+                        .help = Some("give the positional arguments first, or name this one".into());
+                        arity_reported = true;
                         continue;
                     }
                     if position >= sig.params.len() {
@@ -603,6 +623,7 @@ impl<'a> ItemChecker<'a> {
                             args.iter().filter(|a| a.keyword.is_none()).count()
                         );
                         let file = def.file.clone();
+                        arity_reported = true;
                         self.error(Code::TooManyArguments, arg.id, msg).with_label_mut(
                             &file,
                             def_place.clone(),
@@ -641,6 +662,7 @@ impl<'a> ItemChecker<'a> {
             given[index] = Some(arg.id);
             let expected = sig.params[index].kind;
             if !kind.fits(expected) {
+                let untyped = !sig.params[index].typed && expected == ValueKind::Tensor;
                 let msg = format!(
                     "`{}` of `{}` takes {}, but this is {}",
                     sig.params[index].name,
@@ -648,7 +670,15 @@ impl<'a> ItemChecker<'a> {
                     expected.describe(),
                     kind.describe()
                 );
-                self.error(Code::ArgumentKind, arg.value.id, msg);
+                let d = self.error(Code::ArgumentKind, arg.value.id, msg);
+                if untyped {
+                    d.help = Some(format!(
+                        "`{}` has no type, so it takes a tensor; declare its type: `{}: {}`",
+                        sig.params[index].name,
+                        sig.params[index].name,
+                        kind.describe_type()
+                    ));
+                }
             }
         }
         let missing: Vec<&str> = sig
@@ -658,7 +688,7 @@ impl<'a> ItemChecker<'a> {
             .filter(|(p, g)| !p.has_default && g.is_none())
             .map(|(p, _)| p.name.as_str())
             .collect();
-        if !missing.is_empty() {
+        if !missing.is_empty() && !arity_reported {
             let list: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
             let msg = format!(
                 "missing argument{} {} in call of `{}`",
@@ -675,7 +705,7 @@ impl<'a> ItemChecker<'a> {
         }
     }
 
-    fn repeat_kind(&mut self, id: NodeId, count: &Expr, call: &Expr, env: &Env) -> ValueKind {
+    fn repeat_kind(&mut self, count: &Expr, call: &Expr, env: &Env) -> ValueKind {
         let count_kind = self.expr_kind(count, env);
         if !count_kind.fits(ValueKind::Int) {
             self.error(
@@ -701,7 +731,7 @@ impl<'a> ItemChecker<'a> {
             if !first_is_tensor || sig.outputs != Outputs::Fixed(1) {
                 let msg =
                     format!("`{}` cannot be repeated: it must take a tensor first and return one tensor", callee.text);
-                self.error(Code::InvalidRepeat, id, msg).help =
+                self.error(Code::InvalidRepeat, call.id, msg).help =
                     Some("`repeat n f(x, ...)` feeds each call's result to the next call's first argument".into());
                 return ValueKind::Unknown;
             }

@@ -235,16 +235,11 @@ fn check_model(cx: &mut ItemChecker<'_>, e: &Expr) {
             return;
         }
     };
-    let env_kinds: Vec<ValueKind> = args.iter().map(|a| literal_or_unknown(&a.value)).collect();
+    let env_kinds = cx.argument_kinds_without_variables(args);
     let Some(def) = cx.resolve_callee(callee, &[DefKind::Model]) else { return };
     if let Some(sig) = def.signature.clone() {
         cx.check_call_args(e.id, callee, &def, &sig, args, &env_kinds);
     }
-}
-
-/// The kind of a scenario's model argument: scenarios have no variables, so only literals.
-fn literal_or_unknown(e: &Expr) -> ValueKind {
-    super::kinds::literal_kind(&e.kind).unwrap_or(ValueKind::Unknown)
 }
 
 fn check_dataloader(cx: &mut ItemChecker<'_>, args: &[Arg]) {
@@ -312,11 +307,14 @@ fn check_combinations(cx: &mut ItemChecker<'_>, scenario: &Scenario) {
         && batch % accum != 0
     {
         let setting = get("grad_accum").expect("found above");
+        let batch_at = cx.at(get("batch").expect("found above").id);
+        let file = cx.file.clone();
         cx.error(
             Code::ConflictingSettings,
             setting.id,
             format!("batch {batch} cannot be split into {accum} equal micro-batches"),
         )
+        .with_label_mut(&file, batch_at, "the batch is set here")
         .help = Some("choose a `grad_accum` that divides `batch`".into());
     }
     let ineffective = |cx: &mut ItemChecker<'_>, s: &Setting, message: String, help: &str| {

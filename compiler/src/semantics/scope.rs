@@ -50,6 +50,8 @@ pub struct ParamSig {
     pub kind: ValueKind,
     /// Whether it has a default.
     pub has_default: bool,
+    /// Whether its kind was written (a type or a default) rather than taken to be a tensor.
+    pub typed: bool,
 }
 
 /// How many values a callable returns.
@@ -116,6 +118,9 @@ pub enum Binding {
 pub struct Scope {
     /// Name to binding.
     pub names: BTreeMap<String, Binding>,
+    /// A `use` of this file failed: a name that is not found may be defined there, so it is
+    /// not reported as unknown (the failed `use` is).
+    pub incomplete: bool,
 }
 
 impl Scope {
@@ -156,7 +161,12 @@ fn signature_of(params: &[Param], outputs: Outputs, broken: bool) -> Signature {
     Signature {
         params: params
             .iter()
-            .map(|p| ParamSig { name: p.name.text.clone(), kind: param_kind(p), has_default: p.default.is_some() })
+            .map(|p| ParamSig {
+                name: p.name.text.clone(),
+                kind: param_kind(p),
+                has_default: p.default.is_some(),
+                typed: p.ty.is_some() || p.default.is_some(),
+            })
             .collect(),
         outputs,
         broken,
@@ -235,5 +245,5 @@ pub fn build_scope(
             names.insert(name.clone(), Binding::Unique(def.clone()));
         }
     }
-    Scope { names }
+    Scope { names, incomplete: false }
 }

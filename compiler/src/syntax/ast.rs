@@ -85,8 +85,13 @@ impl Item {
 /// What a `use` names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum UseTarget {
-    /// A standard-library module, `std.nn`: the path segments.
-    Module(Vec<Name>),
+    /// A standard-library module, `std.nn`.
+    Module {
+        /// The node of the whole path.
+        id: NodeId,
+        /// The path's segments.
+        segments: Vec<Name>,
+    },
     /// A file, relative to the file that uses it.
     File {
         /// The node of the string literal.

@@ -224,7 +224,11 @@ pub fn lex(file: &FileName, text: &str) -> Lexed {
                     Place::Range(TextRange::new(start, end)),
                 )
                 .with_primary_message("not part of any token")
-                .with_note("these characters are ignored; the rest of the line is read without them"),
+                .with_note(if bad.chars().count() > 1 {
+                    "these characters are ignored; the rest of the line is read without them"
+                } else {
+                    "this character is ignored; the rest of the line is read without it"
+                }),
             );
         }
     };

@@ -63,6 +63,24 @@ pub fn parse(file: &FileName, text: &str) -> Parse {
     };
     let (tree, spans) = items(&cx);
     let mut errors = cx.errors.into_inner();
+    // An unterminated string swallows the rest of its line, brackets included: the parse
+    // errors that follow on that line and the next are consequences, not news.
+    let string_lines: Vec<(u32, u32)> = errors
+        .iter()
+        .filter(|d| d.code == Code::UnterminatedString)
+        .filter_map(|d| match d.primary().place {
+            Place::Range(r) => Some((line_start(text, r.start), line_end(text, line_end(text, r.start) + 1))),
+            Place::Node(_) => None,
+        })
+        .collect();
+    errors.retain(|d| {
+        let consequence = matches!(d.code, Code::UnexpectedToken | Code::UnclosedDelimiter);
+        let at = match d.primary().place {
+            Place::Range(r) => r.start,
+            Place::Node(_) => return true,
+        };
+        !(consequence && string_lines.iter().any(|(s, e)| (*s..=*e).contains(&at)))
+    });
     errors.sort_by_key(|d| match d.primary().place {
         Place::Range(r) => r.start,
         Place::Node(_) => 0,
@@ -70,6 +88,16 @@ pub fn parse(file: &FileName, text: &str) -> Parse {
     errors.dedup();
     let spans = attach_docs(text, &lexed.comments, spans);
     Parse { tree, spans, comments: lexed.comments, errors }
+}
+
+fn line_start(text: &str, offset: u32) -> u32 {
+    let offset = (offset as usize).min(text.len());
+    text.as_bytes()[..offset].iter().rposition(|&b| b == b'\n').map_or(0, |p| p as u32 + 1)
+}
+
+fn line_end(text: &str, offset: u32) -> u32 {
+    let offset = (offset as usize).min(text.len());
+    text.as_bytes()[offset..].iter().position(|&b| b == b'\n').map_or(text.len(), |p| offset + p) as u32
 }
 
 /// Parsing state shared by all parsers of one file.
@@ -835,14 +863,9 @@ fn statement(i: In<'_>) -> PResult<'_, Stmt> {
         "else" => {
             return fail_with(
                 i,
-                Diagnostic::new(
-                    Code::UnexpectedToken,
-                    "`else` without `if` on its line",
-                    cx.file,
-                    Place::Range(tok.range),
-                )
-                .with_primary_message("`else` must follow the `}` of its `if` on the same line")
-                .with_help("write `} else {`"),
+                Diagnostic::new(Code::UnexpectedToken, "`else` without `if`", cx.file, Place::Range(tok.range))
+                    .with_primary_message("no `if` body ends right before this `else`")
+                    .with_help("an `else` follows the `}` that closes an `if` body"),
             );
         }
         _ if starts_assignment(i) => {
@@ -889,10 +912,22 @@ fn statement(i: In<'_>) -> PResult<'_, Stmt> {
 fn if_statement(i: In<'_>) -> PResult<'_, StmtKind> {
     let (rest, _) = keyword("if")(i)?;
     let (rest, cond) = cut(expr(rest))?;
+    if rest.peek_is(TokenKind::Eq) {
+        let tok = rest.peek();
+        return fail_with(
+            rest,
+            Diagnostic::new(Code::UnexpectedToken, "expected `{`, found `=`", i.cx.file, Place::Range(tok.range))
+                .with_primary_message("`=` assigns; it cannot be a condition")
+                .with_help("to compare, use `==`"),
+        );
+    }
     let (mut rest, then_body) = cut(nested(rest, body))?;
     let mut else_body = None;
-    if rest.peek_word("else") {
-        let (r, _) = rest.bump();
+    // `else` may follow the `}` on the same line or start the next line.
+    let skip = rest.toks.iter().take_while(|t| t.kind == TokenKind::Newline).count();
+    let after_newlines = In { toks: &rest.toks[skip..], cx: rest.cx };
+    if after_newlines.peek_word("else") {
+        let (r, _) = after_newlines.bump();
         if r.peek_word("if") {
             // `else if`: an `if` statement alone in the else body.
             let (r2, kind) = cut(nested(r, if_statement))?;
@@ -966,20 +1001,23 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
             recovered = true;
             break;
         }
-        match statement(rest) {
+        let parsed = statement(rest).and_then(|(r, stmt)| {
+            let terminated =
+                matches!(r.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::RBrace | TokenKind::Eof);
+            if terminated {
+                Ok((r, stmt))
+            } else {
+                Err(Err::Failure(PErr {
+                    remaining: r.toks.len(),
+                    expected: vec!["the end of the statement"],
+                    custom: None,
+                }))
+            }
+        });
+        match parsed {
             Ok((r, stmt)) => {
                 stmts.push(stmt);
                 rest = r;
-                let next = rest.peek();
-                if !matches!(next.kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::RBrace | TokenKind::Eof)
-                {
-                    let e =
-                        PErr { remaining: rest.toks.len(), expected: vec!["the end of the statement"], custom: None };
-                    let err_idx = e.index(cx);
-                    cx.report(e.into_diagnostic(cx));
-                    recovered = true;
-                    rest = In { toks: &cx.all[recovery_point(cx, idx, err_idx)..], cx };
-                }
             }
             Err(Err::Error(e) | Err::Failure(e)) => {
                 let err_idx = e.index(cx);
@@ -987,7 +1025,12 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
                 recovered = true;
                 // Keep the names of a broken assignment defined, so that later lines do not
                 // report them as undefined.
-                if starts_assignment(rest) {
+                let broken_input = rest.peek_word("input").then(|| name(rest.bump().0).ok()).flatten();
+                if let Some((_, input_name)) = broken_input {
+                    let id = cx.node(cx.all[idx].range);
+                    let value = Expr { id, kind: ExprKind::Error };
+                    stmts.push(Stmt { id, kind: StmtKind::Assign { targets: vec![input_name], value } });
+                } else if starts_assignment(rest) {
                     let (_, targets) = assignment_targets(rest);
                     let id = cx.node(cx.all[idx].range);
                     let value = Expr { id, kind: ExprKind::Error };
@@ -1146,7 +1189,8 @@ fn use_item(i: In<'_>) -> PResult<'_, Item> {
         segments.push(n);
         rest = r;
     }
-    Ok((rest, Item::Use(Use { target: Some(UseTarget::Module(segments)) })))
+    let id = cx.node(i.bump().0.range_to(rest));
+    Ok((rest, Item::Use(Use { target: Some(UseTarget::Module { id, segments }) })))
 }
 
 fn op_outputs(i: In<'_>) -> PResult<'_, OpOutputs> {
@@ -1241,7 +1285,9 @@ fn items(cx: &Ctx<'_>) -> (SourceTree, Vec<ItemSpans>) {
                 tree.items.push(it);
                 spans.push(ItemSpans { nodes: cx.nodes.take(), doc: None });
                 rest = r;
-                if !matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::Eof) {
+                let line_ends = matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::Eof);
+                // After an unclosed body the next item already starts its own line.
+                if !line_ends && !cx.is_item_keyword_at(cx.index_of(rest)) {
                     let e = PErr { remaining: rest.toks.len(), expected: vec!["the end of the line"], custom: None };
                     let err_idx = e.index(cx);
                     cx.report(e.into_diagnostic(cx));
