@@ -26,7 +26,8 @@ impl Logged {
                 sink.lock().unwrap().push(format!("{database_key:?}"));
             }
         }));
-        let files = files.iter().map(|(name, text)| (*name, db.set_file(FileName::new(*name), text.to_string()))).collect();
+        let files =
+            files.iter().map(|(name, text)| (*name, db.set_file(FileName::new(*name), text.to_string()))).collect();
         let mut logged = Logged { db, log, files };
         logged.run();
         logged
@@ -39,7 +40,8 @@ impl Logged {
         for &file in self.files.values() {
             let _ = file_diagnostics(&self.db, file);
         }
-        let ids: Vec<(String, &str)> = self.files.iter().map(|(name, f)| (format!("{:?}", salsa::plumbing::AsId::as_id(f)), *name)).collect();
+        let ids: Vec<(String, &str)> =
+            self.files.iter().map(|(name, f)| (format!("{:?}", salsa::plumbing::AsId::as_id(f)), *name)).collect();
         let mut ran: Vec<String> = self
             .log
             .lock()
@@ -135,8 +137,7 @@ fn diagnostics_after_edits_equal_a_fresh_check() {
     logged.edit("b.net", "width: int)", "width: int, depth: int = 1)");
     logged.edit("a.net", "# The model", "## The model");
     let incremental: Vec<_> = logged.files.values().flat_map(|&f| file_diagnostics(&logged.db, f).clone()).collect();
-    let texts: Vec<(&str, String)> =
-        logged.files.iter().map(|(name, f)| (*name, f.text(&logged.db).clone())).collect();
+    let texts: Vec<(&str, String)> = logged.files.iter().map(|(name, f)| (*name, f.text(&logged.db).clone())).collect();
     let borrowed: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (*n, t.as_str())).collect();
     assert_eq!(incremental, crate::support::diagnostics_of(&borrowed));
     assert!(incremental.is_empty(), "{incremental:?}");
