@@ -268,6 +268,11 @@ codes! {
     InvalidSettingValue = ("E0304", "invalid-setting-value", Error, "a scenario setting with a value it does not accept"),
     ConflictingSettings = ("E0305", "conflicting-settings", Error, "scenario settings that contradict each other"),
     IneffectiveSetting = ("W0306", "ineffective-setting", Warning, "a scenario setting that has no effect with the others given"),
+    // Shapes and elaboration: E05xx.
+    InvalidShape = ("E0501", "shape-mismatch", Error, "an op applied to tensors whose shapes it cannot accept (channel mismatch, non-broadcastable add, bad reshape, empty output)"),
+    UnboundDimension = ("E0502", "unbound-dimension", Error, "a scenario that leaves a dimension of the model's inputs unbound"),
+    IntegerOverflow = ("E0503", "integer-overflow", Error, "a size or count too large to compute exactly"),
+    RecursionLimit = ("E0504", "elaboration-limit", Error, "a model that expands into too many ops or too deep block calls"),
     // Files: E04xx.
     UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
     NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),

@@ -7,9 +7,11 @@
 pub mod cli;
 pub mod db;
 pub mod diagnostics;
+pub mod elaborate;
 pub mod paths;
 pub mod render;
 pub mod semantics;
+pub mod shapes;
 pub mod suggest;
 pub mod syntax;
 pub mod workspace;

@@ -1,0 +1,852 @@
+//! Elaboration: a model, with its arguments and dimension bindings, expanded into an op graph.
+//!
+//! The elaborator evaluates a model's body like an interpreter: integers (exact or symbolic
+//! [`Dim`]s), booleans and strings are computed; block calls are inlined (each instance keeps
+//! the chain of calls it came through); `repeat` unrolls; `if` picks its branch; every op call
+//! becomes a [`Node`] whose output types come from the op's shape rule ([`ops::apply`]).
+//!
+//! Errors (a shape mismatch, an unbound dimension, an overflow) are diagnostics located at
+//! syntax nodes. A value that could not be computed is [`Value::Unknown`]: ops that receive
+//! one produce unknown outputs silently, so one mistake gives one error.
+
+use std::collections::BTreeMap;
+
+use crate::db::{Db, SourceFile, file_scope, lookup_file, syntax_tree};
+use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
+use crate::semantics::scope::DefKind;
+use crate::shapes::ops::{self, ArgValue, Args, OpError, OpResult};
+use crate::shapes::{DType, Dim, TensorType};
+use crate::syntax::{
+    Arg, BinaryOp, Body, Callable, Expr, ExprKind, Item, NodeId, OpDecl, Param, StmtKind, TypeExpr, UnaryOp,
+};
+
+/// The most nodes one elaboration may create (a guard against `repeat 1000000000`).
+pub const MAX_NODES: usize = 2_000_000;
+/// The deepest chain of block calls (a guard against a block that calls itself).
+pub const MAX_CALL_DEPTH: usize = 64;
+
+/// A place in the source: a node of an item of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Site {
+    /// The file.
+    pub file: FileName,
+    /// The item and node.
+    pub at: NodeRef,
+}
+
+impl Site {
+    fn place(&self) -> Place {
+        Place::Node(self.at)
+    }
+}
+
+/// Where a node or value came from: the expression that made it, the statement it is in,
+/// and the chain of block calls (outermost first) that led there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Origin {
+    /// The call expression (an op call or an operator).
+    pub expr: Site,
+    /// The statement containing it (a source line).
+    pub stmt: Site,
+    /// The block calls that led here, outermost first.
+    pub chain: Vec<Site>,
+}
+
+/// Identifies a tensor of a graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TensorId(pub u32);
+
+/// One op application.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The op (`conv2d`, or `add`/`sub`/`mul`/`div`/`matmul` for operators).
+    pub op: String,
+    /// Its arguments, bound to parameter names (tensor arguments as types).
+    pub args: Args,
+    /// Input tensors, in parameter order.
+    pub inputs: Vec<TensorId>,
+    /// Output tensors.
+    pub outputs: Vec<TensorId>,
+    /// Weights, buffers and MACs from the op's rule.
+    pub result: OpResult,
+    /// Parameters this node owns: its weights, unless they are shared with an earlier node
+    /// (`share="..."`), in which case 0.
+    pub params: Dim,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+/// The value a statement produced, for per-line shapes of block calls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StmtValue {
+    /// Where.
+    pub origin: Origin,
+    /// The tensors it assigned or returned.
+    pub tensors: Vec<TensorId>,
+}
+
+/// An elaborated model.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Graph {
+    /// Every tensor's type, by id.
+    pub tensors: Vec<TensorType>,
+    /// The ops, in execution order.
+    pub nodes: Vec<Node>,
+    /// The model's inputs, by name.
+    pub inputs: Vec<(String, TensorId)>,
+    /// The model's outputs.
+    pub outputs: Vec<TensorId>,
+    /// What each executed statement produced.
+    pub stmt_values: Vec<StmtValue>,
+    /// Errors found while elaborating.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Graph {
+    /// The type of a tensor.
+    pub fn tensor(&self, id: TensorId) -> &TensorType {
+        &self.tensors[id.0 as usize]
+    }
+
+    /// Total parameters, `None` on overflow.
+    pub fn params(&self) -> Option<Dim> {
+        self.nodes.iter().try_fold(Dim::Known(0), |acc, n| acc.add(&n.params))
+    }
+
+    /// Total MACs, `None` on overflow.
+    pub fn macs(&self) -> Option<Dim> {
+        self.nodes.iter().try_fold(Dim::Known(0), |acc, n| acc.add(&n.result.macs))
+    }
+}
+
+/// A value during elaboration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// An integer.
+    Int(Dim),
+    /// A float.
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A string.
+    Str(String),
+    /// A list of integers.
+    Ints(Vec<Dim>),
+    /// A tensor.
+    Tensor(TensorId),
+    /// Several tensors (a list, or a multi-output call).
+    Tensors(Vec<TensorId>),
+    /// A size in bytes (scenario settings).
+    Size(u128),
+    /// Not computable because of an earlier, reported error.
+    Unknown,
+}
+
+/// Elaboration stopped (a limit was hit); already reported.
+struct Stop;
+
+type Env = BTreeMap<String, Value>;
+
+/// What a model is elaborated with.
+pub struct Request<'a> {
+    /// The file defining the model.
+    pub file: SourceFile,
+    /// The model's item index.
+    pub item: u32,
+    /// Arguments for the model's parameters (by name), already evaluated.
+    pub args: BTreeMap<String, Value>,
+    /// Bound dimensions (`N`, `S`, ...).
+    pub dims: BTreeMap<String, i128>,
+    /// Whether every dimension must be bound (a scenario), or unbound ones stay symbolic.
+    pub require_bound: bool,
+    /// The site to blame for unbound dimensions (the scenario's name), if any.
+    pub blame: Option<Site>,
+    /// Description for notes ("scenario `serve`").
+    pub context: &'a str,
+}
+
+struct Elaborator<'db, 'r> {
+    db: &'db dyn Db,
+    graph: Graph,
+    request: &'r Request<'r>,
+    chain: Vec<Site>,
+    /// The share keys of weights already created, so tied weights count once.
+    shared: BTreeMap<String, Dim>,
+    stopped: bool,
+}
+
+/// Elaborates a model.
+pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Graph {
+    let mut e =
+        Elaborator { db, graph: Graph::default(), request, chain: Vec::new(), shared: BTreeMap::new(), stopped: false };
+    let tree = syntax_tree(db, request.file);
+    if let Some(Item::Model(model)) = tree.items.get(request.item as usize) {
+        let model = model.clone();
+        let _ = e.model(&model);
+    }
+    e.graph
+}
+
+impl<'db> Elaborator<'db, '_> {
+    fn site(&self, file: &FileName, item: u32, node: NodeId) -> Site {
+        Site { file: file.clone(), at: NodeRef { item, node: node.0 } }
+    }
+
+    fn report(&mut self, mut d: Diagnostic) {
+        if !self.request.context.is_empty() {
+            d = d.with_note(format!("while elaborating {}", self.request.context));
+        }
+        for call in self.chain.iter().rev() {
+            d = d.with_label(&call.file, call.place(), "in the block called here");
+        }
+        self.graph.diagnostics.push(d);
+    }
+
+    fn error_at(&mut self, code: Code, site: &Site, message: impl Into<String>) {
+        let d = Diagnostic::new(code, message, &site.file, site.place());
+        self.report(d);
+    }
+
+    fn new_tensor(&mut self, t: TensorType) -> TensorId {
+        self.graph.tensors.push(t);
+        TensorId(self.graph.tensors.len() as u32 - 1)
+    }
+
+    fn model(&mut self, model: &Callable) -> Result<(), Stop> {
+        let file = self.request.file;
+        let name = file.name(self.db).clone();
+        let item = self.request.item;
+        let mut env = Env::new();
+        for p in &model.params {
+            let value = match self.request.args.get(&p.name.text) {
+                Some(v) => v.clone(),
+                None => match &p.default {
+                    Some(d) => self.eval(d, &Env::new(), &name, item, NodeId::default())?,
+                    None => Value::Unknown,
+                },
+            };
+            env.insert(p.name.text.clone(), value);
+        }
+        let ctx = Ctx { file, name: name.clone(), item, stmt: Default::default() };
+        let outputs = self.body(&model.body, &mut env, &ctx, true)?;
+        if let Some(outputs) = outputs {
+            for v in outputs {
+                match v {
+                    Value::Tensor(t) => self.graph.outputs.push(t),
+                    Value::Tensors(ts) => self.graph.outputs.extend(ts),
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs a body; returns the returned values if it returned.
+    fn body(&mut self, body: &Body, env: &mut Env, ctx: &Ctx, is_model: bool) -> Result<Option<Vec<Value>>, Stop> {
+        for stmt in &body.stmts {
+            let stmt_site = self.site(&ctx.name, ctx.item, stmt.id);
+            match &stmt.kind {
+                StmtKind::Input { name, ty } => {
+                    if !is_model {
+                        continue;
+                    }
+                    let value = self.input(name.text.as_str(), ty, env, ctx)?;
+                    if let Value::Tensor(t) = value {
+                        self.graph.inputs.push((name.text.clone(), t));
+                        self.record(stmt_site, ctx, vec![t]);
+                    }
+                    env.insert(name.text.clone(), value);
+                }
+                StmtKind::Assign { targets, value } => {
+                    let v = self.eval_stmt_expr(value, env, ctx, stmt.id, targets.len())?;
+                    let values = match (targets.len(), v) {
+                        (1, v) => vec![v],
+                        (n, Value::Tensors(ts)) if ts.len() == n => ts.into_iter().map(Value::Tensor).collect(),
+                        (n, _) => vec![Value::Unknown; n],
+                    };
+                    let tensors: Vec<TensorId> =
+                        values.iter().filter_map(|v| if let Value::Tensor(t) = v { Some(*t) } else { None }).collect();
+                    if !tensors.is_empty() {
+                        self.record(stmt_site, ctx, tensors);
+                    }
+                    for (target, v) in targets.iter().zip(values) {
+                        env.insert(target.text.clone(), v);
+                    }
+                }
+                StmtKind::Return { values } => {
+                    let mut out = Vec::new();
+                    for v in values {
+                        out.push(self.eval_stmt_expr(v, env, ctx, stmt.id, 1)?);
+                    }
+                    let tensors: Vec<TensorId> =
+                        out.iter().filter_map(|v| if let Value::Tensor(t) = v { Some(*t) } else { None }).collect();
+                    if !tensors.is_empty() {
+                        self.record(stmt_site, ctx, tensors);
+                    }
+                    return Ok(Some(out));
+                }
+                StmtKind::If { cond, then_body, else_body } => {
+                    let c = self.eval_stmt_expr(cond, env, ctx, stmt.id, 1)?;
+                    let branch = match c {
+                        Value::Bool(true) => Some(then_body),
+                        Value::Bool(false) => else_body.as_ref(),
+                        _ => {
+                            // Undecidable (symbolic) or already wrong: skip both branches.
+                            None
+                        }
+                    };
+                    if let Some(b) = branch
+                        && let Some(ret) = self.body(b, env, ctx, is_model)?
+                    {
+                        return Ok(Some(ret));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn record(&mut self, stmt: Site, ctx: &Ctx, tensors: Vec<TensorId>) {
+        let _ = ctx;
+        let origin = Origin { expr: stmt.clone(), stmt, chain: self.chain.clone() };
+        self.graph.stmt_values.push(StmtValue { origin, tensors });
+    }
+
+    fn input(&mut self, name: &str, ty: &TypeExpr, env: &mut Env, ctx: &Ctx) -> Result<Value, Stop> {
+        let TypeExpr::Tensor { dtype, dims, .. } = ty else { return Ok(Value::Unknown) };
+        let Some(dtype) = DType::from_name(&dtype.text) else { return Ok(Value::Unknown) };
+        let mut shape = Vec::new();
+        for dim in dims {
+            let v = match &dim.kind {
+                ExprKind::Name(n) if !env.contains_key(&n.text) => {
+                    let value = match self.request.dims.get(&n.text) {
+                        Some(v) => Dim::Known(*v),
+                        None if self.request.require_bound => {
+                            self.unbound_dimension(&n.text, name, ctx, dim.id);
+                            return Ok(Value::Unknown);
+                        }
+                        None => Dim::var(&n.text),
+                    };
+                    env.insert(n.text.clone(), Value::Int(value.clone()));
+                    Value::Int(value)
+                }
+                _ => self.eval(dim, env, &ctx.name, ctx.item, NodeId::default())?,
+            };
+            match v {
+                Value::Int(d) => {
+                    if let Some(bad) = d.known().filter(|v| *v < 1) {
+                        let site = self.site(&ctx.name, ctx.item, dim.id);
+                        self.error_at(
+                            Code::InvalidShape,
+                            &site,
+                            format!("dimension {bad} of input `{name}` is not positive"),
+                        );
+                        return Ok(Value::Unknown);
+                    }
+                    shape.push(d);
+                }
+                _ => return Ok(Value::Unknown),
+            }
+        }
+        Ok(Value::Tensor(self.new_tensor(TensorType::new(dtype, shape))))
+    }
+
+    fn unbound_dimension(&mut self, dim: &str, input: &str, ctx: &Ctx, node: NodeId) {
+        let how = match dim {
+            "N" => "`batch 32`".to_string(),
+            "S" => "`seq 512`".to_string(),
+            other => format!("`dim {other} = ...`"),
+        };
+        let site = self.site(&ctx.name, ctx.item, node);
+        let mut d = Diagnostic::new(
+            Code::UnboundDimension,
+            format!("dimension `{dim}` of input `{input}` is not bound by {}", self.request.context),
+            &site.file,
+            site.place(),
+        )
+        .with_primary_message("unbound here")
+        .with_help(format!("add {how} to the scenario"));
+        if let Some(blame) = &self.request.blame {
+            d = d.with_label(&blame.file, blame.place(), "this scenario runs the model");
+        }
+        self.graph.diagnostics.push(d);
+    }
+
+    /// Evaluates the expression of a statement: a call here may return several tensors.
+    fn eval_stmt_expr(&mut self, e: &Expr, env: &Env, ctx: &Ctx, stmt: NodeId, targets: usize) -> Result<Value, Stop> {
+        let _ = targets;
+        let saved = ctx.stmt.replace(stmt);
+        let v = self.eval(e, env, &ctx.name, ctx.item, stmt);
+        ctx.stmt.set(saved);
+        v
+    }
+
+    fn eval(&mut self, e: &Expr, env: &Env, file: &FileName, item: u32, stmt: NodeId) -> Result<Value, Stop> {
+        let ctx = Ctx::lookup(self.db, file, item, stmt);
+        self.eval_in(e, env, &ctx)
+    }
+
+    fn eval_in(&mut self, e: &Expr, env: &Env, ctx: &Ctx) -> Result<Value, Stop> {
+        if self.stopped {
+            return Err(Stop);
+        }
+        Ok(match &e.kind {
+            ExprKind::Int(v) => Value::Int(Dim::Known(*v as i128)),
+            ExprKind::Float(bits) => Value::Float(f64::from_bits(*bits)),
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::Str(s) => Value::Str(s.clone()),
+            ExprKind::Size { .. } | ExprKind::Error => Value::Unknown,
+            ExprKind::Name(n) => env.get(&n.text).cloned().unwrap_or(Value::Unknown),
+            ExprKind::List(elems) => {
+                let mut ints = Vec::new();
+                let mut tensors = Vec::new();
+                for x in elems {
+                    match self.eval_in(x, env, ctx)? {
+                        Value::Int(d) => ints.push(d),
+                        Value::Tensor(t) => tensors.push(t),
+                        _ => return Ok(Value::Unknown),
+                    }
+                }
+                if tensors.is_empty() { Value::Ints(ints) } else { Value::Tensors(tensors) }
+            }
+            ExprKind::Unary { op, operand } => {
+                let v = self.eval_in(operand, env, ctx)?;
+                match (op, v) {
+                    (UnaryOp::Neg, Value::Int(d)) => match Dim::Known(0).sub(&d) {
+                        Some(d) => Value::Int(d),
+                        None => self.overflow(ctx, e.id),
+                    },
+                    (UnaryOp::Neg, Value::Float(f)) => Value::Float(-f),
+                    (UnaryOp::Neg, Value::Tensor(t)) => {
+                        self.apply_op("mul", e.id, ctx, scalar_args(self.graph.tensor(t).clone(), t))?
+                    }
+                    (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
+                    _ => Value::Unknown,
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (l, r) = (self.eval_in(lhs, env, ctx)?, self.eval_in(rhs, env, ctx)?);
+                self.binary(*op, l, r, e, lhs, rhs, ctx)?
+            }
+            ExprKind::Field { base, field } => match (self.eval_in(base, env, ctx)?, field.text.as_str()) {
+                (Value::Tensor(t), "shape") => Value::Ints(self.graph.tensor(t).shape.clone()),
+                (Value::Tensor(t), "ndim") => Value::Int(Dim::Known(self.graph.tensor(t).rank() as i128)),
+                _ => Value::Unknown,
+            },
+            ExprKind::Index { base, index } => {
+                let (b, i) = (self.eval_in(base, env, ctx)?, self.eval_in(index, env, ctx)?);
+                let (len, i) = match (&b, i) {
+                    (Value::Ints(v), Value::Int(Dim::Known(i))) => (v.len() as i128, i),
+                    (Value::Tensors(v), Value::Int(Dim::Known(i))) => (v.len() as i128, i),
+                    _ => return Ok(Value::Unknown),
+                };
+                let at = if i < 0 { i + len } else { i };
+                if at < 0 || at >= len {
+                    let site = self.site(&ctx.name, ctx.item, index.id);
+                    self.error_at(Code::InvalidShape, &site, format!("index {i} is out of range for {len} elements"));
+                    return Ok(Value::Unknown);
+                }
+                match b {
+                    Value::Ints(v) => Value::Int(v[at as usize].clone()),
+                    Value::Tensors(v) => Value::Tensor(v[at as usize]),
+                    _ => Value::Unknown,
+                }
+            }
+            ExprKind::Call { callee, args } => self.call(e.id, callee.text.as_str(), args, env, ctx)?,
+            ExprKind::Repeat { count, call } => {
+                let n = match self.eval_in(count, env, ctx)? {
+                    Value::Int(Dim::Known(n)) => n,
+                    Value::Int(_) => {
+                        let site = self.site(&ctx.name, ctx.item, count.id);
+                        self.error_at(Code::InvalidShape, &site, "`repeat` count depends on an unbound dimension");
+                        return Ok(Value::Unknown);
+                    }
+                    _ => return Ok(Value::Unknown),
+                };
+                let ExprKind::Call { callee, args } = &call.kind else { return Ok(Value::Unknown) };
+                let Some(first) = args.first() else { return Ok(Value::Unknown) };
+                let mut current = self.eval_in(&first.value, env, ctx)?;
+                for _ in 0..n {
+                    // Each repetition feeds the previous result as the first argument.
+                    let mut env2 = env.clone();
+                    env2.insert("\u{0}repeat".into(), current.clone());
+                    let mut args2 = args.clone();
+                    args2[0].value = Expr {
+                        id: first.value.id,
+                        kind: ExprKind::Name(crate::syntax::Name { id: first.value.id, text: "\u{0}repeat".into() }),
+                    };
+                    current = self.call(call.id, callee.text.as_str(), &args2, &env2, ctx)?;
+                    if self.stopped {
+                        return Err(Stop);
+                    }
+                }
+                current
+            }
+        })
+    }
+
+    fn overflow(&mut self, ctx: &Ctx, node: NodeId) -> Value {
+        let site = self.site(&ctx.name, ctx.item, node);
+        self.error_at(Code::IntegerOverflow, &site, "integer overflow");
+        Value::Unknown
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        l: Value,
+        r: Value,
+        e: &Expr,
+        lhs: &Expr,
+        rhs: &Expr,
+        ctx: &Ctx,
+    ) -> Result<Value, Stop> {
+        use Value::*;
+        Ok(match (op, l, r) {
+            (_, Unknown, _) | (_, _, Unknown) => Unknown,
+            (BinaryOp::Or, Bool(a), Bool(b)) => Bool(a || b),
+            (BinaryOp::And, Bool(a), Bool(b)) => Bool(a && b),
+            (BinaryOp::Eq | BinaryOp::Ne, a, b) if !matches!(a, Int(_)) || !matches!(b, Int(_)) => {
+                let eq = match (&a, &b) {
+                    (Float(x), Int(Dim::Known(y))) | (Int(Dim::Known(y)), Float(x)) => *x == *y as f64,
+                    _ => a == b,
+                };
+                Bool(if op == BinaryOp::Eq { eq } else { !eq })
+            }
+            (
+                BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge,
+                Int(a),
+                Int(b),
+            ) => {
+                let Some(diff) = a.sub(&b) else { return Ok(self.overflow(ctx, e.id)) };
+                match diff.known() {
+                    Some(d) => Bool(match op {
+                        BinaryOp::Eq => d == 0,
+                        BinaryOp::Ne => d != 0,
+                        BinaryOp::Lt => d < 0,
+                        BinaryOp::Le => d <= 0,
+                        BinaryOp::Gt => d > 0,
+                        _ => d >= 0,
+                    }),
+                    None => {
+                        let site = self.site(&ctx.name, ctx.item, e.id);
+                        if self.request.require_bound {
+                            self.error_at(
+                                Code::InvalidShape,
+                                &site,
+                                format!("cannot decide `{a} {} {b}`", op.symbol()),
+                            );
+                        }
+                        Unknown
+                    }
+                }
+            }
+            (BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge, a, b) => {
+                let (x, y) = match (number(&a), number(&b)) {
+                    (Some(x), Some(y)) => (x, y),
+                    _ => return Ok(Unknown),
+                };
+                Bool(match op {
+                    BinaryOp::Lt => x < y,
+                    BinaryOp::Le => x <= y,
+                    BinaryOp::Gt => x > y,
+                    _ => x >= y,
+                })
+            }
+            (op, Int(a), Int(b)) => {
+                let result = match op {
+                    BinaryOp::Add => a.add(&b),
+                    BinaryOp::Sub => a.sub(&b),
+                    BinaryOp::Mul => a.mul(&b),
+                    BinaryOp::Div | BinaryOp::Rem if b == Dim::Known(0) => {
+                        let site = self.site(&ctx.name, ctx.item, rhs.id);
+                        self.error_at(Code::InvalidShape, &site, "division by zero");
+                        return Ok(Unknown);
+                    }
+                    BinaryOp::Div => a.floor_div(&b),
+                    BinaryOp::Rem => a.rem(&b),
+                    _ => return Ok(Unknown),
+                };
+                match result {
+                    Some(d) => Int(d),
+                    None => self.overflow(ctx, e.id),
+                }
+            }
+            (op, a @ (Int(_) | Float(_)), b @ (Int(_) | Float(_))) => {
+                let (x, y) = (number(&a).unwrap_or(0.0), number(&b).unwrap_or(0.0));
+                Float(match op {
+                    BinaryOp::Add => x + y,
+                    BinaryOp::Sub => x - y,
+                    BinaryOp::Mul => x * y,
+                    BinaryOp::Div => x / y,
+                    _ => return Ok(Unknown),
+                })
+            }
+            (BinaryOp::MatMul, Tensor(a), Tensor(b)) => {
+                let mut args = Args::default();
+                args.values.insert("a".into(), ArgValue::Tensor(self.graph.tensor(a).clone()));
+                args.values.insert("b".into(), ArgValue::Tensor(self.graph.tensor(b).clone()));
+                let sites = [("a", lhs.id), ("b", rhs.id)];
+                self.apply_with_sites("matmul", e.id, ctx, (args, vec![a, b]), &sites)?
+            }
+            (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(a), Tensor(b)) => {
+                let name = match op {
+                    BinaryOp::Add => "add",
+                    BinaryOp::Sub => "sub",
+                    BinaryOp::Mul => "mul",
+                    _ => "div",
+                };
+                let mut args = Args::default();
+                args.values.insert("a".into(), ArgValue::Tensor(self.graph.tensor(a).clone()));
+                args.values.insert("b".into(), ArgValue::Tensor(self.graph.tensor(b).clone()));
+                args.values.insert("inplace".into(), ArgValue::Bool(false));
+                let sites = [("a", lhs.id), ("b", rhs.id)];
+                self.apply_with_sites(name, e.id, ctx, (args, vec![a, b]), &sites)?
+            }
+            (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(t), Int(_) | Float(_))
+            | (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Int(_) | Float(_), Tensor(t)) => {
+                let name = match op {
+                    BinaryOp::Add => "add",
+                    BinaryOp::Sub => "sub",
+                    BinaryOp::Mul => "mul",
+                    _ => "div",
+                };
+                let ty = self.graph.tensor(t).clone();
+                self.apply_op(name, e.id, ctx, scalar_args(ty, t))?
+            }
+            _ => Unknown,
+        })
+    }
+
+    fn call(&mut self, id: NodeId, callee: &str, args: &[Arg], env: &Env, ctx: &Ctx) -> Result<Value, Stop> {
+        let scope = file_scope(self.db, ctx.file);
+        let Some(def) = scope.get(callee) else { return Ok(Value::Unknown) };
+        let Some(def_file) = lookup_file(self.db, &def.file) else { return Ok(Value::Unknown) };
+        let def = def.clone();
+        let item = syntax_tree(self.db, def_file).items.get(def.item as usize).cloned();
+        match (def.kind, item) {
+            (DefKind::Op, Some(Item::Op(decl))) => {
+                let bound = self.bind(&decl.params, args, env, ctx, &def.file, def.item)?;
+                let Some(bound) = bound else { return Ok(Value::Unknown) };
+                self.op_call(&decl, bound, id, ctx)
+            }
+            (DefKind::Block, Some(Item::Block(block))) => {
+                if self.chain.len() >= MAX_CALL_DEPTH {
+                    let site = self.site(&ctx.name, ctx.item, id);
+                    self.error_at(
+                        Code::RecursionLimit,
+                        &site,
+                        format!("block calls nested deeper than {MAX_CALL_DEPTH}: does `{callee}` call itself?"),
+                    );
+                    self.stopped = true;
+                    return Err(Stop);
+                }
+                let bound = self.bind(&block.params, args, env, ctx, &def.file, def.item)?;
+                let Some(bound) = bound else { return Ok(Value::Unknown) };
+                let mut inner = Env::new();
+                for (name, (value, _)) in bound {
+                    inner.insert(name, value);
+                }
+                self.chain.push(self.site(&ctx.name, ctx.item, id));
+                let callee_ctx =
+                    Ctx { file: def_file, name: def.file.clone(), item: def.item, stmt: Default::default() };
+                let result = self.body(&block.body, &mut inner, &callee_ctx, false);
+                self.chain.pop();
+                Ok(match result? {
+                    Some(mut values) if values.len() == 1 => values.remove(0),
+                    Some(values) => Value::Tensors(
+                        values
+                            .into_iter()
+                            .filter_map(|v| if let Value::Tensor(t) = v { Some(t) } else { None })
+                            .collect(),
+                    ),
+                    None => Value::Unknown,
+                })
+            }
+            _ => Ok(Value::Unknown),
+        }
+    }
+
+    /// Binds call arguments to parameters, evaluating defaults. Returns the value and the
+    /// node of the argument that gave it (for labels), or `None` if an argument is unknown.
+    #[allow(clippy::type_complexity)]
+    fn bind(
+        &mut self,
+        params: &[Param],
+        args: &[Arg],
+        env: &Env,
+        ctx: &Ctx,
+        def_file: &FileName,
+        def_item: u32,
+    ) -> Result<Option<BTreeMap<String, (Value, Option<NodeId>)>>, Stop> {
+        let mut bound: BTreeMap<String, (Value, Option<NodeId>)> = BTreeMap::new();
+        for (position, arg) in args.iter().enumerate() {
+            let name = match &arg.keyword {
+                Some(k) => k.text.clone(),
+                None => match params.get(position) {
+                    Some(p) => p.name.text.clone(),
+                    None => return Ok(None),
+                },
+            };
+            let value = self.eval_in(&arg.value, env, ctx)?;
+            bound.insert(name, (value, Some(arg.value.id)));
+        }
+        for p in params {
+            if bound.contains_key(&p.name.text) {
+                continue;
+            }
+            let Some(default) = &p.default else { return Ok(None) };
+            let default_ctx = Ctx::lookup(self.db, def_file, def_item, NodeId::default());
+            let value = self.eval_in(default, &Env::new(), &default_ctx)?;
+            bound.insert(p.name.text.clone(), (value, None));
+        }
+        Ok(Some(bound))
+    }
+
+    fn op_call(
+        &mut self,
+        decl: &OpDecl,
+        bound: BTreeMap<String, (Value, Option<NodeId>)>,
+        id: NodeId,
+        ctx: &Ctx,
+    ) -> Result<Value, Stop> {
+        let mut args = Args::default();
+        let mut inputs = Vec::new();
+        let mut sites = Vec::new();
+        // Parameters in declaration order, so inputs are in a stable order.
+        for p in &decl.params {
+            let Some((value, node)) = bound.get(&p.name.text) else { continue };
+            let arg = match value {
+                Value::Tensor(t) => {
+                    inputs.push(*t);
+                    ArgValue::Tensor(self.graph.tensor(*t).clone())
+                }
+                Value::Tensors(ts) => {
+                    inputs.extend(ts.iter().copied());
+                    ArgValue::Tensors(ts.iter().map(|t| self.graph.tensor(*t).clone()).collect())
+                }
+                Value::Int(d) => ArgValue::Int(d.clone()),
+                Value::Float(f) => ArgValue::Float(*f),
+                Value::Bool(b) => ArgValue::Bool(*b),
+                Value::Str(s) => ArgValue::Str(s.clone()),
+                Value::Ints(v) => ArgValue::Ints(v.clone()),
+                Value::Size(_) | Value::Unknown => return Ok(Value::Unknown),
+            };
+            args.values.insert(p.name.text.clone(), arg);
+            if let Some(node) = node {
+                sites.push((p.name.text.clone(), *node));
+            }
+        }
+        let sites: Vec<(&str, NodeId)> = sites.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+        self.apply_with_sites(&decl.name.text, id, ctx, (args, inputs), &sites)
+    }
+
+    fn apply_op(&mut self, op: &str, id: NodeId, ctx: &Ctx, args: (Args, Vec<TensorId>)) -> Result<Value, Stop> {
+        self.apply_with_sites(op, id, ctx, args, &[])
+    }
+
+    /// Applies an op's rule; on success adds the node, on failure reports the error with
+    /// labels on the blamed arguments (`sites`: parameter name to argument node).
+    fn apply_with_sites(
+        &mut self,
+        op: &str,
+        id: NodeId,
+        ctx: &Ctx,
+        (args, inputs): (Args, Vec<TensorId>),
+        sites: &[(&str, NodeId)],
+    ) -> Result<Value, Stop> {
+        if self.graph.nodes.len() >= MAX_NODES {
+            let site = self.site(&ctx.name, ctx.item, id);
+            self.error_at(Code::RecursionLimit, &site, format!("the model has more than {MAX_NODES} ops"));
+            self.stopped = true;
+            return Err(Stop);
+        }
+        match ops::apply(op, &args) {
+            Ok(result) => {
+                let mut params = result.params().unwrap_or(Dim::Known(0));
+                // Weights shared by key count once: the first node owns them.
+                if let Some(ArgValue::Str(key)) = args.values.get("share")
+                    && !key.is_empty()
+                {
+                    match self.shared.get(key) {
+                        Some(_) => params = Dim::Known(0),
+                        None => {
+                            self.shared.insert(key.clone(), params.clone());
+                        }
+                    }
+                }
+                let outputs: Vec<TensorId> = result.outputs.iter().map(|t| self.new_tensor(t.clone())).collect();
+                let stmt = self.site(&ctx.name, ctx.item, ctx.stmt.get());
+                let origin = Origin { expr: self.site(&ctx.name, ctx.item, id), stmt, chain: self.chain.clone() };
+                self.graph.nodes.push(Node {
+                    op: op.to_string(),
+                    args,
+                    inputs,
+                    outputs: outputs.clone(),
+                    result,
+                    params,
+                    origin,
+                });
+                Ok(match outputs.len() {
+                    1 => Value::Tensor(outputs[0]),
+                    _ => Value::Tensors(outputs),
+                })
+            }
+            Err(err) => {
+                self.op_error(op, err, id, ctx, sites);
+                Ok(Value::Unknown)
+            }
+        }
+    }
+
+    fn op_error(&mut self, op: &str, err: OpError, id: NodeId, ctx: &Ctx, sites: &[(&str, NodeId)]) {
+        let code = if err.message.starts_with("integer overflow") { Code::IntegerOverflow } else { Code::InvalidShape };
+        let site = self.site(&ctx.name, ctx.item, id);
+        let mut d = Diagnostic::new(code, err.message.clone(), &site.file, site.place())
+            .with_primary_message(format!("in this `{op}`"));
+        for (param, label) in &err.blame {
+            if let Some((_, node)) = sites.iter().find(|(p, _)| p == param)
+                && !label.is_empty()
+            {
+                d = d.with_label(&ctx.name, Place::Node(NodeRef { item: ctx.item, node: node.0 }), label.clone());
+            }
+        }
+        if let Some(help) = err.help {
+            d = d.with_help(help);
+        }
+        self.report(d);
+    }
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(Dim::Known(i)) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// The arguments of an elementwise op between a tensor and a scalar.
+fn scalar_args(t: TensorType, id: TensorId) -> (Args, Vec<TensorId>) {
+    let mut args = Args::default();
+    args.values.insert("a".into(), ArgValue::Tensor(t.clone()));
+    args.values.insert("b".into(), ArgValue::Tensor(TensorType::new(t.dtype, Vec::new())));
+    args.values.insert("inplace".into(), ArgValue::Bool(false));
+    (args, vec![id])
+}
+
+/// The file, item and statement being evaluated.
+struct Ctx {
+    file: SourceFile,
+    name: FileName,
+    item: u32,
+    stmt: std::cell::Cell<NodeId>,
+}
+
+impl Ctx {
+    fn lookup(db: &dyn Db, name: &FileName, item: u32, stmt: NodeId) -> Ctx {
+        let file = lookup_file(db, name).expect("elaborated files are loaded");
+        Ctx { file, name: name.clone(), item, stmt: std::cell::Cell::new(stmt) }
+    }
+}
