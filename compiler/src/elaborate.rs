@@ -463,6 +463,15 @@ impl<'db> Elaborator<'db, '_> {
                     }
                     _ => return Ok(Value::Unknown),
                 };
+                if n < 0 {
+                    let site = self.site(&ctx.name, ctx.item, count.id);
+                    self.error_at(
+                        Code::InvalidRepeat,
+                        &site,
+                        format!("`repeat` count must not be negative, found {n}"),
+                    );
+                    return Ok(Value::Unknown);
+                }
                 let ExprKind::Call { callee, args } = &call.kind else { return Ok(Value::Unknown) };
                 let Some(first) = args.first() else { return Ok(Value::Unknown) };
                 let mut current = self.eval_in(&first.value, env, ctx)?;

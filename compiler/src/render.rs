@@ -80,6 +80,20 @@ fn clamp(text: &str, r: TextRange) -> std::ops::Range<usize> {
 struct MietteView {
     diagnostic: Diagnostic,
     source: NamedSource<String>,
+    /// Whether to show source snippets (not for lines too long to draw).
+    snippets: bool,
+}
+
+/// Lines longer than this are not drawn as snippets (miette cannot pad past 65,535 columns,
+/// and nobody reads such a snippet); the location is given as a note instead.
+const MAX_SNIPPET_LINE: usize = 2000;
+
+/// The length of the line containing byte `offset`.
+fn line_length_at(text: &str, offset: u32) -> usize {
+    let r = clamp(text, TextRange::empty(offset));
+    let start = text[..r.start].rfind('\n').map_or(0, |p| p + 1);
+    let end = text[r.start..].find('\n').map_or(text.len(), |p| r.start + p);
+    end - start
 }
 
 impl fmt::Debug for MietteView {
@@ -116,10 +130,13 @@ impl miette::Diagnostic for MietteView {
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(&self.source)
+        if self.snippets { Some(&self.source) } else { None }
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        if !self.snippets {
+            return None;
+        }
         let primary_file = &self.diagnostic.primary().file;
         let text = self.source.inner();
         let labels = self.diagnostic.labels.iter().filter(move |l| &l.file == primary_file).map(move |l| {
@@ -155,13 +172,25 @@ pub fn human(diagnostics: &[Diagnostic], sources: &dyn Sources, color: bool) -> 
                 }
             })
             .collect();
+        let snippets = d
+            .labels
+            .iter()
+            .filter(|l| l.file == primary_file)
+            .all(|l| line_length_at(&text, range_of(l).start) <= MAX_SNIPPET_LINE);
+        let mut located = Vec::new();
+        if !snippets {
+            let lc = line_col(&text, range_of(d.primary()).start);
+            located.push(format!("at {}:{}:{} (the line is too long to show)", primary_file, lc.line, lc.column));
+        }
         // Notes, and labels that point into other files, go in the footer.
-        let footer: Vec<String> = d.notes.iter().chain(&other_notes).map(|n| format!("note: {n}")).collect();
+        let footer: Vec<String> =
+            located.iter().chain(&d.notes).chain(&other_notes).map(|n| format!("note: {n}")).collect();
         let mut handler = GraphicalReportHandler::new_themed(theme.clone()).with_width(100).with_links(false);
         if !footer.is_empty() {
             handler = handler.with_footer(footer.join("\n"));
         }
-        let view = MietteView { diagnostic: d.clone(), source: NamedSource::new(primary_file.to_string(), text) };
+        let view =
+            MietteView { diagnostic: d.clone(), source: NamedSource::new(primary_file.to_string(), text), snippets };
         let _ = handler.render_report(&mut out, &view);
         out.push('\n');
     }

@@ -126,8 +126,12 @@ impl<'a> ItemChecker<'a> {
                         d.help = Some(format!("did you mean `{s}`?"));
                     }
                 } else if tensor_required {
-                    self.error(Code::UnknownType, n.id, format!("an input must be a tensor, not `{}`", n.text)).help =
-                        Some("write a dtype and a shape: `input x: f32[N, 3, 224, 224]`".into());
+                    self.error(
+                        Code::UnknownType,
+                        n.id,
+                        format!("an input needs a dtype and a shape, not `{}`", n.text),
+                    )
+                    .help = Some("write a dtype and a shape: `input x: f32[N, 3, 224, 224]`".into());
                 }
             }
             TypeExpr::List { elem, .. } => {
@@ -206,6 +210,8 @@ impl<'a> ItemChecker<'a> {
                 self.check_type(ty, true);
                 if env.defined.contains_key(&name.text) {
                     self.error(Code::DuplicateDefinition, name.id, format!("`{}` is already defined", name.text));
+                    // The first definition stays; going on with a rebound name would cascade.
+                    return;
                 }
                 // Bare names in the shape declare symbolic dimensions, visible in the body.
                 if let TypeExpr::Tensor { dims, .. } = ty {
@@ -346,7 +352,10 @@ impl<'a> ItemChecker<'a> {
             ExprKind::Call { .. } => self.expr_kind(e, env),
             ExprKind::List(elems) => {
                 let kinds: Vec<ValueKind> = elems.iter().map(|x| self.expr_kind(x, env)).collect();
-                if kinds.iter().all(|k| k.fits(ValueKind::Int)) {
+                if kinds.is_empty() {
+                    // An empty list fits both a list of integers and a list of tensors.
+                    ValueKind::Unknown
+                } else if kinds.iter().all(|k| k.fits(ValueKind::Int)) {
                     ValueKind::IntList
                 } else if kinds.iter().all(|k| k.fits(ValueKind::Tensor)) {
                     ValueKind::TensorList
@@ -473,8 +482,8 @@ impl<'a> ItemChecker<'a> {
                 Binding::Unique(def) => def.kind.describe(),
                 Binding::Ambiguous(_) => "definition",
             };
-            self.error(Code::UndefinedName, n.id, format!("`{}` is a {what}, not a value", n.text)).help =
-                Some(format!("call it: `{}(...)`", n.text));
+            self.error(Code::UndefinedName, n.id, format!("`{}` is {} {what}, not a value", n.text, article(what)))
+                .help = Some(format!("call it: `{}(...)`", n.text));
             return ValueKind::Unknown;
         }
         let suggestion = closest(&n.text, env.defined.keys().map(String::as_str));
@@ -539,7 +548,12 @@ impl<'a> ItemChecker<'a> {
                         format!("`{}` is a model: models are run by scenarios, not called", callee.text)
                     }
                     (DefKind::Block, [DefKind::Model]) => format!("`{}` is a block, not a model", callee.text),
-                    (kind, _) => format!("`{}` is a {}, not something to call here", callee.text, kind.describe()),
+                    (kind, _) => format!(
+                        "`{}` is {} {}, not something to call here",
+                        callee.text,
+                        article(kind.describe()),
+                        kind.describe()
+                    ),
                 };
                 let help = match (def.kind, allowed) {
                     (DefKind::Model, _) => Some("turn the model's body into a `block` and call that".to_string()),
@@ -713,10 +727,11 @@ impl<'a> ItemChecker<'a> {
                 count.id,
                 format!("`repeat` needs an integer count, not {}", count_kind.describe()),
             );
-        } else if let ExprKind::Int(n) = count.kind
-            && n < 0
+        } else if let ExprKind::Unary { op: UnaryOp::Neg, operand } = &count.kind
+            && let ExprKind::Int(n) = operand.kind
+            && n > 0
         {
-            self.error(Code::InvalidRepeat, count.id, format!("`repeat` count must not be negative, found {n}"));
+            self.error(Code::InvalidRepeat, count.id, format!("`repeat` count must not be negative, found -{n}"));
         }
         let ExprKind::Call { callee, args } = &call.kind else { return ValueKind::Unknown };
         let kind = self.call_kind(call.id, callee, args, env, 1);
@@ -770,6 +785,11 @@ fn type_kind_of(ty: &TypeExpr) -> Option<ValueKind> {
         TypeExpr::List { .. } => Some(ValueKind::IntList),
         TypeExpr::Tensor { .. } => Some(ValueKind::Tensor),
     }
+}
+
+/// "a" or "an" for a word.
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
 }
 
 fn placeholder_names(n: u32) -> String {

@@ -49,6 +49,7 @@ pub const DATALOADER_ARGS: &[(&str, ValueKind)] = &[
 /// Checks a scenario.
 pub fn check_scenario(cx: &mut ItemChecker<'_>, scenario: &Scenario) {
     let mut first: BTreeMap<String, NodeId> = BTreeMap::new();
+    let mut rejected: Vec<NodeId> = Vec::new();
     for s in &scenario.settings {
         let Some(spec) = setting(&s.key.text) else { continue };
         // `dim` may appear once per dimension.
@@ -64,6 +65,7 @@ pub fn check_scenario(cx: &mut ItemChecker<'_>, scenario: &Scenario) {
                 at,
                 "first set here",
             );
+            rejected.push(s.id);
             continue;
         }
         first.insert(identity, s.id);
@@ -84,11 +86,12 @@ pub fn check_scenario(cx: &mut ItemChecker<'_>, scenario: &Scenario) {
                     scenario.kind.keyword()
                 ),
             );
+            rejected.push(s.id);
             continue;
         }
         check_setting(cx, s);
     }
-    if !first.contains_key("model") {
+    if !first.contains_key("model") && !scenario.recovered {
         cx.error(
             Code::MissingSetting,
             scenario.name.id,
@@ -96,7 +99,7 @@ pub fn check_scenario(cx: &mut ItemChecker<'_>, scenario: &Scenario) {
         )
         .help = Some("add `model NAME(ARGS)`".into());
     }
-    check_combinations(cx, scenario);
+    check_combinations(cx, scenario, &rejected);
 }
 
 fn positive_int(cx: &mut ItemChecker<'_>, e: &Expr, what: &str) -> Option<i64> {
@@ -209,7 +212,9 @@ fn check_setting(cx: &mut ItemChecker<'_>, s: &Setting) {
             "device" => one_of(cx, e, "device", DEVICES),
             "conv_algorithm" => one_of(cx, e, "convolution algorithm", CONV_ALGORITHMS),
             "budget" | "overhead" | "host_budget" => {
-                size(cx, e, &format!("`{key}`"));
+                if size(cx, e, &format!("`{key}`")) == Some(0) && key != "overhead" {
+                    cx.error(Code::InvalidSettingValue, e.id, format!("a `{key}` of 0 bytes can never be met"));
+                }
             }
             "margin" => match e.kind {
                 ExprKind::Float(bits) if f64::from_bits(bits) >= 1.0 => {}
@@ -288,8 +293,9 @@ fn check_dataloader(cx: &mut ItemChecker<'_>, args: &[Arg]) {
 }
 
 /// Settings that are fine alone but contradict each other.
-fn check_combinations(cx: &mut ItemChecker<'_>, scenario: &Scenario) {
-    let get = |key: &str| scenario.settings.iter().find(|s| s.key.text == key);
+fn check_combinations(cx: &mut ItemChecker<'_>, scenario: &Scenario, rejected: &[NodeId]) {
+    // Settings already rejected (wrong scenario kind, repeated) take no part.
+    let get = |key: &str| scenario.settings.iter().find(|s| s.key.text == key && !rejected.contains(&s.id));
     let int_of = |s: Option<&Setting>| match s.map(|s| &s.value) {
         Some(SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => Some(*n),
         _ => None,

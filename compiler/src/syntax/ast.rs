@@ -438,6 +438,8 @@ pub struct Scenario {
     pub name: Name,
     /// The settings, in order.
     pub settings: Vec<Setting>,
+    /// A syntax error was recovered from inside: checks of what is missing are skipped.
+    pub recovered: bool,
 }
 
 /// One scenario setting, such as `batch 64` or `no_grad`.

@@ -250,11 +250,13 @@ struct PErr {
     remaining: usize,
     expected: Vec<&'static str>,
     custom: Option<Box<Diagnostic>>,
+    /// The error token starts what follows an unclosed list: resume parsing right there.
+    resume: bool,
 }
 
 impl<'a> ParseError<In<'a>> for PErr {
     fn from_error_kind(input: In<'a>, _kind: ErrorKind) -> Self {
-        PErr { remaining: input.skip_newlines().toks.len(), expected: Vec::new(), custom: None }
+        PErr { remaining: input.skip_newlines().toks.len(), expected: Vec::new(), custom: None, resume: false }
     }
     fn append(_input: In<'a>, _kind: ErrorKind, other: Self) -> Self {
         other
@@ -279,12 +281,17 @@ impl<'a> ParseError<In<'a>> for PErr {
 type PResult<'a, O> = IResult<In<'a>, O, PErr>;
 
 fn expected<'a, O>(i: In<'a>, what: &'static str) -> PResult<'a, O> {
-    Err(Err::Error(PErr { remaining: i.skip_newlines().toks.len(), expected: vec![what], custom: None }))
+    Err(Err::Error(PErr { remaining: i.skip_newlines().toks.len(), expected: vec![what], custom: None, resume: false }))
 }
 
 /// Like [`expected`], but commits: no alternative is tried.
 fn fail<'a, O>(i: In<'a>, what: &'static str) -> PResult<'a, O> {
-    Err(Err::Failure(PErr { remaining: i.skip_newlines().toks.len(), expected: vec![what], custom: None }))
+    Err(Err::Failure(PErr {
+        remaining: i.skip_newlines().toks.len(),
+        expected: vec![what],
+        custom: None,
+        resume: false,
+    }))
 }
 
 fn fail_with<'a, O>(i: In<'a>, diagnostic: Diagnostic) -> PResult<'a, O> {
@@ -292,6 +299,7 @@ fn fail_with<'a, O>(i: In<'a>, diagnostic: Diagnostic) -> PResult<'a, O> {
         remaining: i.skip_newlines().toks.len(),
         expected: Vec::new(),
         custom: Some(Box::new(diagnostic)),
+        resume: false,
     }))
 }
 
@@ -415,6 +423,25 @@ fn nested<'a, O>(i: In<'a>, f: impl FnOnce(In<'a>) -> PResult<'a, O>) -> PResult
     result
 }
 
+/// Whether a `close` bracket that would close the current list comes at or after token
+/// `from`, before the enclosing body ends: if so, a separator is missing; if not, the list
+/// was never closed.
+fn closes_later(cx: &Ctx<'_>, from: usize, close: TokenKind) -> bool {
+    let mut depth = 0i64;
+    for (idx, tok) in cx.all.iter().enumerate().skip(from) {
+        match tok.kind {
+            TokenKind::LParen | TokenKind::LBracket => depth += 1,
+            TokenKind::RParen | TokenKind::RBracket if depth > 0 => depth -= 1,
+            kind if kind == close => return true,
+            TokenKind::RParen | TokenKind::RBracket => return false,
+            TokenKind::LBrace | TokenKind::RBrace | TokenKind::Eof => return false,
+            _ if idx > from && cx.is_item_keyword_at(idx) => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Parses a comma-separated list between `open` (already consumed, at `open_tok`) and
 /// `close`, skipping newlines inside. A trailing comma is allowed.
 fn delimited_list<'a, O>(
@@ -454,7 +481,7 @@ fn delimited_list<'a, O>(
             }
             let found = i.peek();
             let msg = format!("expected `,` or {}, found {}", close.describe(), describe(cx, found));
-            let unclosed = found.kind == TokenKind::Eof || cx.starts_line(cx.index_of(i.skip_newlines()));
+            let unclosed = !closes_later(cx, cx.index_of(i.skip_newlines()), close);
             let mut d = Diagnostic::new(
                 if unclosed { Code::UnclosedDelimiter } else { Code::UnexpectedToken },
                 if unclosed { format!("unclosed {}", TokenKind::describe(open_tok.kind)) } else { msg },
@@ -471,7 +498,12 @@ fn delimited_list<'a, O>(
                     "list opened here",
                 )
             };
-            return fail_with(i, d);
+            return Err(Err::Failure(PErr {
+                remaining: i.skip_newlines().toks.len(),
+                expected: Vec::new(),
+                custom: Some(Box::new(d)),
+                resume: unclosed,
+            }));
         }
     })();
     cx.brackets.set(cx.brackets.get() - 1);
@@ -707,6 +739,11 @@ fn primary(i: In<'_>) -> PResult<'_, Expr> {
     }
 }
 
+/// Whether a word after a number reads as a size unit, even misspelled (`mb`, `Gib`).
+fn looks_like_unit(word: &str) -> bool {
+    matches!(word.to_ascii_lowercase().as_str(), "b" | "kb" | "mb" | "gb" | "tb" | "kib" | "mib" | "gib" | "tib")
+}
+
 /// A number, optionally followed by a size unit (`12 GiB`).
 fn number_literal(i: In<'_>) -> PResult<'_, Expr> {
     let cx = i.cx;
@@ -718,7 +755,7 @@ fn number_literal(i: In<'_>) -> PResult<'_, Expr> {
     let unit_tok = rest.toks.first().filter(|t| {
         t.kind == TokenKind::Ident && {
             let w = cx.text_of(t);
-            if cx.in_settings.get() { setting(w).is_none() && !KEYWORDS.contains(&w) } else { w.ends_with(['B', 'b']) }
+            if cx.in_settings.get() { setting(w).is_none() && !KEYWORDS.contains(&w) } else { looks_like_unit(w) }
         }
     });
     let value: Option<f64> =
@@ -947,26 +984,29 @@ fn if_statement(i: In<'_>) -> PResult<'_, StmtKind> {
 
 /// Where to resume after a syntax error inside a statement that started at `start` and
 /// failed at token index `err_idx`.
-fn recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize) -> usize {
-    // A statement that runs into the next line's first token: resume there.
-    if err_idx > start && cx.starts_line(err_idx) && cx.all[err_idx].kind != TokenKind::Eof {
+fn recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize, resume: bool) -> usize {
+    // An unclosed list ran into the next line's first token: resume there.
+    if resume && err_idx > start && cx.starts_line(err_idx) && cx.all[err_idx].kind != TokenKind::Eof {
         return err_idx;
     }
-    let mut balance: i64 = 0;
+    // Brackets and braces are counted apart: a `}` that closes the enclosing body ends the
+    // skip even inside an unclosed `(`.
+    let (mut brackets, mut braces): (i64, i64) = (0, 0);
     let mut idx = start;
     while idx < cx.all.len() {
         let tok = &cx.all[idx];
         match tok.kind {
             TokenKind::Eof => return idx,
-            TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => balance += 1,
-            TokenKind::RParen | TokenKind::RBracket => balance -= 1,
+            TokenKind::LParen | TokenKind::LBracket => brackets += 1,
+            TokenKind::RParen | TokenKind::RBracket => brackets -= 1,
+            TokenKind::LBrace => braces += 1,
             TokenKind::RBrace => {
-                balance -= 1;
-                if balance < 0 && idx >= err_idx {
+                braces -= 1;
+                if braces < 0 && idx >= err_idx {
                     return idx;
                 }
             }
-            TokenKind::Newline if idx >= err_idx && balance <= 0 => return idx + 1,
+            TokenKind::Newline if idx >= err_idx && brackets <= 0 && braces <= 0 => return idx + 1,
             _ if idx > start && cx.is_item_keyword_at(idx) => return idx,
             _ => {}
         }
@@ -1011,6 +1051,7 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
                     remaining: r.toks.len(),
                     expected: vec!["the end of the statement"],
                     custom: None,
+                    resume: false,
                 }))
             }
         });
@@ -1021,22 +1062,42 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
             }
             Err(Err::Error(e) | Err::Failure(e)) => {
                 let err_idx = e.index(cx);
+                let resume = e.resume;
                 cx.report(e.into_diagnostic(cx));
                 recovered = true;
-                // Keep the names of a broken assignment defined, so that later lines do not
-                // report them as undefined.
+                let resume_idx = recovery_point(cx, idx, err_idx, resume);
+                // Keep the names that the skipped code assigns defined, so that later lines
+                // do not report them as undefined.
+                let mut targets = Vec::new();
                 let broken_input = rest.peek_word("input").then(|| name(rest.bump().0).ok()).flatten();
                 if let Some((_, input_name)) = broken_input {
-                    let id = cx.node(cx.all[idx].range);
-                    let value = Expr { id, kind: ExprKind::Error };
-                    stmts.push(Stmt { id, kind: StmtKind::Assign { targets: vec![input_name], value } });
-                } else if starts_assignment(rest) {
-                    let (_, targets) = assignment_targets(rest);
+                    targets.push(input_name);
+                }
+                // Statements start outside brackets, after a line break, `{` or `;`.
+                let mut depth = 0i64;
+                for at in idx..resume_idx {
+                    let after_break = at == idx
+                        || matches!(cx.all[at - 1].kind, TokenKind::Newline | TokenKind::LBrace | TokenKind::Semicolon);
+                    let here = In { toks: &cx.all[at..], cx };
+                    if depth <= 0 && after_break && starts_assignment(here) {
+                        for target in assignment_targets(here).1 {
+                            if !targets.iter().any(|t: &Name| t.text == target.text) {
+                                targets.push(target);
+                            }
+                        }
+                    }
+                    match cx.all[at].kind {
+                        TokenKind::LParen | TokenKind::LBracket => depth += 1,
+                        TokenKind::RParen | TokenKind::RBracket => depth -= 1,
+                        _ => {}
+                    }
+                }
+                if !targets.is_empty() {
                     let id = cx.node(cx.all[idx].range);
                     let value = Expr { id, kind: ExprKind::Error };
                     stmts.push(Stmt { id, kind: StmtKind::Assign { targets, value } });
                 }
-                rest = In { toks: &cx.all[recovery_point(cx, idx, err_idx)..], cx };
+                rest = In { toks: &cx.all[resume_idx..], cx };
             }
             Err(Err::Incomplete(_)) => unreachable!("complete parsers only"),
         }
@@ -1114,7 +1175,9 @@ fn setting_recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize) -> usize {
             TokenKind::Eof => return idx,
             TokenKind::LParen | TokenKind::LBracket => balance += 1,
             TokenKind::RParen | TokenKind::RBracket => balance -= 1,
-            TokenKind::RBrace if balance <= 0 => return idx,
+            // Braces never appear inside a setting: a `}` ends the scenario.
+            TokenKind::RBrace => return idx,
+            _ if cx.is_item_keyword_at(idx) && cx.text_of(tok) != "model" => return idx,
             TokenKind::Newline if balance <= 0 && idx >= err_idx => return idx,
             TokenKind::Ident if balance <= 0 && idx >= err_idx && setting(cx.text_of(tok)).is_some() => return idx,
             _ => {}
@@ -1124,10 +1187,11 @@ fn setting_recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize) -> usize {
     cx.all.len() - 1
 }
 
-fn scenario_body(i: In<'_>) -> PResult<'_, Vec<Setting>> {
+fn scenario_body(i: In<'_>) -> PResult<'_, (Vec<Setting>, bool)> {
     let cx = i.cx;
     let (mut rest, open) = token(TokenKind::LBrace)(i).or_else(|_| fail(i, "`{`"))?;
     let mut settings = Vec::new();
+    let mut recovered = false;
     cx.in_settings.set(true);
     loop {
         while matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::Comma) {
@@ -1151,6 +1215,7 @@ fn scenario_body(i: In<'_>) -> PResult<'_, Vec<Setting>> {
                     .with_primary_message("this scenario is never closed")
                     .with_help("add `}` after its last setting"),
             );
+            recovered = true;
             break;
         }
         match setting_entry(rest) {
@@ -1161,13 +1226,14 @@ fn scenario_body(i: In<'_>) -> PResult<'_, Vec<Setting>> {
             Err(Err::Error(e) | Err::Failure(e)) => {
                 let err_idx = e.index(cx);
                 cx.report(e.into_diagnostic(cx));
+                recovered = true;
                 rest = In { toks: &cx.all[setting_recovery_point(cx, idx, err_idx)..], cx };
             }
             Err(Err::Incomplete(_)) => unreachable!("complete parsers only"),
         }
     }
     cx.in_settings.set(false);
-    Ok((rest, settings))
+    Ok((rest, (settings, recovered)))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1198,6 +1264,9 @@ fn op_outputs(i: In<'_>) -> PResult<'_, OpOutputs> {
     if i.peek_is(TokenKind::LParen) {
         let (rest, open) = i.bump();
         let (rest, elems) = delimited_list(rest, open, TokenKind::RParen, "`tensor`", keyword("tensor"))?;
+        if elems.is_empty() {
+            return fail(i, "`tensor`, `tensors` or `(tensor, ...)`: an op returns at least one tensor");
+        }
         return Ok((rest, OpOutputs::Fixed(elems.len() as u32)));
     }
     let tok = i.peek();
@@ -1241,8 +1310,8 @@ fn item(i: In<'_>) -> PResult<'_, Item> {
             let kind = if word == "train" { ScenarioKind::Train } else { ScenarioKind::Infer };
             let (rest, _) = i.bump();
             let (rest, n) = cut(name(rest))?;
-            let (rest, settings) = cut(scenario_body(rest))?;
-            Ok((rest, Item::Scenario(Scenario { kind, name: n, settings })))
+            let (rest, (settings, recovered)) = cut(scenario_body(rest))?;
+            Ok((rest, Item::Scenario(Scenario { kind, name: n, settings, recovered })))
         }
         _ => expected(i, "an item (`use`, `op`, `block`, `model`, `train` or `infer`)"),
     }
@@ -1288,7 +1357,12 @@ fn items(cx: &Ctx<'_>) -> (SourceTree, Vec<ItemSpans>) {
                 let line_ends = matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::Eof);
                 // After an unclosed body the next item already starts its own line.
                 if !line_ends && !cx.is_item_keyword_at(cx.index_of(rest)) {
-                    let e = PErr { remaining: rest.toks.len(), expected: vec!["the end of the line"], custom: None };
+                    let e = PErr {
+                        remaining: rest.toks.len(),
+                        expected: vec!["the end of the line"],
+                        custom: None,
+                        resume: false,
+                    };
                     let err_idx = e.index(cx);
                     cx.report(e.into_diagnostic(cx));
                     rest = In { toks: &cx.all[item_recovery_point(cx, err_idx, err_idx)..], cx };
