@@ -29,6 +29,33 @@ struct Cli {
 enum Command {
     /// Check .net files and report problems (exit 1 on errors, 2 on unreadable files)
     Check(CheckArgs),
+    /// Show each scenario per source line: output shape, parameters, MACs, output bytes
+    Report(ReportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// Files or directories (every .net file below a directory); default: `.`
+    paths: Vec<PathBuf>,
+    /// Only the scenario with this name
+    #[arg(long, value_name = "NAME")]
+    scenario: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table)]
+    format: ReportFormat,
+    /// When to use colour (for diagnostics)
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ReportFormat {
+    /// Aligned columns for a terminal
+    Table,
+    /// A Markdown table for a pull-request comment
+    Markdown,
+    /// JSON (schema in spec/report.md)
+    Json,
 }
 
 #[derive(Debug, clap::Args)]
@@ -170,6 +197,47 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
     }
 }
 
+fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
+    for path in &paths {
+        if !path.exists() {
+            let _ = writeln!(err, "error: no such file or directory: {}", path.display());
+            return 2;
+        }
+    }
+    let mut db = Database::new();
+    let checked = check_paths(&mut db, &paths);
+    let errors: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
+    if !errors.is_empty() {
+        // A report of a wrong program would be wrong too: show why instead.
+        let _ = err.write_all(render::human(&errors, &checked.sources, use_color(args.color, terminal)).as_bytes());
+        let _ = writeln!(err, "error: cannot report: {}", plural(errors.len(), "error"));
+        return if checked.io_failed { 2 } else { 1 };
+    }
+    let files: Vec<_> = paths.iter().filter_map(|p| db.file(&crate::workspace::file_name_of(p))).collect();
+    let files = if files.is_empty() { crate::workspace::load(&mut db, &paths).roots } else { files };
+    let report = crate::report::report(&db, &files, args.scenario.as_deref());
+    if let Some(name) = &args.scenario
+        && report.scenarios.is_empty()
+    {
+        let _ = writeln!(err, "error: no scenario named `{name}` in the given files");
+        return 2;
+    }
+    let text = match args.format {
+        ReportFormat::Table => crate::report::table(&report),
+        ReportFormat::Markdown => crate::report::markdown(&report),
+        ReportFormat::Json => {
+            let mut json = serde_json::to_string_pretty(&report).expect("plain data serializes");
+            json.push('\n');
+            json
+        }
+    };
+    if out.write_all(text.as_bytes()).is_err() {
+        return 2;
+    }
+    0
+}
+
 /// Runs netc with `args` (the program name first), writing to `out` and `err`; returns the
 /// exit code. `terminal` says whether `out` is a terminal (for `--color auto`).
 pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
@@ -189,6 +257,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &
     };
     match cli.command {
         Command::Check(args) => check(args, out, err, terminal),
+        Command::Report(args) => report(args, out, err, terminal),
     }
 }
 

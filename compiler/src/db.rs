@@ -17,10 +17,11 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use salsa::{Durability, Setter};
 
 use crate::diagnostics::{Code, Diagnostic, FileName, Label, NodeRef, Place, Severity};
+use crate::elaborate::{self, Graph, Request, Site};
 use crate::paths;
 use crate::semantics::check::ItemChecker;
 use crate::semantics::scope::{Definition, Scope, build_scope, definitions};
-use crate::syntax::{self, Item, NodeId, Parse, SourceTree, UseTarget};
+use crate::syntax::{self, Expr, ExprKind, Item, NodeId, Parse, SettingValue, SourceTree, UseTarget};
 
 /// One source file: its name (as shown to the user) and its text.
 #[salsa::input(debug)]
@@ -397,6 +398,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     all.extend(file_imports(db, file).iter().filter_map(|i| i.target.as_ref().err().cloned()));
     all.extend(import_cycle(db, file).iter().cloned());
     all.extend(check_file(db, file).iter().cloned());
+    all.extend(shape_diagnostics(db, file).iter().cloned());
     let levels = db.config().levels(db);
     let mut out: Vec<Diagnostic> = all
         .into_iter()
@@ -421,6 +423,154 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         Place::Node(_) => (u32::MAX, u32::MAX),
     });
     out.dedup();
+    out
+}
+
+/// A top-level item of a file, as a query key.
+#[salsa::interned(debug)]
+pub struct ItemLoc<'db> {
+    /// The file.
+    pub file: SourceFile,
+    /// The item's index in the file.
+    pub index: u32,
+}
+
+/// What a scenario asks for, evaluated from its settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioSetup {
+    /// The model run: its file and item index.
+    pub model: (SourceFile, u32),
+    /// The model's arguments.
+    pub args: BTreeMap<String, elaborate::Value>,
+    /// Bound dimensions: `N` from `batch`, `S` from `seq`, others from `dim`.
+    pub dims: BTreeMap<String, i128>,
+    /// The batch size, if set.
+    pub batch: Option<i128>,
+}
+
+/// Evaluates a scenario's settings; `None` when the scenario or its model is broken (the
+/// checks report why).
+#[salsa::tracked(returns(ref))]
+pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioSetup> {
+    let file = *loc.file(db);
+    let Item::Scenario(scenario) = syntax_tree(db, file).items.get(*loc.index(db) as usize)? else { return None };
+    let mut setup = ScenarioSetup { model: (file, 0), args: BTreeMap::new(), dims: BTreeMap::new(), batch: None };
+    let mut model = None;
+    for s in &scenario.settings {
+        match (&s.key.text[..], &s.value) {
+            ("model", SettingValue::Value(e)) => {
+                let (callee, args) = match &e.kind {
+                    ExprKind::Call { callee, args } => (callee, args.as_slice()),
+                    ExprKind::Name(n) => (n, [].as_slice()),
+                    _ => return None,
+                };
+                let def = file_scope(db, file).get(&callee.text)?.clone();
+                let Item::Model(m) = syntax_tree(db, lookup_file(db, &def.file)?).items.get(def.item as usize)? else {
+                    return None;
+                };
+                for (position, arg) in args.iter().enumerate() {
+                    let name = match &arg.keyword {
+                        Some(k) => k.text.clone(),
+                        None => m.params.get(position)?.name.text.clone(),
+                    };
+                    setup.args.insert(name, elaborate::literal_value(&arg.value));
+                }
+                model = Some((lookup_file(db, &def.file)?, def.item));
+            }
+            ("batch", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {
+                setup.batch = Some(*n as i128);
+                setup.dims.insert("N".into(), *n as i128);
+            }
+            ("seq", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {
+                setup.dims.insert("S".into(), *n as i128);
+            }
+            ("dim", SettingValue::Dim { name, value: Expr { kind: ExprKind::Int(n), .. } }) => {
+                setup.dims.insert(name.text.clone(), *n as i128);
+            }
+            _ => {}
+        }
+    }
+    setup.model = model?;
+    Some(setup)
+}
+
+/// The op graph of a scenario: its model elaborated with the scenario's arguments and
+/// dimensions. `None` when the scenario is broken.
+#[salsa::tracked(returns(ref))]
+pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Graph> {
+    let setup = scenario_setup(db, loc).as_ref()?;
+    let file = *loc.file(db);
+    let Item::Scenario(scenario) = syntax_tree(db, file).items.get(*loc.index(db) as usize)? else { return None };
+    let context = format!("{} scenario `{}`", scenario.kind.keyword(), scenario.name.text);
+    let blame = Site { file: file.name(db).clone(), at: NodeRef { item: *loc.index(db), node: scenario.name.id.0 } };
+    let request = Request {
+        file: setup.model.0,
+        item: setup.model.1,
+        args: setup.args.clone(),
+        dims: setup.dims.clone(),
+        require_bound: true,
+        blame: Some(blame),
+        context: &context,
+    };
+    Some(elaborate::elaborate(db, &request))
+}
+
+/// A model elaborated on its own: dimensions not bound by a scenario stay symbolic
+/// (`[N, 64, (H - 1)/2 + 1, ...]`).
+#[salsa::tracked(returns(ref))]
+pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Graph> {
+    let file = *loc.file(db);
+    let Item::Model(model) = syntax_tree(db, file).items.get(*loc.index(db) as usize)? else { return None };
+    let context = format!("model `{}`", model.name.text);
+    let request = Request {
+        file,
+        item: *loc.index(db),
+        args: BTreeMap::new(),
+        dims: BTreeMap::new(),
+        require_bound: false,
+        blame: None,
+        context: &context,
+    };
+    Some(elaborate::elaborate(db, &request))
+}
+
+/// Whether a file has syntax errors. Unlike the errors themselves (which hold positions),
+/// the answer survives whitespace and comment edits, so queries that ask are not re-run.
+#[salsa::tracked(returns(copy))]
+pub fn has_syntax_errors(db: &dyn Db, file: SourceFile) -> bool {
+    parse_file(db, file).errors.iter().any(|d| d.severity == Severity::Error)
+}
+
+/// Shape errors of the scenarios and models of a file, found by elaborating each. A file
+/// with semantic errors is not elaborated: its errors come first. An error found by several
+/// elaborations (one per scenario) is reported once, the first time.
+#[salsa::tracked(returns(ref))]
+pub fn shape_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    if check_file(db, file).iter().any(|d| d.severity == Severity::Error) || has_syntax_errors(db, file) {
+        return Vec::new();
+    }
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let mut seen = HashSet::new();
+    let items = &syntax_tree(db, file).items;
+    // Scenarios first: their messages have concrete shapes.
+    let order = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| matches!(i, Item::Scenario(_)))
+        .chain(items.iter().enumerate().filter(|(_, i)| matches!(i, Item::Model(_))));
+    for (index, item) in order {
+        let loc = ItemLoc::new(db, file, index as u32);
+        let graph = match item {
+            Item::Scenario(_) => scenario_graph(db, loc),
+            _ => model_graph(db, loc),
+        };
+        for d in graph.iter().flat_map(|g| &g.diagnostics) {
+            let key = (d.code, d.primary().file.clone(), d.primary().place.clone());
+            if seen.insert(key) {
+                out.push(d.clone());
+            }
+        }
+    }
     out
 }
 

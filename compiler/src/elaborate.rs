@@ -83,6 +83,9 @@ pub struct StmtValue {
     pub origin: Origin,
     /// The tensors it assigned or returned.
     pub tensors: Vec<TensorId>,
+    /// Tensors with ids from this one on were made while the statement ran; the others
+    /// existed before (`s = x` makes nothing new).
+    pub first_new: TensorId,
 }
 
 /// An elaborated model.
@@ -245,6 +248,7 @@ impl<'db> Elaborator<'db, '_> {
     fn body(&mut self, body: &Body, env: &mut Env, ctx: &Ctx, is_model: bool) -> Result<Option<Vec<Value>>, Stop> {
         for stmt in &body.stmts {
             let stmt_site = self.site(&ctx.name, ctx.item, stmt.id);
+            let stmt_start = self.graph.tensors.len() as u32;
             match &stmt.kind {
                 StmtKind::Input { name, ty } => {
                     if !is_model {
@@ -253,7 +257,7 @@ impl<'db> Elaborator<'db, '_> {
                     let value = self.input(name.text.as_str(), ty, env, ctx)?;
                     if let Value::Tensor(t) = value {
                         self.graph.inputs.push((name.text.clone(), t));
-                        self.record(stmt_site, ctx, vec![t]);
+                        self.record(stmt_site, stmt_start, vec![t]);
                     }
                     env.insert(name.text.clone(), value);
                 }
@@ -267,7 +271,7 @@ impl<'db> Elaborator<'db, '_> {
                     let tensors: Vec<TensorId> =
                         values.iter().filter_map(|v| if let Value::Tensor(t) = v { Some(*t) } else { None }).collect();
                     if !tensors.is_empty() {
-                        self.record(stmt_site, ctx, tensors);
+                        self.record(stmt_site, stmt_start, tensors);
                     }
                     for (target, v) in targets.iter().zip(values) {
                         env.insert(target.text.clone(), v);
@@ -281,7 +285,7 @@ impl<'db> Elaborator<'db, '_> {
                     let tensors: Vec<TensorId> =
                         out.iter().filter_map(|v| if let Value::Tensor(t) = v { Some(*t) } else { None }).collect();
                     if !tensors.is_empty() {
-                        self.record(stmt_site, ctx, tensors);
+                        self.record(stmt_site, stmt_start, tensors);
                     }
                     return Ok(Some(out));
                 }
@@ -306,10 +310,9 @@ impl<'db> Elaborator<'db, '_> {
         Ok(None)
     }
 
-    fn record(&mut self, stmt: Site, ctx: &Ctx, tensors: Vec<TensorId>) {
-        let _ = ctx;
+    fn record(&mut self, stmt: Site, stmt_start: u32, tensors: Vec<TensorId>) {
         let origin = Origin { expr: stmt.clone(), stmt, chain: self.chain.clone() };
-        self.graph.stmt_values.push(StmtValue { origin, tensors });
+        self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(stmt_start) });
     }
 
     fn input(&mut self, name: &str, ty: &TypeExpr, env: &mut Env, ctx: &Ctx) -> Result<Value, Stop> {
@@ -825,6 +828,32 @@ impl<'db> Elaborator<'db, '_> {
             d = d.with_help(help);
         }
         self.report(d);
+    }
+}
+
+/// The value of a literal argument (a scenario's model arguments are literals).
+pub fn literal_value(e: &Expr) -> Value {
+    match &e.kind {
+        ExprKind::Int(v) => Value::Int(Dim::Known(*v as i128)),
+        ExprKind::Float(bits) => Value::Float(f64::from_bits(*bits)),
+        ExprKind::Bool(b) => Value::Bool(*b),
+        ExprKind::Str(s) => Value::Str(s.clone()),
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => match literal_value(operand) {
+            Value::Int(d) => Dim::Known(0).sub(&d).map_or(Value::Unknown, Value::Int),
+            Value::Float(f) => Value::Float(-f),
+            _ => Value::Unknown,
+        },
+        ExprKind::List(elems) => {
+            let ints: Option<Vec<Dim>> = elems
+                .iter()
+                .map(|x| match literal_value(x) {
+                    Value::Int(d) => Some(d),
+                    _ => None,
+                })
+                .collect();
+            ints.map_or(Value::Unknown, Value::Ints)
+        }
+        _ => Value::Unknown,
     }
 }
 

@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod elaborate;
 pub mod paths;
 pub mod render;
+pub mod report;
 pub mod semantics;
 pub mod shapes;
 pub mod suggest;

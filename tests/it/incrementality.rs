@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use netc::db::{Database, Level, SourceFile, file_diagnostics};
+use netc::db::{Database, ItemLoc, Level, SourceFile, file_diagnostics, syntax_tree};
 use netc::diagnostics::FileName;
 
 struct Logged {
@@ -40,6 +40,14 @@ impl Logged {
         for &file in self.files.values() {
             let _ = file_diagnostics(&self.db, file);
         }
+        // Items are keyed by interned ids: name them `file#index`.
+        let mut item_ids: Vec<(String, String)> = Vec::new();
+        for (name, &file) in &self.files {
+            for index in 0..syntax_tree(&self.db, file).items.len() as u32 {
+                let id = salsa::plumbing::AsId::as_id(&ItemLoc::new(&self.db, file, index));
+                item_ids.push((format!("({id:?})"), format!("({name}#{index})")));
+            }
+        }
         let ids: Vec<(String, &str)> =
             self.files.iter().map(|(name, f)| (format!("{:?}", salsa::plumbing::AsId::as_id(f)), *name)).collect();
         let mut ran: Vec<String> = self
@@ -49,6 +57,9 @@ impl Logged {
             .iter()
             .map(|key| {
                 let mut key = key.clone();
+                for (id, name) in &item_ids {
+                    key = key.replace(id.as_str(), name);
+                }
                 for (id, name) in &ids {
                     key = key.replace(id.as_str(), name);
                 }
@@ -116,7 +127,8 @@ fn edits_rerun_only_what_they_touch() {
     insta::assert_snapshot!("statement_edit_other_file", ran.join("\n"));
 
     // The body of block `stem` in b.net: b.net is re-checked; a.net imports b.net but the
-    // definitions it sees are unchanged, so a.net's checks are reused.
+    // definitions it sees are unchanged, so a.net's checks are reused. a.net's model and
+    // scenario call `stem`, so they (and only they) are elaborated again.
     let ran = logged.edit("b.net", "return y", "return relu(y)");
     insta::assert_snapshot!("body_edit_imported_file", ran.join("\n"));
 

@@ -212,7 +212,8 @@ fn check_setting(cx: &mut ItemChecker<'_>, s: &Setting) {
             "device" => one_of(cx, e, "device", DEVICES),
             "conv_algorithm" => one_of(cx, e, "convolution algorithm", CONV_ALGORITHMS),
             "budget" | "overhead" | "host_budget" => {
-                if size(cx, e, &format!("`{key}`")) == Some(0) && key != "overhead" {
+                let bytes = size(cx, e, &format!("`{key}`"));
+                if bytes == Some(0) && key != "overhead" {
                     cx.error(Code::InvalidSettingValue, e.id, format!("a `{key}` of 0 bytes can never be met"));
                 }
             }

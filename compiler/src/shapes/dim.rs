@@ -194,6 +194,15 @@ impl Dim {
                 if let Some(q) = p.exact_div(*b) {
                     return Some(Dim::from_poly(q));
                 }
+                // floor(floor(a / c) / b) = floor(a / (c b)) for positive divisors.
+                if *b > 0
+                    && let Some((m, 1)) = p.terms.iter().next().filter(|_| p.terms.len() == 1)
+                    && let [Atom::FloorDiv(a, c)] = m.as_slice()
+                    && let Some(c) = c.as_const().filter(|c| *c > 0)
+                {
+                    let divisor = Poly::constant(c.checked_mul(*b)?);
+                    return Some(Dim::from_poly(Poly::atom(Atom::FloorDiv(a.clone(), divisor))));
+                }
                 // floor((b*q + r) / b) = q + floor(r / b) when b divides every symbolic term.
                 let g = p.symbolic_gcd();
                 if *b > 0 && g % b == 0 {
@@ -358,6 +367,9 @@ mod tests {
         // (2H + 3) / 2 = H + 1.
         assert_eq!(h.mul(&k(2)).unwrap().add(&k(3)).unwrap().floor_div(&k(2)).unwrap().to_string(), "H + 1");
         assert_eq!(Dim::var("N").mul(&k(64)).unwrap().to_string(), "N*64");
+        // Two stride-2 layers: floor(floor((H - 1)/2)/2) = (H - 1)/4.
+        let once = h.sub(&k(1)).unwrap().floor_div(&k(2)).unwrap();
+        assert_eq!(once.floor_div(&k(2)).unwrap().to_string(), "(H - 1)/4");
     }
 
     #[test]

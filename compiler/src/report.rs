@@ -1,0 +1,321 @@
+//! Reports: each scenario's op graph summed per source line (output shape, parameters, MACs,
+//! output bytes, instances), as data ([`Report`], serde-serializable, the JSON schema of
+//! `netc report --format json`) and rendered as a table or Markdown.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, scenario_graph, scenario_setup, syntax_tree};
+use crate::diagnostics::FileName;
+use crate::elaborate::{Graph, Site, TensorId};
+use crate::render::line_col;
+use crate::shapes::Dim;
+use crate::syntax::{Item, NodeId};
+
+/// The version of the report schema; bumped on incompatible changes.
+pub const REPORT_VERSION: u32 = 1;
+
+/// The report of some files: every scenario.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Report {
+    /// Schema version.
+    pub version: u32,
+    /// The scenarios, in file and source order.
+    pub scenarios: Vec<ScenarioReport>,
+}
+
+/// One scenario's figures.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ScenarioReport {
+    /// The scenario's name.
+    pub name: String,
+    /// `train` or `infer`.
+    pub kind: &'static str,
+    /// The file that declares the scenario.
+    pub file: FileName,
+    /// The model run.
+    pub model: String,
+    /// The batch size, if set.
+    pub batch: Option<i128>,
+    /// Parameters of the model (shared weights counted once).
+    pub params: i128,
+    /// Multiply-accumulates of one forward pass over the whole batch.
+    pub macs: i128,
+    /// Per source line, in order of first execution.
+    pub lines: Vec<LineReport>,
+}
+
+/// One source line's share of a scenario.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LineReport {
+    /// The file of the line.
+    pub file: FileName,
+    /// 1-based line number.
+    pub line: u32,
+    /// The line's source text, trimmed.
+    pub source: String,
+    /// The output shape of the line's first execution (several outputs separated by `, `).
+    pub shape: String,
+    /// Parameters created by the ops on this line, over all executions.
+    pub params: i128,
+    /// MACs of the ops on this line, over all executions.
+    pub macs: i128,
+    /// Bytes of the tensors the line made and assigned or returned, over all executions (an
+    /// alias such as `s = x` makes none). The memory ledgers refine this.
+    pub activation_bytes: i128,
+    /// Workspace bytes (filled in by the memory model).
+    pub workspace_bytes: i128,
+    /// How many times the line ran (a line in a block called 8 times runs 8 times).
+    pub instances: u32,
+}
+
+fn known(d: &Dim) -> i128 {
+    d.known().unwrap_or(0)
+}
+
+/// The line number and text of a site.
+fn locate(db: &dyn Db, site: &Site) -> Option<(u32, String)> {
+    let file = lookup_file(db, &site.file)?;
+    let parse = parse_file(db, file);
+    let range = parse.spans.get(site.at.item as usize)?.range(NodeId(site.at.node));
+    let text = file.text(db);
+    let lc = line_col(text, range.start);
+    let line = text.lines().nth(lc.line as usize - 1).unwrap_or("").trim().to_string();
+    Some((lc.line, line))
+}
+
+fn shapes(graph: &Graph, tensors: &[TensorId]) -> String {
+    let parts: Vec<String> = tensors.iter().map(|t| graph.tensor(*t).to_string()).collect();
+    parts.join(", ")
+}
+
+/// The row of `site`, created (and its order recorded) on first use.
+fn row<'a>(
+    db: &dyn Db,
+    rows: &'a mut BTreeMap<Site, LineReport>,
+    order: &mut Vec<Site>,
+    site: &Site,
+) -> Option<&'a mut LineReport> {
+    if !rows.contains_key(site) {
+        let (line, source) = locate(db, site)?;
+        order.push(site.clone());
+        let report = LineReport {
+            file: site.file.clone(),
+            line,
+            source,
+            shape: String::new(),
+            params: 0,
+            macs: 0,
+            activation_bytes: 0,
+            workspace_bytes: 0,
+            instances: 0,
+        };
+        rows.insert(site.clone(), report);
+    }
+    rows.get_mut(site)
+}
+
+/// The report of one scenario, or `None` if it cannot be elaborated (see its diagnostics).
+pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<ScenarioReport> {
+    let loc = ItemLoc::new(db, file, index);
+    let Item::Scenario(scenario) = syntax_tree(db, file).items.get(index as usize)? else { return None };
+    let setup = scenario_setup(db, loc).as_ref()?;
+    let graph = scenario_graph(db, loc).as_ref()?;
+    if !graph.diagnostics.is_empty() {
+        return None;
+    }
+    let model_name = match syntax_tree(db, setup.model.0).items.get(setup.model.1 as usize) {
+        Some(Item::Model(m)) => m.name.text.clone(),
+        _ => String::new(),
+    };
+    // Lines in order of first execution.
+    let mut order: Vec<Site> = Vec::new();
+    let mut rows: BTreeMap<Site, LineReport> = BTreeMap::new();
+    for value in &graph.stmt_values {
+        let r = row(db, &mut rows, &mut order, &value.origin.stmt)?;
+        if r.instances == 0 {
+            r.shape = shapes(graph, &value.tensors);
+        }
+        r.instances += 1;
+        for t in value.tensors.iter().filter(|t| **t >= value.first_new) {
+            r.activation_bytes += graph.tensor(*t).bytes().as_ref().map_or(0, known);
+        }
+    }
+    for node in &graph.nodes {
+        let r = row(db, &mut rows, &mut order, &node.origin.stmt)?;
+        r.params += known(&node.params);
+        r.macs += known(&node.result.macs);
+    }
+    let lines = order.iter().filter_map(|site| rows.remove(site)).collect();
+    Some(ScenarioReport {
+        name: scenario.name.text.clone(),
+        kind: scenario.kind.keyword(),
+        file: file.name(db).clone(),
+        model: model_name,
+        batch: setup.batch,
+        params: graph.params().as_ref().map_or(0, known),
+        macs: graph.macs().as_ref().map_or(0, known),
+        lines,
+    })
+}
+
+/// The report of every scenario of `files`, optionally only those named `only`.
+pub fn report(db: &dyn Db, files: &[SourceFile], only: Option<&str>) -> Report {
+    let mut scenarios = Vec::new();
+    for &file in files {
+        for (index, item) in syntax_tree(db, file).items.iter().enumerate() {
+            if let Item::Scenario(s) = item
+                && only.is_none_or(|name| name == s.name.text)
+                && let Some(r) = scenario_report(db, file, index as u32)
+            {
+                scenarios.push(r);
+            }
+        }
+    }
+    Report { version: REPORT_VERSION, scenarios }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(v: i128) -> String {
+    let digits = v.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0 { format!("-{out}") } else { out }
+}
+
+/// Bytes with a binary unit: `12.3 MiB`.
+pub fn bytes(v: i128) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = v as f64;
+    let mut unit = 0;
+    while value.abs() >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 { format!("{v} B") } else { format!("{value:.1} {}", UNITS[unit]) }
+}
+
+/// A count with a decimal suffix: `1.94 G`.
+pub fn count(v: i128) -> String {
+    const UNITS: [&str; 6] = ["", " K", " M", " G", " T", " P"];
+    let mut value = v as f64;
+    let mut unit = 0;
+    while value.abs() >= 1000.0 && unit < UNITS.len() - 1 {
+        value /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 { v.to_string() } else { format!("{value:.2}{}", UNITS[unit]) }
+}
+
+fn header(s: &ScenarioReport) -> String {
+    let batch = s.batch.map(|b| format!(", batch {b}")).unwrap_or_default();
+    format!("{} scenario `{}` ({}): model `{}`{batch}", s.kind, s.name, s.file, s.model)
+}
+
+fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(width.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The report as plain-text tables, one per scenario.
+pub fn table(report: &Report) -> String {
+    let mut out = String::new();
+    for s in &report.scenarios {
+        let _ = writeln!(out, "{}", header(s));
+        let rows: Vec<[String; 7]> = s
+            .lines
+            .iter()
+            .map(|l| {
+                [
+                    format!("{}:{}", l.file, l.line),
+                    truncate(&l.source, 44),
+                    l.shape.clone(),
+                    thousands(l.params),
+                    count(l.macs),
+                    bytes(l.activation_bytes),
+                    format!("{}", l.instances),
+                ]
+            })
+            .collect();
+        let titles = ["line", "source", "output shape", "params", "MACs", "output", "x"];
+        let mut widths: Vec<usize> = titles.iter().map(|t| t.chars().count()).collect();
+        for r in &rows {
+            for (w, cell) in widths.iter_mut().zip(r) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |cells: &[String], out: &mut String| {
+            let mut text = String::new();
+            for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+                let pad = w - cell.chars().count();
+                // Numbers are right-aligned.
+                if i >= 3 {
+                    text.push_str(&" ".repeat(pad));
+                    text.push_str(cell);
+                } else {
+                    text.push_str(cell);
+                    text.push_str(&" ".repeat(pad));
+                }
+                text.push_str("  ");
+            }
+            let _ = writeln!(out, "  {}", text.trim_end());
+        };
+        line(&titles.map(String::from), &mut out);
+        for r in &rows {
+            line(r, &mut out);
+        }
+        let _ = writeln!(out, "  total: {} params, {} MACs\n", thousands(s.params), count(s.macs));
+    }
+    out
+}
+
+/// The report as Markdown, ready for a pull-request comment.
+pub fn markdown(report: &Report) -> String {
+    let mut out = String::new();
+    for s in &report.scenarios {
+        let _ = writeln!(out, "### {}\n", header(s));
+        let _ = writeln!(out, "| line | source | output shape | params | MACs | output | × |");
+        let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|");
+        for l in &s.lines {
+            let _ = writeln!(
+                out,
+                "| {}:{} | `{}` | `{}` | {} | {} | {} | {} |",
+                l.file,
+                l.line,
+                l.source.replace('|', "\\|"),
+                l.shape,
+                thousands(l.params),
+                count(l.macs),
+                bytes(l.activation_bytes),
+                l.instances
+            );
+        }
+        let _ = writeln!(out, "\n**Total:** {} params, {} MACs\n", thousands(s.params), count(s.macs));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(627_816), "627,816");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(bytes(12_845_056), "12.2 MiB");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(count(1_936_000_000), "1.94 G");
+    }
+}
