@@ -782,6 +782,14 @@ impl<'db> Elaborator<'db, '_> {
                     && !key.is_empty()
                 {
                     match self.shared.get(key) {
+                        Some(first) if first.certainly_differs(&params) => {
+                            let site = self.site(&ctx.name, ctx.item, id);
+                            let message = format!(
+                                "`share=\"{key}\"` ties weights of different sizes: {first} parameters before, {params} here"
+                            );
+                            self.error_at(Code::InvalidShape, &site, message);
+                            return Ok(Value::Unknown);
+                        }
                         Some(_) => params = Dim::Known(0),
                         None => {
                             self.shared.insert(key.clone(), params.clone());
