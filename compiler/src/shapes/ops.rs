@@ -270,7 +270,8 @@ pub fn apply(name: &str, args: &Args) -> OpOutcome {
         "concat" => concat(args),
         "split" => split(args),
         "slice" => slice(args),
-        "add" | "mul" => {
+        // `sub` and `div` have no stdlib op: they are the operators `-` and `/` on tensors.
+        "add" | "mul" | "sub" | "div" => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
             if args.bool("inplace").unwrap_or(false) && out.shape != a.shape {
@@ -336,6 +337,8 @@ pub const OPS: &[&str] = &[
     "slice",
     "add",
     "mul",
+    "sub",
+    "div",
     "upsample",
     "interpolate",
     "attention",
