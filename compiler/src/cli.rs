@@ -214,9 +214,7 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
         let _ = writeln!(err, "error: cannot report: {}", plural(errors.len(), "error"));
         return if checked.io_failed { 2 } else { 1 };
     }
-    let files: Vec<_> = paths.iter().filter_map(|p| db.file(&crate::workspace::file_name_of(p))).collect();
-    let files = if files.is_empty() { crate::workspace::load(&mut db, &paths).roots } else { files };
-    let report = crate::report::report(&db, &files, args.scenario.as_deref());
+    let report = crate::report::report(&db, &checked.roots, args.scenario.as_deref());
     if let Some(name) = &args.scenario
         && report.scenarios.is_empty()
     {

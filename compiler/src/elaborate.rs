@@ -199,8 +199,14 @@ impl<'db> Elaborator<'db, '_> {
         if !self.request.context.is_empty() {
             d = d.with_note(format!("while elaborating {}", self.request.context));
         }
+        // A block that calls itself repeats one call site: label it once.
+        let mut previous: Option<&Site> = None;
         for call in self.chain.iter().rev() {
-            d = d.with_label(&call.file, call.place(), "in the block called here");
+            let is_primary = d.primary().file == call.file && d.primary().place == call.place();
+            if previous != Some(call) && !is_primary {
+                d = d.with_label(&call.file, call.place(), "in the block called here");
+            }
+            previous = Some(call);
         }
         self.graph.diagnostics.push(d);
     }
@@ -266,10 +272,16 @@ impl<'db> Elaborator<'db, '_> {
                     let values = match (targets.len(), v) {
                         (1, v) => vec![v],
                         (n, Value::Tensors(ts)) if ts.len() == n => ts.into_iter().map(Value::Tensor).collect(),
+                        (n, Value::Tensors(ts)) => {
+                            // Only a variadic op (split) can get here: the checks know the rest.
+                            let site = self.site(&ctx.name, ctx.item, value.id);
+                            let message = format!("this call returns {} tensors, but {n} names are assigned", ts.len());
+                            self.error_at(Code::OutputCount, &site, message);
+                            vec![Value::Unknown; n]
+                        }
                         (n, _) => vec![Value::Unknown; n],
                     };
-                    let tensors: Vec<TensorId> =
-                        values.iter().filter_map(|v| if let Value::Tensor(t) = v { Some(*t) } else { None }).collect();
+                    let tensors = tensors_of(&values);
                     if !tensors.is_empty() {
                         self.record(stmt_site, stmt_start, tensors);
                     }
@@ -282,8 +294,7 @@ impl<'db> Elaborator<'db, '_> {
                     for v in values {
                         out.push(self.eval_stmt_expr(v, env, ctx, stmt.id, 1)?);
                     }
-                    let tensors: Vec<TensorId> =
-                        out.iter().filter_map(|v| if let Value::Tensor(t) = v { Some(*t) } else { None }).collect();
+                    let tensors = tensors_of(&out);
                     if !tensors.is_empty() {
                         self.record(stmt_site, stmt_start, tensors);
                     }
@@ -310,9 +321,10 @@ impl<'db> Elaborator<'db, '_> {
         Ok(None)
     }
 
-    fn record(&mut self, stmt: Site, stmt_start: u32, tensors: Vec<TensorId>) {
+    /// Records what a statement produced; `start` is the tensor count when it began.
+    fn record(&mut self, stmt: Site, start: u32, tensors: Vec<TensorId>) {
         let origin = Origin { expr: stmt.clone(), stmt, chain: self.chain.clone() };
-        self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(stmt_start) });
+        self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(start) });
     }
 
     fn input(&mut self, name: &str, ty: &TypeExpr, env: &mut Env, ctx: &Ctx) -> Result<Value, Stop> {
@@ -336,6 +348,15 @@ impl<'db> Elaborator<'db, '_> {
                 _ => self.eval(dim, env, &ctx.name, ctx.item, NodeId::default())?,
             };
             match v {
+                Value::Float(_) | Value::Bool(_) | Value::Str(_) => {
+                    let site = self.site(&ctx.name, ctx.item, dim.id);
+                    self.error_at(
+                        Code::InvalidShape,
+                        &site,
+                        format!("a dimension of input `{name}` is not an integer"),
+                    );
+                    return Ok(Value::Unknown);
+                }
                 Value::Int(d) => {
                     if let Some(bad) = d.known().filter(|v| *v < 1) {
                         let site = self.site(&ctx.name, ctx.item, dim.id);
@@ -351,7 +372,17 @@ impl<'db> Elaborator<'db, '_> {
                 _ => return Ok(Value::Unknown),
             }
         }
-        Ok(Value::Tensor(self.new_tensor(TensorType::new(dtype, shape))))
+        let t = TensorType::new(dtype, shape);
+        if t.bytes().is_none() {
+            let site = self.site(&ctx.name, ctx.item, ty.id());
+            self.error_at(
+                Code::IntegerOverflow,
+                &site,
+                format!("input `{name}` has more bytes than can be counted (2^127)"),
+            );
+            return Ok(Value::Unknown);
+        }
+        Ok(Value::Tensor(self.new_tensor(t)))
     }
 
     fn unbound_dimension(&mut self, dim: &str, input: &str, ctx: &Ctx, node: NodeId) {
@@ -460,8 +491,10 @@ impl<'db> Elaborator<'db, '_> {
                 let n = match self.eval_in(count, env, ctx)? {
                     Value::Int(Dim::Known(n)) => n,
                     Value::Int(_) => {
-                        let site = self.site(&ctx.name, ctx.item, count.id);
-                        self.error_at(Code::InvalidShape, &site, "`repeat` count depends on an unbound dimension");
+                        if self.request.require_bound {
+                            let site = self.site(&ctx.name, ctx.item, count.id);
+                            self.error_at(Code::InvalidShape, &site, "`repeat` count depends on an unbound dimension");
+                        }
                         return Ok(Value::Unknown);
                     }
                     _ => return Ok(Value::Unknown),
@@ -774,25 +807,39 @@ impl<'db> Elaborator<'db, '_> {
             self.stopped = true;
             return Err(Stop);
         }
-        match ops::apply(op, &args) {
+        let outcome =
+            ops::apply(op, &args).and_then(|result| match result.outputs.iter().find(|t| t.bytes().is_none()) {
+                Some(t) => Err(OpError {
+                    message: format!(
+                        "integer overflow: an output of this `{op}` ({t}) has more bytes than can be counted"
+                    ),
+                    blame: Vec::new(),
+                    help: None,
+                }),
+                None => Ok(result),
+            });
+        match outcome {
             Ok(result) => {
                 let mut params = result.params().unwrap_or(Dim::Known(0));
-                // Weights shared by key count once: the first node owns them.
+                // A weight shared by key counts once: the first node owns it. Only `weight` is
+                // shared; a bias stays the node's own.
+                let weight = result.weights.iter().find(|w| w.name == "weight").map(|w| w.numel.clone());
                 if let Some(ArgValue::Str(key)) = args.values.get("share")
                     && !key.is_empty()
+                    && let Some(weight) = weight
                 {
                     match self.shared.get(key) {
-                        Some(first) if first.certainly_differs(&params) => {
+                        Some(first) if first.certainly_differs(&weight) => {
                             let site = self.site(&ctx.name, ctx.item, id);
                             let message = format!(
-                                "`share=\"{key}\"` ties weights of different sizes: {first} parameters before, {params} here"
+                                "`share=\"{key}\"` ties weights of different sizes: {first} elements before, {weight} here"
                             );
                             self.error_at(Code::InvalidShape, &site, message);
                             return Ok(Value::Unknown);
                         }
-                        Some(_) => params = Dim::Known(0),
+                        Some(_) => params = params.sub(&weight).unwrap_or(Dim::Known(0)),
                         None => {
-                            self.shared.insert(key.clone(), params.clone());
+                            self.shared.insert(key.clone(), weight);
                         }
                     }
                 }
@@ -863,6 +910,18 @@ pub fn literal_value(e: &Expr) -> Value {
         }
         _ => Value::Unknown,
     }
+}
+
+/// The tensors among values (lists of tensors flattened).
+fn tensors_of(values: &[Value]) -> Vec<TensorId> {
+    values
+        .iter()
+        .flat_map(|v| match v {
+            Value::Tensor(t) => vec![*t],
+            Value::Tensors(ts) => ts.clone(),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 fn number(v: &Value) -> Option<f64> {

@@ -139,17 +139,62 @@ impl miette::Diagnostic for MietteView {
         }
         let primary_file = &self.diagnostic.primary().file;
         let text = self.source.inner();
-        let labels = self.diagnostic.labels.iter().filter(move |l| &l.file == primary_file).map(move |l| {
-            let r = clamp(text, range_of(l));
-            let message = if l.message.is_empty() { None } else { Some(l.message.clone()) };
-            if l.primary {
-                LabeledSpan::new_primary_with_span(message, (r.start, r.end - r.start))
-            } else {
-                LabeledSpan::new_with_span(message, (r.start, r.end - r.start))
-            }
-        });
-        Some(Box::new(labels))
+        let in_file: Vec<&Label> = self.diagnostic.labels.iter().filter(|l| &l.file == primary_file).collect();
+        let inner: Vec<std::ops::Range<usize>> = in_file
+            .iter()
+            .filter(|l| !l.primary)
+            .map(|l| clamp(text, range_of(l)))
+            .filter(|r| {
+                let p = clamp(text, range_of(self.diagnostic.primary()));
+                p.start <= r.start && r.end <= p.end && *r != p
+            })
+            .collect();
+        let labels: Vec<LabeledSpan> = in_file
+            .iter()
+            .map(|l| {
+                let mut r = clamp(text, range_of(l));
+                if l.primary && !inner.is_empty() {
+                    r = outside_of(text, r, &inner);
+                }
+                let message = if l.message.is_empty() { None } else { Some(l.message.clone()) };
+                if l.primary {
+                    LabeledSpan::new_primary_with_span(message, (r.start, r.end - r.start))
+                } else {
+                    LabeledSpan::new_with_span(message, (r.start, r.end - r.start))
+                }
+            })
+            .collect();
+        Some(Box::new(labels.into_iter()))
     }
+}
+
+/// miette cannot draw labels nested inside another: the outer (primary) label of `y + x`
+/// whose operands carry labels is drawn on the part between them, `+`. Returns the first
+/// gap of `outer` outside `inner` that holds more than brackets, commas and spaces.
+fn outside_of(text: &str, outer: std::ops::Range<usize>, inner: &[std::ops::Range<usize>]) -> std::ops::Range<usize> {
+    let mut inner = inner.to_vec();
+    inner.sort_by_key(|r| r.start);
+    let mut cursor = outer.start;
+    let mut gaps = Vec::new();
+    for r in &inner {
+        if r.start > cursor {
+            gaps.push(cursor..r.start);
+        }
+        cursor = cursor.max(r.end);
+    }
+    if cursor < outer.end {
+        gaps.push(cursor..outer.end);
+    }
+    let filler = |c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | '[' | ']');
+    for gap in gaps {
+        let piece = &text[gap.clone()];
+        let start = gap.start + (piece.len() - piece.trim_start_matches(filler).len());
+        let end = gap.end - (piece.len() - piece.trim_end_matches(filler).len());
+        if start < end {
+            return start..end;
+        }
+    }
+    outer
 }
 
 /// Renders diagnostics with miette's graphical handler. `color` chooses ANSI colours and

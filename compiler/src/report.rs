@@ -130,7 +130,8 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
         Some(Item::Model(m)) => m.name.text.clone(),
         _ => String::new(),
     };
-    // Lines in order of first execution.
+    // Lines in the order they first finished running: a block's lines come before the line
+    // that called the block.
     let mut order: Vec<Site> = Vec::new();
     let mut rows: BTreeMap<Site, LineReport> = BTreeMap::new();
     for value in &graph.stmt_values {

@@ -136,6 +136,8 @@ pub struct Checked {
     pub diagnostics: Vec<Diagnostic>,
     /// How many files were checked.
     pub files: usize,
+    /// The files named (directories expanded), in order.
+    pub roots: Vec<SourceFile>,
     /// Whether any file could not be read (exit code 2).
     pub io_failed: bool,
     /// Texts of every file a diagnostic may point into.
@@ -157,5 +159,11 @@ pub fn check_paths(db: &mut Database, paths: &[PathBuf]) -> Checked {
             }
         }
     }
-    Checked { diagnostics, files: loaded.files.len(), io_failed: !loaded.io_errors.is_empty(), sources }
+    Checked {
+        diagnostics,
+        files: loaded.files.len(),
+        roots: loaded.roots.clone(),
+        io_failed: !loaded.io_errors.is_empty(),
+        sources,
+    }
 }

@@ -1,1 +1,506 @@
-//! placeholder, replaced by its owner
+//! The command line, run in-process through `netc::cli::run` on files written to fresh
+//! temporary directories: exit codes, file discovery, imports from disk, the three output
+//! formats, colour, and the usage errors. One smoke test runs the real binary.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A fresh directory under the system's temporary directory, removed on drop.
+struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    fn new(test: &str) -> Self {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let unique = format!(
+            "netc-cli-{}-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos())
+        );
+        let path = std::env::temp_dir().join(unique).join(test);
+        std::fs::create_dir_all(&path).expect("create a temporary directory");
+        TempDir { path }
+    }
+
+    /// Writes `contents` to `name` (a relative path; parent directories are created).
+    fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path.join(name);
+        std::fs::create_dir_all(path.parent().expect("a file has a parent")).expect("create directories");
+        std::fs::write(&path, contents).expect("write a file");
+        path
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// `text` with this directory's path replaced by `<tmp>`, for snapshots.
+    fn redact(&self, text: &str) -> String {
+        let prefix = self.path.to_string_lossy().replace('\\', "/");
+        text.replace(&prefix, "<tmp>")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let root = self.path.parent().expect("the unique directory");
+        let _ = std::fs::remove_dir_all(root);
+    }
+}
+
+/// What a run of netc printed, and its exit code.
+struct Run {
+    code: u8,
+    out: String,
+    err: String,
+}
+
+/// Runs `netc ARGS...` in-process, with stdout not a terminal.
+fn netc<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: Into<OsString>,
+{
+    run_with_terminal(args, false)
+}
+
+fn run_with_terminal<I, S>(args: I, terminal: bool) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: Into<OsString>,
+{
+    let mut argv: Vec<OsString> = vec!["netc".into()];
+    argv.extend(args.into_iter().map(Into::into));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = netc::cli::run(argv, &mut out, &mut err, terminal);
+    let out = String::from_utf8(out).expect("stdout is UTF-8");
+    let err = String::from_utf8(err).expect("stderr is UTF-8");
+    Run { code, out, err }
+}
+
+/// `netc check [flags] paths...`.
+fn check(flags: &[&str], paths: &[&Path]) -> Run {
+    let mut args: Vec<OsString> = vec!["check".into()];
+    args.extend(flags.iter().map(OsString::from));
+    args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+    netc(args)
+}
+
+const CLEAN: &str = "\
+block basic(x, planes: int, stride: int = 1) {
+    y = relu(batchnorm(conv2d(x, planes, k=3, stride=stride, pad=1, bias=false)))
+    y = batchnorm(conv2d(y, planes, k=3, pad=1, bias=false))
+    s = x
+    if stride != 1 {
+        s = batchnorm(conv2d(x, planes, k=1, stride=stride, bias=false))
+    }
+    return relu(y + s)
+}
+
+model net(classes: int = 10) {
+    input x: f32[N, 3, 32, 32]
+    y = basic(x, 64, stride=2)
+    return linear(flatten(adaptive_avgpool2d(y, 1)), classes)
+}
+
+infer serve { model net(); batch 1; no_grad; eval; budget 64 MiB }
+";
+
+/// Three errors of different layers: a name, a keyword argument and a syntax error.
+const ERRORS: &str = "\
+block basic(x, planes: int) {
+    y = relu(batchnorm(conv2d(x, planes, k=3, pad=1)))
+    return relu(y + z)
+}
+
+model net(classes: int = 10) {
+    input x: f32[N, 3, 32, 32]
+    y = basic(x, 64, stride=2)
+    y = linear(flatten(y) classes)
+    return y
+}
+";
+
+/// Only a warning: `margin` without `budget`.
+const WARNING: &str = "\
+model net() {
+    input x: f32[N, 8]
+    return linear(x, 2)
+}
+
+infer serve { model net(); batch 1; no_grad; eval; margin 1.2 }
+";
+
+// ---------------------------------------------------------------------------------------
+// Exit codes
+
+#[test]
+fn clean_file_exits_0() {
+    let dir = TempDir::new("clean");
+    let file = dir.write("clean.net", CLEAN);
+    let run = check(&[], &[&file]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    assert_eq!(run.out, "checked 1 file: no problems found\n");
+    assert_eq!(run.err, "");
+}
+
+#[test]
+fn file_with_errors_exits_1() {
+    let dir = TempDir::new("errors");
+    let file = dir.write("errors.net", ERRORS);
+    let run = check(&["--color", "never"], &[&file]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert!(run.out.ends_with("checked 1 file: 3 errors, 0 warnings\n"), "{}", run.out);
+    assert_eq!(run.err, "");
+}
+
+#[test]
+fn warnings_alone_exit_0_and_deny_makes_them_errors() {
+    let dir = TempDir::new("warnings");
+    let file = dir.write("warn.net", WARNING);
+    let run = check(&["--format", "short"], &[&file]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    assert!(run.out.contains("warning[W0306]"), "{}", run.out);
+    assert!(run.out.ends_with("checked 1 file: 0 errors, 1 warning\n"), "{}", run.out);
+
+    let denied = check(&["--format", "short", "-D", "warnings"], &[&file]);
+    assert_eq!(denied.code, 1, "{}", denied.out);
+    assert!(denied.out.contains("error[W0306]"), "{}", denied.out);
+
+    let allowed = check(&["--format", "short", "-A", "ineffective-setting"], &[&file]);
+    assert_eq!(allowed.code, 0);
+    assert_eq!(allowed.out, "checked 1 file: no problems found\n");
+
+    let unknown = check(&["-A", "ineffective-settings"], &[&file]);
+    assert_eq!(unknown.code, 2);
+    assert!(unknown.err.contains("did you mean `ineffective-setting`?"), "{}", unknown.err);
+    assert_eq!(unknown.out, "");
+}
+
+#[test]
+fn nonexistent_path_exits_2() {
+    let dir = TempDir::new("missing");
+    let run = check(&[], &[&dir.path("missing.net")]);
+    assert_eq!(run.code, 2);
+    assert!(run.err.contains("no such file or directory"), "{}", run.err);
+    assert!(run.err.contains("missing.net"), "{}", run.err);
+    assert_eq!(run.out, "");
+}
+
+/// Makes `path` a file that exists but cannot be read: no permissions, or, where that does
+/// not stop this process (root), a link to `/proc/self/mem` (reading it fails with EIO).
+/// `None` where neither works.
+fn make_unreadable(dir: &TempDir, name: &str) -> Option<PathBuf> {
+    let path = dir.write(name, "model m() {\n}\n");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).ok()?;
+        if std::fs::read(&path).is_err() {
+            return Some(path);
+        }
+        std::fs::remove_file(&path).ok()?;
+        std::os::unix::fs::symlink("/proc/self/mem", &path).ok()?;
+        if path.exists() && std::fs::read(&path).is_err() {
+            return Some(path);
+        }
+    }
+    None
+}
+
+#[test]
+fn unreadable_file_exits_2_and_the_others_are_checked() {
+    let dir = TempDir::new("unreadable");
+    let Some(unreadable) = make_unreadable(&dir, "unreadable.net") else {
+        eprintln!("skipped: cannot make an unreadable file on this system");
+        return;
+    };
+    let errors = dir.write("errors.net", ERRORS);
+    let clean = dir.write("clean.net", CLEAN);
+    let run = check(&["--format", "short"], &[&unreadable, &errors, &clean]);
+    assert_eq!(run.code, 2, "{}{}", run.out, run.err);
+    let out = dir.redact(&run.out);
+    assert!(out.contains("<tmp>/unreadable.net:1:1: error[E0401]: cannot read `<tmp>/unreadable.net`"), "{out}");
+    assert!(out.contains("<tmp>/errors.net:3:21: error[E0204]"), "{out}");
+    assert!(out.ends_with("checked 2 files: 4 errors, 0 warnings\n"), "{out}");
+}
+
+#[test]
+fn non_utf8_file_exits_2_and_the_others_are_checked() {
+    let dir = TempDir::new("latin1");
+    let latin1 = dir.write("latin1.net", b"# caf\xe9\nmodel m() {\n    return x\n}\n");
+    let errors = dir.write("errors.net", ERRORS);
+    let run = check(&["--format", "short"], &[&latin1, &errors]);
+    assert_eq!(run.code, 2, "{}{}", run.out, run.err);
+    let out = dir.redact(&run.out);
+    // The position of the first invalid byte.
+    assert!(out.contains("<tmp>/latin1.net:1:6: error[E0402]: `<tmp>/latin1.net` is not valid UTF-8"), "{out}");
+    assert!(out.contains("<tmp>/errors.net:3:21: error[E0204]"), "{out}");
+
+    // The human format shows the file, decoded lossily.
+    let human = check(&["--color", "never"], &[&latin1]);
+    assert_eq!(human.code, 2);
+    assert!(human.out.contains("invalid UTF-8 starts here"), "{}", human.out);
+}
+
+// ---------------------------------------------------------------------------------------
+// Finding files
+
+#[test]
+fn directories_expand_to_their_net_files_sorted_skipping_hidden_ones() {
+    let dir = TempDir::new("tree");
+    let error = |name: &str| format!("model {name}() {{\n    input x: f32[N]\n    return undefined_{name}\n}}\n");
+    dir.write("b.net", error("b"));
+    dir.write("a.net", error("a"));
+    dir.write("sub/c.net", error("c"));
+    dir.write("sub/deeper/d.net", error("d"));
+    dir.write("z.net", error("z"));
+    dir.write(".hidden/h.net", error("h"));
+    dir.write("sub/.git/g.net", error("g"));
+    dir.write("notes.txt", "not a .net file");
+    dir.write("net", "no extension");
+    dir.write("a.net.bak", error("bak"));
+    let run = check(&["--format", "short"], &[&dir.path]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    let out = dir.redact(&run.out);
+    let files: Vec<&str> = out.lines().filter_map(|l| l.split(':').next()).filter(|f| f.ends_with(".net")).collect();
+    assert_eq!(files, ["<tmp>/a.net", "<tmp>/b.net", "<tmp>/sub/c.net", "<tmp>/sub/deeper/d.net", "<tmp>/z.net"]);
+    assert!(out.ends_with("checked 5 files: 5 errors, 0 warnings\n"), "{out}");
+}
+
+#[test]
+fn a_file_and_its_directory_are_checked_once() {
+    let dir = TempDir::new("twice");
+    let file = dir.write("errors.net", ERRORS);
+    let run = check(&["--format", "short"], &[&file, &dir.path, &file]);
+    assert_eq!(run.code, 1);
+    assert!(run.out.ends_with("checked 1 file: 3 errors, 0 warnings\n"), "{}", run.out);
+}
+
+#[test]
+fn use_follows_imports_from_disk() {
+    let dir = TempDir::new("imports");
+    dir.write(
+        "lib/layers.net",
+        "use \"norm.net\"\n\nblock conv_bn(x, c: int) {\n    return norm(conv2d(x, c, k=3, pad=1))\n}\n",
+    );
+    dir.write("lib/norm.net", "block norm(x) {\n    return relu(batchnorm(x))\n}\n");
+    dir.write("lib/unused.net", "block unused(x) {\n    return undefined_thing\n}\n");
+    let main = dir.write(
+        "main.net",
+        "use \"lib/layers.net\"\n\nmodel m() {\n    input x: f32[N, 3, 32, 32]\n    return conv_bn(x, 16)\n}\n",
+    );
+    let run = check(&[], &[&main]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    // main.net, lib/layers.net and lib/norm.net (found through lib/layers.net); not lib/unused.net.
+    assert_eq!(run.out, "checked 3 files: no problems found\n");
+
+    // An error in an imported file is reported in that file.
+    dir.write("lib/norm.net", "block norm(x) {\n    return relu(batchnorm(x), inplace=maybe)\n}\n");
+    let run = check(&["--format", "short"], &[&main]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert!(dir.redact(&run.out).starts_with("<tmp>/lib/norm.net:2:39: error[E0204]"), "{}", run.out);
+
+    // A missing import is an error at the `use`.
+    std::fs::remove_file(dir.path("lib/norm.net")).expect("remove");
+    let run = check(&["--format", "short"], &[&main]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    let out = dir.redact(&run.out);
+    assert!(out.starts_with("<tmp>/lib/layers.net:1:5: error[E0201]: cannot find file `norm.net`"), "{out}");
+}
+
+#[test]
+fn import_cycles_through_disk_are_reported() {
+    let dir = TempDir::new("cycle");
+    let a = dir.write("a.net", "use \"b.net\"\nblock fa(x) {\n    return x\n}\n");
+    dir.write("b.net", "use \"a.net\"\nblock fb(x) {\n    return x\n}\n");
+    let run = check(&["--format", "short"], &[&a]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert!(run.out.contains("error[E0203]: import cycle"), "{}", run.out);
+    assert!(run.out.contains("checked 2 files"), "{}", run.out);
+}
+
+// ---------------------------------------------------------------------------------------
+// Formats
+
+#[test]
+fn short_format_is_one_line_per_diagnostic() {
+    let dir = TempDir::new("short");
+    let file = dir.write("errors.net", ERRORS);
+    let run = check(&["--format", "short", "--color", "never"], &[&file]);
+    assert_eq!(run.code, 1);
+    let lines: Vec<&str> = run.out.lines().collect();
+    assert_eq!(lines.len(), 4, "three diagnostics and the summary:\n{}", run.out);
+    let name = file.to_string_lossy().replace('\\', "/");
+    for line in &lines[..3] {
+        // file:line:col: error[CODE]: message
+        let rest = line.strip_prefix(&format!("{name}:")).unwrap_or_else(|| panic!("{line}"));
+        let mut parts = rest.splitn(3, ':');
+        let line_no = parts.next().expect("line");
+        let col = parts.next().expect("column");
+        let tail = parts.next().expect("rest");
+        assert!(line_no.parse::<u32>().is_ok_and(|n| n >= 1), "{line}");
+        assert!(col.parse::<u32>().is_ok_and(|n| n >= 1), "{line}");
+        let tail = tail.strip_prefix(" error[E").unwrap_or_else(|| panic!("{line}"));
+        let (code, message) = tail.split_once("]: ").unwrap_or_else(|| panic!("{line}"));
+        assert!(code.len() == 4 && code.chars().all(|c| c.is_ascii_digit()), "{line}");
+        assert!(!message.is_empty(), "{line}");
+    }
+    assert_eq!(lines[3], "checked 1 file: 3 errors, 0 warnings");
+}
+
+#[test]
+fn json_format() {
+    let dir = TempDir::new("json");
+    let errors = dir.write("errors.net", ERRORS);
+    let warning = dir.write("warn.net", WARNING);
+    let clean = dir.write("clean.net", CLEAN);
+    let run = check(&["--format", "json"], &[&errors, &warning, &clean]);
+    assert_eq!(run.code, 1, "{}", run.err);
+    let json: serde_json::Value = serde_json::from_str(&run.out).expect("the output is JSON");
+    assert_eq!(json["version"], 1);
+    assert_eq!(json["summary"], serde_json::json!({ "files": 3, "errors": 3, "warnings": 1 }));
+    let diagnostics = json["diagnostics"].as_array().expect("an array");
+    assert_eq!(diagnostics.len(), 4);
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d["code"].as_str().expect("a code")).collect();
+    assert_eq!(codes, ["E0204", "E0209", "E0104", "W0306"], "{}", run.out);
+    let errors_name = errors.to_string_lossy().replace('\\', "/");
+    for d in diagnostics {
+        for key in ["code", "name", "severity", "message", "file", "start", "end", "labels"] {
+            assert!(d.get(key).is_some(), "`{key}` missing in {d}");
+        }
+        let labels = d["labels"].as_array().expect("labels");
+        assert!(!labels.is_empty());
+        assert_eq!(labels[0]["primary"], true);
+        assert_eq!(d["file"], labels[0]["file"]);
+        assert_eq!(d["start"], labels[0]["start"]);
+        assert_eq!(d["end"], labels[0]["end"]);
+        for label in labels {
+            assert!(label["range"]["start"].as_u64() <= label["range"]["end"].as_u64(), "{label}");
+        }
+    }
+    let first = &diagnostics[0];
+    assert_eq!(first["name"], "undefined-name");
+    assert_eq!(first["severity"], "error");
+    assert_eq!(first["message"], "undefined name `z`");
+    assert_eq!(first["file"], errors_name.as_str());
+    assert_eq!(first["start"], serde_json::json!({ "line": 3, "column": 21 }));
+    assert_eq!(first["end"], serde_json::json!({ "line": 3, "column": 22 }));
+    assert_eq!(diagnostics[3]["severity"], "warning");
+    assert_eq!(diagnostics[3]["name"], "ineffective-setting");
+
+    // A clean run is a document too.
+    let run = check(&["--format", "json"], &[&clean]);
+    assert_eq!(run.code, 0);
+    let json: serde_json::Value = serde_json::from_str(&run.out).expect("the output is JSON");
+    assert_eq!(json["diagnostics"], serde_json::json!([]));
+    assert_eq!(json["summary"], serde_json::json!({ "files": 1, "errors": 0, "warnings": 0 }));
+}
+
+#[test]
+fn color() {
+    let dir = TempDir::new("color");
+    let file = dir.write("errors.net", ERRORS);
+    for format in ["human", "short"] {
+        let never = check(&["--format", format, "--color", "never"], &[&file]);
+        assert!(!never.out.contains('\x1b'), "{format} --color never has escapes:\n{}", never.out);
+        let always = check(&["--format", format, "--color", "always"], &[&file]);
+        assert!(always.out.contains('\x1b'), "{format} --color always has no escapes:\n{}", always.out);
+        assert_eq!(never.code, always.code);
+        // `auto` colours only a terminal (NO_COLOR aside); the tests' output is not one.
+        let mut args = vec!["check", "--format", format, "--color", "auto"];
+        let path = file.to_string_lossy().into_owned();
+        args.push(&path);
+        let auto = run_with_terminal(args, false);
+        assert!(!auto.out.contains('\x1b'), "{format} --color auto off a terminal has escapes");
+    }
+    let json = check(&["--format", "json", "--color", "always"], &[&file]);
+    assert!(!json.out.contains('\x1b'), "JSON is never coloured");
+}
+
+#[test]
+fn human_and_short_output_snapshots() {
+    let dir = TempDir::new("snap");
+    let file = dir.write("errors.net", ERRORS);
+    let human = check(&["--color", "never"], &[&file]);
+    assert_eq!(human.code, 1);
+    insta::assert_snapshot!("human", dir.redact(&human.out));
+    let short = check(&["--format", "short", "--color", "never"], &[&file]);
+    assert_eq!(short.code, 1);
+    insta::assert_snapshot!("short", dir.redact(&short.out));
+}
+
+// ---------------------------------------------------------------------------------------
+// Usage
+
+#[test]
+fn version_and_help_exit_0() {
+    let version = netc(["--version"]);
+    assert_eq!(version.code, 0);
+    assert_eq!(version.out, format!("netc {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(version.err, "");
+    for args in [&["--help"][..], &["-h"], &["help"], &["check", "--help"], &["help", "check"]] {
+        let run = netc(args.iter().copied());
+        assert_eq!(run.code, 0, "{args:?}: {}", run.err);
+        assert!(run.out.contains("Usage: netc"), "{args:?}: {}", run.out);
+        assert_eq!(run.err, "");
+    }
+    assert!(netc(["check", "--help"]).out.contains("--format"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let cases: &[&[&str]] = &[
+        &["--frobnicate"],
+        &["check", "--frobnicate"],
+        &["check", "--format", "xml"],
+        &["check", "--color", "sometimes"],
+        &["frobnicate"],
+        &[],
+    ];
+    for args in cases {
+        let run = netc(args.iter().copied());
+        assert_eq!(run.code, 2, "{args:?}");
+        assert!(!run.err.is_empty(), "{args:?}: no message");
+        assert_eq!(run.out, "", "{args:?}");
+    }
+    assert!(netc(["check", "--frobnicate"]).err.contains("--frobnicate"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The real binary
+
+/// `target/<profile>/netc`, next to the directory of this test executable (`deps/`).
+fn netc_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let name = format!("netc{}", std::env::consts::EXE_SUFFIX);
+    exe.ancestors().skip(1).take(3).map(|dir| dir.join(&name)).find(|p| p.is_file())
+}
+
+#[test]
+fn smoke_test_of_the_binary() {
+    let Some(binary) = netc_binary() else {
+        eprintln!(
+            "skipped: the netc binary is not built next to {:?}; run `cargo build -p netc` first",
+            std::env::current_exe().ok()
+        );
+        return;
+    };
+    let dir = TempDir::new("binary");
+    let clean = dir.write("clean.net", CLEAN);
+    let errors = dir.write("errors.net", ERRORS);
+    let run =
+        |path: &Path| std::process::Command::new(&binary).arg("check").arg(path).output().expect("run the netc binary");
+    let ok = run(&clean);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stdout));
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "checked 1 file: no problems found\n");
+    let failed = run(&errors);
+    assert_eq!(failed.status.code(), Some(1), "{}", String::from_utf8_lossy(&failed.stdout));
+    // Output to a pipe is not a terminal: no colour.
+    assert!(!failed.stdout.contains(&0x1b));
+    let missing = run(&dir.path("missing.net"));
+    assert_eq!(missing.status.code(), Some(2));
+}

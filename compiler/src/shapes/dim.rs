@@ -276,14 +276,33 @@ pub fn floor_div_i128(a: i128, b: i128) -> Option<i128> {
     if (a % b != 0) && ((a < 0) != (b < 0)) { q.checked_sub(1) } else { Some(q) }
 }
 
-fn fmt_poly(p: &Poly, f: &mut fmt::Formatter<'_>, parenthesize: bool) -> fmt::Result {
-    let wrap = parenthesize && p.terms.len() > 1;
+/// Whether a polynomial is a single factor (a variable or a constant), which needs no
+/// parentheses as a divisor.
+fn is_single_factor(p: &Poly) -> bool {
+    match p.terms.iter().collect::<Vec<_>>().as_slice() {
+        [] => true,
+        [(m, c)] => (m.is_empty() && **c >= 0) || (m.len() == 1 && **c == 1 && matches!(m[0], Atom::Var(_))),
+        _ => false,
+    }
+}
+
+fn fmt_operand(p: &Poly, f: &mut fmt::Formatter<'_>, wrap: bool) -> fmt::Result {
     if wrap {
         f.write_str("(")?;
+        fmt_poly(p, f)?;
+        f.write_str(")")
+    } else {
+        fmt_poly(p, f)
     }
+}
+
+fn fmt_poly(p: &Poly, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     // Symbolic terms first, the constant last: `N*64 + 1`.
     let mut terms: Vec<(&Monomial, &i128)> = p.terms.iter().collect();
     terms.sort_by_key(|(m, _)| m.is_empty());
+    if terms.is_empty() {
+        return f.write_str("0");
+    }
     for (i, (m, c)) in terms.iter().enumerate() {
         let (sign, abs) = if **c < 0 { ("-", -**c) } else { ("+", **c) };
         if i == 0 {
@@ -297,30 +316,33 @@ fn fmt_poly(p: &Poly, f: &mut fmt::Formatter<'_>, parenthesize: bool) -> fmt::Re
             write!(f, "{abs}")?;
             continue;
         }
+        // A quotient among other factors is parenthesized: `N*((H - 1)/2)`.
+        let in_product = m.len() > 1 || abs != 1;
         for (k, atom) in m.iter().enumerate() {
             if k > 0 {
                 f.write_str("*")?;
             }
-            match atom {
-                Atom::Var(v) => f.write_str(v)?,
-                Atom::FloorDiv(a, b) => {
-                    fmt_poly(a, f, true)?;
-                    f.write_str("/")?;
-                    fmt_poly(b, f, true)?;
+            let (a, op, b) = match atom {
+                Atom::Var(v) => {
+                    f.write_str(v)?;
+                    continue;
                 }
-                Atom::Rem(a, b) => {
-                    fmt_poly(a, f, true)?;
-                    f.write_str("%")?;
-                    fmt_poly(b, f, true)?;
-                }
+                Atom::FloorDiv(a, b) => (a, "/", b),
+                Atom::Rem(a, b) => (a, "%", b),
+            };
+            if in_product {
+                f.write_str("(")?;
+            }
+            fmt_operand(a, f, a.terms.len() > 1)?;
+            f.write_str(op)?;
+            fmt_operand(b, f, !is_single_factor(b))?;
+            if in_product {
+                f.write_str(")")?;
             }
         }
         if abs != 1 {
             write!(f, "*{abs}")?;
         }
-    }
-    if wrap {
-        f.write_str(")")?;
     }
     Ok(())
 }
@@ -329,7 +351,7 @@ impl fmt::Display for Dim {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Dim::Known(v) => write!(f, "{v}"),
-            Dim::Sym(p) => fmt_poly(p, f, false),
+            Dim::Sym(p) => fmt_poly(p, f),
         }
     }
 }

@@ -245,7 +245,7 @@ pub fn apply(name: &str, args: &Args) -> OpOutcome {
         "conv3d" => conv(args, 3),
         "conv_transpose2d" => conv_transpose(args, 2),
         "linear" => linear(args),
-        "matmul" => matmul(args.tensor("a")?, args.tensor("b")?).map_err(|e| e.blame("a", "").blame("b", "")),
+        "matmul" => matmul(args.tensor("a")?, args.tensor("b")?),
         "bmm" => bmm(args),
         "embedding" => embedding(args),
         "batchnorm" => batchnorm(args, &[4], "[N, C, H, W]"),
@@ -359,6 +359,9 @@ fn window_out(len: &Dim, k_: &Dim, stride: &Dim, pad: &Dim, dilation: &Dim) -> O
 fn conv(args: &Args, dims: usize) -> OpOutcome {
     let layout = ["[N, C, L]", "[N, C, H, W]", "[N, C, D, H, W]"][dims - 1];
     let x = rank(args, "x", &[dims + 2], &format!("{layout} for conv{dims}d"))?;
+    if !x.dtype.is_float() {
+        return Err(error(format!("convolution needs a floating-point input, found {x}")).blame("x", format!("{x}")));
+    }
     let out_channels = args.int("out_channels")?;
     let (kernel, stride, pad, dilation, groups) =
         (args.int("k")?, args.int("stride")?, args.int("pad")?, args.int("dilation")?, args.int("groups")?);
@@ -463,6 +466,11 @@ fn linear(args: &Args) -> OpOutcome {
     if x.rank() == 0 {
         return Err(error("linear needs at least a 1-D input").blame("x", format!("{x}")));
     }
+    if !x.dtype.is_float() {
+        return Err(error(format!("linear needs a floating-point input, found {x}"))
+            .blame("x", format!("{x}"))
+            .help("integer ids go through `embedding` first"));
+    }
     let out_features = args.int("out_features")?;
     at_least(args, "out_features", &out_features, 1)?;
     let in_features = x.shape.last().expect("rank checked").clone();
@@ -507,6 +515,11 @@ pub fn broadcast(a: &TensorType, b: &TensorType) -> Result<TensorType, OpError> 
 
 /// `a @ b` with torch.matmul's rules (1-D operands, batch broadcasting).
 pub fn matmul(a: &TensorType, b: &TensorType) -> OpOutcome {
+    matmul_rule(a, b)
+        .map_err(|e| if e.blame.is_empty() { e.blame("a", format!("{a}")).blame("b", format!("{b}")) } else { e })
+}
+
+fn matmul_rule(a: &TensorType, b: &TensorType) -> OpOutcome {
     if a.rank() == 0 || b.rank() == 0 {
         return Err(error(format!("matmul needs tensors of at least one dimension, found {a} and {b}")));
     }

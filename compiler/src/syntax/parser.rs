@@ -584,11 +584,25 @@ fn unary(i: In<'_>, op: UnaryOp, level: u8) -> PResult<'_, Expr> {
 }
 
 fn postfix(i: In<'_>) -> PResult<'_, Expr> {
+    let saved = i.cx.tree_depth.get();
+    let result = postfix_chain(i);
+    i.cx.tree_depth.set(saved);
+    result
+}
+
+/// A primary expression and its calls, fields and indexes; each one makes the tree deeper.
+fn postfix_chain(i: In<'_>) -> PResult<'_, Expr> {
     let cx = i.cx;
     let start = i;
     let (mut i, mut e) = primary(i)?;
     loop {
         let tok = i.peek();
+        if matches!(tok.kind, TokenKind::LParen | TokenKind::Dot | TokenKind::LBracket) {
+            if cx.tree_depth.get() >= MAX_TREE_DEPTH {
+                return too_deep(i, format!("expression deeper than {MAX_TREE_DEPTH} levels"));
+            }
+            cx.tree_depth.set(cx.tree_depth.get() + 1);
+        }
         match tok.kind {
             TokenKind::LParen => {
                 let ExprKind::Name(callee) = &e.kind else {
@@ -805,6 +819,10 @@ fn number_literal(i: In<'_>) -> PResult<'_, Expr> {
 // Types and parameters
 
 fn type_expr(i: In<'_>) -> PResult<'_, TypeExpr> {
+    nested(i, type_expr_inner)
+}
+
+fn type_expr_inner(i: In<'_>) -> PResult<'_, TypeExpr> {
     let cx = i.cx;
     if i.peek_is(TokenKind::LBracket) {
         let (rest, open) = i.bump();
@@ -1059,6 +1077,13 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
             Ok((r, stmt)) => {
                 stmts.push(stmt);
                 rest = r;
+            }
+            // Too deep: let the outermost statement report it, once, and skip all of it.
+            Err(Err::Failure(e))
+                if cx.nesting.get() > 1 && e.custom.as_ref().is_some_and(|d| d.code == Code::NestingTooDeep) =>
+            {
+                cx.brackets.set(saved_brackets);
+                return Err(Err::Failure(e));
             }
             Err(Err::Error(e) | Err::Failure(e)) => {
                 let err_idx = e.index(cx);

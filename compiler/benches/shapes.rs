@@ -1,0 +1,110 @@
+//! Elaboration and shape inference speed: a 96-layer GPT-3-sized transformer (d = 12288)
+//! and each calibration model, through the database from a cold start and after a one-line
+//! edit. Prints a table; run with `cargo bench -p netc --bench shapes`.
+
+use std::time::{Duration, Instant};
+
+use netc::db::{Database, ItemLoc, SourceFile, file_diagnostics, scenario_graph, syntax_tree};
+use netc::diagnostics::FileName;
+use netc::syntax::Item;
+
+const GPT3: &str = r#"
+## One pre-norm transformer layer, GPT-3 style.
+block layer(x, d: int, heads: int) {
+    h = layernorm(x)
+    q = reshape(linear(h, d), [N, S, heads, d / heads])
+    k = reshape(linear(h, d), [N, S, heads, d / heads])
+    v = reshape(linear(h, d), [N, S, heads, d / heads])
+    a = sdpa(permute(q, [0, 2, 1, 3]), permute(k, [0, 2, 1, 3]), permute(v, [0, 2, 1, 3]), causal=true, flash=true)
+    a = reshape(permute(a, [0, 2, 1, 3]), [N, S, d])
+    x = x + linear(a, d)
+    h = layernorm(x)
+    return x + linear(gelu(linear(h, 4 * d)), d)
+}
+
+model gpt3(vocab: int = 50257, d: int = 12288, heads: int = 96, layers: int = 96) {
+    input ids: i64[N, S]
+    x = embedding(ids, vocab, d, share="wte")
+    x = repeat layers layer(x, d, heads)
+    return linear(layernorm(x), vocab, bias=false, share="wte")
+}
+
+train pretrain { model gpt3()  batch 8  seq 2048  optimizer adam  precision bf16  checkpoint }
+"#;
+
+const CALIBRATION: &[(&str, &str)] = &[
+    ("simple_cnn", include_str!("../../tests/fixtures/calibration/simple_cnn.net")),
+    ("mlp", include_str!("../../tests/fixtures/calibration/mlp.net")),
+    ("resnet18", include_str!("../../tests/fixtures/calibration/resnet18.net")),
+    ("vgg16", include_str!("../../tests/fixtures/calibration/vgg16.net")),
+    ("mobilenet_v2", include_str!("../../tests/fixtures/calibration/mobilenet_v2.net")),
+    ("alexnet", include_str!("../../tests/fixtures/calibration/alexnet.net")),
+    ("gpt2_small", include_str!("../../tests/fixtures/calibration/gpt2_small.net")),
+];
+
+/// The best of `runs` timings of `f`.
+fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let mut best = Duration::MAX;
+    let mut out = None;
+    for _ in 0..runs {
+        let start = Instant::now();
+        let value = f();
+        best = best.min(start.elapsed());
+        out = Some(value);
+    }
+    (best, out.expect("runs > 0"))
+}
+
+fn scenarios(db: &Database, file: SourceFile) -> Vec<ItemLoc<'_>> {
+    syntax_tree(db, file)
+        .items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| matches!(item, Item::Scenario(_)))
+        .map(|(index, _)| ItemLoc::new(db, file, index as u32))
+        .collect()
+}
+
+fn main() {
+    println!("{:<14} {:>8} {:>16} {:>18} {:>12} {:>14}", "model", "nodes", "params", "MACs", "cold", "batch edit");
+    let mut cases: Vec<(&str, String)> = vec![("gpt3_96x12288", GPT3.to_string())];
+    cases.extend(CALIBRATION.iter().map(|(n, t)| (*n, t.to_string())));
+    for (name, text) in cases {
+        let (cold, (nodes, params, macs)) = best(5, || {
+            let mut db = Database::new();
+            let file = db.set_file(FileName::new(format!("{name}.net")), text.clone());
+            assert!(file_diagnostics(&db, file).is_empty(), "{name} has diagnostics");
+            let loc = scenarios(&db, file)[0];
+            let graph = scenario_graph(&db, loc).as_ref().expect("elaborates");
+            let params = graph.params().and_then(|d| d.known()).unwrap_or(-1);
+            let macs = graph.macs().and_then(|d| d.known()).unwrap_or(-1);
+            (graph.nodes.len(), params, macs)
+        });
+        // A one-line edit that changes the scenario (its batch size): elaborated again.
+        let mut db = Database::new();
+        let file = db.set_file(FileName::new(format!("{name}.net")), text.clone());
+        let _ = file_diagnostics(&db, file);
+        let texts = [text.clone(), bump_batch(&text)];
+        let mut turn = 0;
+        let (edit, _) = best(6, || {
+            turn += 1;
+            db.set_file(FileName::new(format!("{name}.net")), texts[turn % 2].clone());
+            let loc = scenarios(&db, file)[0];
+            let _ = file_diagnostics(&db, file);
+            scenario_graph(&db, loc).is_some()
+        });
+        println!("{name:<14} {nodes:>8} {params:>16} {macs:>18} {:>10.2}ms {:>12.2}ms", ms(cold), ms(edit));
+    }
+}
+
+/// The text with the first `batch N` setting changed to `batch N+1`.
+fn bump_batch(text: &str) -> String {
+    let at = text.find("batch ").expect("a scenario sets its batch") + "batch ".len();
+    let digits: String = text[at..].chars().take_while(char::is_ascii_digit).collect();
+    let n: u64 = digits.parse().expect("a batch size");
+    format!("{}{}{}", &text[..at], n + 1, &text[at + digits.len()..])
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
