@@ -11,12 +11,14 @@ use netc::syntax::Item;
 const GPT3: &str = r#"
 ## One pre-norm transformer layer, GPT-3 style.
 block layer(x, d: int, heads: int) {
+    n = x.shape[0]
+    s = x.shape[1]
     h = layernorm(x)
-    q = reshape(linear(h, d), [N, S, heads, d / heads])
-    k = reshape(linear(h, d), [N, S, heads, d / heads])
-    v = reshape(linear(h, d), [N, S, heads, d / heads])
+    q = reshape(linear(h, d), [n, s, heads, d / heads])
+    k = reshape(linear(h, d), [n, s, heads, d / heads])
+    v = reshape(linear(h, d), [n, s, heads, d / heads])
     a = sdpa(permute(q, [0, 2, 1, 3]), permute(k, [0, 2, 1, 3]), permute(v, [0, 2, 1, 3]), causal=true, flash=true)
-    a = reshape(permute(a, [0, 2, 1, 3]), [N, S, d])
+    a = reshape(permute(a, [0, 2, 1, 3]), [n, s, d])
     x = x + linear(a, d)
     h = layernorm(x)
     return x + linear(gelu(linear(h, 4 * d)), d)
@@ -99,7 +101,11 @@ fn main() {
 
 /// The text with the first `batch N` setting changed to `batch N+1`.
 fn bump_batch(text: &str) -> String {
-    let at = text.find("batch ").expect("a scenario sets its batch") + "batch ".len();
+    let at = text
+        .match_indices("batch ")
+        .map(|(i, _)| i + "batch ".len())
+        .find(|&i| text[i..].starts_with(|c: char| c.is_ascii_digit()))
+        .expect("a scenario sets its batch");
     let digits: String = text[at..].chars().take_while(char::is_ascii_digit).collect();
     let n: u64 = digits.parse().expect("a batch size");
     format!("{}{}{}", &text[..at], n + 1, &text[at + digits.len()..])

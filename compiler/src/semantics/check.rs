@@ -487,8 +487,16 @@ impl<'a> ItemChecker<'a> {
             return ValueKind::Unknown;
         }
         let suggestion = closest(&n.text, env.defined.keys().map(String::as_str));
+        let looks_like_dimension = n.text.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
         let d = self.error(Code::UndefinedName, n.id, format!("undefined name `{}`", n.text));
-        d.help = suggestion.map(|s| format!("did you mean `{s}`?"));
+        d.help = match suggestion {
+            Some(s) => Some(format!("did you mean `{s}`?")),
+            None if looks_like_dimension => Some(
+                "a symbolic dimension is visible only in the model whose `input` declares it; in a block, read it from a tensor: `x.shape[0]`"
+                    .to_string(),
+            ),
+            None => None,
+        };
         ValueKind::Unknown
     }
 
