@@ -435,6 +435,13 @@ pub struct ItemLoc<'db> {
     pub index: u32,
 }
 
+/// One top-level item. Equal across edits of other items, so the queries that read an
+/// item through this one (elaboration) are not re-run when another item of its file changes.
+#[salsa::tracked(returns(ref))]
+pub fn item_tree<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Item> {
+    syntax_tree(db, *loc.file(db)).items.get(*loc.index(db) as usize).cloned()
+}
+
 /// What a scenario asks for, evaluated from its settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScenarioSetup {
@@ -453,7 +460,7 @@ pub struct ScenarioSetup {
 #[salsa::tracked(returns(ref))]
 pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioSetup> {
     let file = *loc.file(db);
-    let Item::Scenario(scenario) = syntax_tree(db, file).items.get(*loc.index(db) as usize)? else { return None };
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc) else { return None };
     let mut setup = ScenarioSetup { model: (file, 0), args: BTreeMap::new(), dims: BTreeMap::new(), batch: None };
     let mut model = None;
     for s in &scenario.settings {
@@ -465,7 +472,8 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
                     _ => return None,
                 };
                 let def = file_scope(db, file).get(&callee.text)?.clone();
-                let Item::Model(m) = syntax_tree(db, lookup_file(db, &def.file)?).items.get(def.item as usize)? else {
+                let model_loc = ItemLoc::new(db, lookup_file(db, &def.file)?, def.item);
+                let Some(Item::Model(m)) = item_tree(db, model_loc) else {
                     return None;
                 };
                 for (position, arg) in args.iter().enumerate() {
@@ -500,7 +508,7 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
 pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Graph> {
     let setup = scenario_setup(db, loc).as_ref()?;
     let file = *loc.file(db);
-    let Item::Scenario(scenario) = syntax_tree(db, file).items.get(*loc.index(db) as usize)? else { return None };
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc) else { return None };
     let context = format!("{} scenario `{}`", scenario.kind.keyword(), scenario.name.text);
     let blame = Site { file: file.name(db).clone(), at: NodeRef { item: *loc.index(db), node: scenario.name.id.0 } };
     let request = Request {
@@ -520,7 +528,7 @@ pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Graph> 
 #[salsa::tracked(returns(ref))]
 pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Graph> {
     let file = *loc.file(db);
-    let Item::Model(model) = syntax_tree(db, file).items.get(*loc.index(db) as usize)? else { return None };
+    let Some(Item::Model(model)) = item_tree(db, loc) else { return None };
     let context = format!("model `{}`", model.name.text);
     let request = Request {
         file,

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::db::{Db, SourceFile, file_scope, lookup_file, syntax_tree};
+use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
 use crate::semantics::scope::DefKind;
 use crate::shapes::ops::{self, ArgValue, Args, OpError, OpResult};
@@ -182,8 +182,7 @@ struct Elaborator<'db, 'r> {
 pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Graph {
     let mut e =
         Elaborator { db, graph: Graph::default(), request, chain: Vec::new(), shared: BTreeMap::new(), stopped: false };
-    let tree = syntax_tree(db, request.file);
-    if let Some(Item::Model(model)) = tree.items.get(request.item as usize) {
+    if let Some(Item::Model(model)) = item_tree(db, ItemLoc::new(db, request.file, request.item)) {
         let model = model.clone();
         let _ = e.model(&model);
     }
@@ -669,7 +668,7 @@ impl<'db> Elaborator<'db, '_> {
         let Some(def) = scope.get(callee) else { return Ok(Value::Unknown) };
         let Some(def_file) = lookup_file(self.db, &def.file) else { return Ok(Value::Unknown) };
         let def = def.clone();
-        let item = syntax_tree(self.db, def_file).items.get(def.item as usize).cloned();
+        let item = item_tree(self.db, ItemLoc::new(self.db, def_file, def.item)).clone();
         match (def.kind, item) {
             (DefKind::Op, Some(Item::Op(decl))) => {
                 let bound = self.bind(&decl.params, args, env, ctx, &def.file, def.item)?;

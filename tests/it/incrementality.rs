@@ -154,3 +154,37 @@ fn diagnostics_after_edits_equal_a_fresh_check() {
     assert_eq!(incremental, crate::support::diagnostics_of(&borrowed));
     assert!(incremental.is_empty(), "{incremental:?}");
 }
+
+const BLOCKS: &str = r#"block alpha(x) {
+    return relu(linear(x, 16))
+}
+
+block beta(x) {
+    return gelu(linear(x, 16))
+}
+"#;
+
+const MODELS: &str = r#"use "blocks.net"
+
+model uses_alpha() {
+    input x: f32[N, 8]
+    return alpha(x)
+}
+
+model uses_beta() {
+    input x: f32[N, 8]
+    return beta(x)
+}
+
+infer a { model uses_alpha()  batch 2 }
+infer b { model uses_beta()  batch 2 }
+"#;
+
+#[test]
+fn editing_one_block_re_elaborates_only_the_scenarios_that_use_it() {
+    let mut logged = Logged::new(&[("blocks.net", BLOCKS), ("models.net", MODELS)]);
+    let ran = logged.edit("blocks.net", "relu(linear(x, 16))", "relu(linear(x, 32))");
+    // `alpha` changed: its model and scenario are elaborated again; `beta`'s are reused.
+    let elaborated: Vec<&String> = ran.iter().filter(|q| q.contains("graph")).collect();
+    assert_eq!(elaborated, ["model_graph(models.net#1)", "scenario_graph(models.net#3)"], "{ran:#?}");
+}
