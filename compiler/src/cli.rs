@@ -135,18 +135,22 @@ fn use_color(choice: Color, terminal: bool) -> bool {
     }
 }
 
+/// The paths given (`.` when none), or `None` after naming one that does not exist.
+fn existing_paths(given: &[PathBuf], err: &mut dyn Write) -> Option<Vec<PathBuf>> {
+    let paths = if given.is_empty() { vec![PathBuf::from(".")] } else { given.to_vec() };
+    if let Some(missing) = paths.iter().find(|p| !p.exists()) {
+        let _ = writeln!(err, "error: no such file or directory: {}", missing.display());
+        return None;
+    }
+    Some(paths)
+}
+
 fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
-    for path in &paths {
-        if !path.exists() {
-            let _ = writeln!(err, "error: no such file or directory: {}", path.display());
-            return 2;
-        }
-    }
+    let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
     let levels = match levels(&args) {
         Ok(levels) => levels,
         Err(message) => {
@@ -198,13 +202,7 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
 }
 
 fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let paths = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
-    for path in &paths {
-        if !path.exists() {
-            let _ = writeln!(err, "error: no such file or directory: {}", path.display());
-            return 2;
-        }
-    }
+    let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
     let mut db = Database::new();
     let checked = check_paths(&mut db, &paths);
     let errors: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();

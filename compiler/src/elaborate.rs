@@ -346,30 +346,22 @@ impl<'db> Elaborator<'db, '_> {
                 }
                 _ => self.eval(dim, env, &ctx.name, ctx.item, NodeId::default())?,
             };
-            match v {
+            let problem = match &v {
                 Value::Float(_) | Value::Bool(_) | Value::Str(_) => {
-                    let site = self.site(&ctx.name, ctx.item, dim.id);
-                    self.error_at(
-                        Code::InvalidShape,
-                        &site,
-                        format!("a dimension of input `{name}` is not an integer"),
-                    );
-                    return Ok(Value::Unknown);
+                    format!("a dimension of input `{name}` is not an integer")
                 }
-                Value::Int(d) => {
-                    if let Some(bad) = d.known().filter(|v| *v < 1) {
-                        let site = self.site(&ctx.name, ctx.item, dim.id);
-                        self.error_at(
-                            Code::InvalidShape,
-                            &site,
-                            format!("dimension {bad} of input `{name}` is not positive"),
-                        );
-                        return Ok(Value::Unknown);
+                Value::Int(d) => match d.known().filter(|v| *v < 1) {
+                    Some(bad) => format!("dimension {bad} of input `{name}` is not positive"),
+                    None => {
+                        shape.push(d.clone());
+                        continue;
                     }
-                    shape.push(d);
-                }
+                },
                 _ => return Ok(Value::Unknown),
-            }
+            };
+            let site = self.site(&ctx.name, ctx.item, dim.id);
+            self.error_at(Code::InvalidShape, &site, problem);
+            return Ok(Value::Unknown);
         }
         let t = TensorType::new(dtype, shape);
         if t.bytes().is_none() {
@@ -635,12 +627,7 @@ impl<'db> Elaborator<'db, '_> {
                 self.apply_with_sites("matmul", e.id, ctx, (args, vec![a, b]), &sites)?
             }
             (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(a), Tensor(b)) => {
-                let name = match op {
-                    BinaryOp::Add => "add",
-                    BinaryOp::Sub => "sub",
-                    BinaryOp::Mul => "mul",
-                    _ => "div",
-                };
+                let name = elementwise_op(op);
                 let mut args = Args::default();
                 args.values.insert("a".into(), ArgValue::Tensor(self.graph.tensor(a).clone()));
                 args.values.insert("b".into(), ArgValue::Tensor(self.graph.tensor(b).clone()));
@@ -650,12 +637,7 @@ impl<'db> Elaborator<'db, '_> {
             }
             (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(t), Int(_) | Float(_))
             | (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Int(_) | Float(_), Tensor(t)) => {
-                let name = match op {
-                    BinaryOp::Add => "add",
-                    BinaryOp::Sub => "sub",
-                    BinaryOp::Mul => "mul",
-                    _ => "div",
-                };
+                let name = elementwise_op(op);
                 let ty = self.graph.tensor(t).clone();
                 self.apply_op(name, e.id, ctx, scalar_args(ty, t))?
             }
@@ -908,6 +890,16 @@ pub fn literal_value(e: &Expr) -> Value {
             ints.map_or(Value::Unknown, Value::Ints)
         }
         _ => Value::Unknown,
+    }
+}
+
+/// The op an arithmetic operator applies to tensors.
+fn elementwise_op(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Add => "add",
+        BinaryOp::Sub => "sub",
+        BinaryOp::Mul => "mul",
+        _ => "div",
     }
 }
 
