@@ -103,6 +103,10 @@ pub struct Graph {
     pub stmt_values: Vec<StmtValue>,
     /// Errors found while elaborating.
     pub diagnostics: Vec<Diagnostic>,
+    /// For each tensor, the node after which the program holds no reference to it (as
+    /// Python would drop it: a temporary after the op that consumed it, a variable when it is
+    /// reassigned or its block returns); `None` for the model's inputs and outputs.
+    pub released_after: Vec<Option<u32>>,
 }
 
 impl Graph {
@@ -176,12 +180,21 @@ struct Elaborator<'db, 'r> {
     /// The share keys of weights already created, so tied weights count once.
     shared: BTreeMap<String, Dim>,
     stopped: bool,
+    /// For each tensor, how many variables (in any active frame) refer to it.
+    refs: Vec<u32>,
 }
 
 /// Elaborates a model.
 pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Graph {
-    let mut e =
-        Elaborator { db, graph: Graph::default(), request, chain: Vec::new(), shared: BTreeMap::new(), stopped: false };
+    let mut e = Elaborator {
+        db,
+        graph: Graph::default(),
+        request,
+        chain: Vec::new(),
+        shared: BTreeMap::new(),
+        stopped: false,
+        refs: Vec::new(),
+    };
     if let Some(Item::Model(model)) = item_tree(db, ItemLoc::new(db, request.file, request.item)) {
         let model = model.clone();
         let _ = e.model(&model);
@@ -217,7 +230,45 @@ impl<'db> Elaborator<'db, '_> {
 
     fn new_tensor(&mut self, t: TensorType) -> TensorId {
         self.graph.tensors.push(t);
+        self.graph.released_after.push(None);
+        self.refs.push(0);
         TensorId(self.graph.tensors.len() as u32 - 1)
+    }
+
+    /// Marks a tensor as no longer referenced by the program, after the last node so far.
+    fn release(&mut self, t: TensorId) {
+        let last = self.graph.nodes.len().saturating_sub(1) as u32;
+        self.graph.released_after[t.0 as usize] = Some(last);
+    }
+
+    /// Binds `name` to `value` in a frame, dropping the reference of its old value.
+    fn assign(&mut self, env: &mut Env, name: String, value: Value) {
+        for t in tensors_of(std::slice::from_ref(&value)) {
+            self.refs[t.0 as usize] += 1;
+        }
+        if let Some(old) = env.insert(name, value) {
+            self.drop_refs(&old, &[]);
+        }
+    }
+
+    /// Drops one reference to each tensor of `value`; those left with none are released,
+    /// except the ones in `keep` (values being returned to the caller).
+    fn drop_refs(&mut self, value: &Value, keep: &[TensorId]) {
+        for t in tensors_of(std::slice::from_ref(value)) {
+            let refs = &mut self.refs[t.0 as usize];
+            *refs = refs.saturating_sub(1);
+            if *refs == 0 && !keep.contains(&t) {
+                self.release(t);
+            }
+        }
+    }
+
+    /// Ends a frame: its variables are dropped, except what it returns.
+    fn drop_frame(&mut self, env: Env, returned: &[Value]) {
+        let keep = tensors_of(returned);
+        for value in env.into_values() {
+            self.drop_refs(&value, &keep);
+        }
     }
 
     fn model(&mut self, model: &Callable) -> Result<(), Stop> {
@@ -233,10 +284,20 @@ impl<'db> Elaborator<'db, '_> {
                     None => Value::Unknown,
                 },
             };
-            env.insert(p.name.text.clone(), value);
+            self.assign(&mut env, p.name.text.clone(), value);
         }
         let ctx = Ctx { file, name: name.clone(), item, stmt: Default::default() };
         let outputs = self.body(&model.body, &mut env, &ctx, true)?;
+        self.drop_frame(env, outputs.as_deref().unwrap_or(&[]));
+        // The model's inputs and outputs are held by the caller for the whole run.
+        for (_, t) in &self.graph.inputs {
+            self.graph.released_after[t.0 as usize] = None;
+        }
+        if let Some(outputs) = &outputs {
+            for t in tensors_of(outputs) {
+                self.graph.released_after[t.0 as usize] = None;
+            }
+        }
         if let Some(outputs) = outputs {
             for v in outputs {
                 match v {
@@ -264,7 +325,7 @@ impl<'db> Elaborator<'db, '_> {
                         self.graph.inputs.push((name.text.clone(), t));
                         self.record(stmt_site, stmt_start, vec![t]);
                     }
-                    env.insert(name.text.clone(), value);
+                    self.assign(env, name.text.clone(), value);
                 }
                 StmtKind::Assign { targets, value } => {
                     let v = self.eval_stmt_expr(value, env, ctx, stmt.id, targets.len())?;
@@ -285,7 +346,7 @@ impl<'db> Elaborator<'db, '_> {
                         self.record(stmt_site, stmt_start, tensors);
                     }
                     for (target, v) in targets.iter().zip(values) {
-                        env.insert(target.text.clone(), v);
+                        self.assign(env, target.text.clone(), v);
                     }
                 }
                 StmtKind::Return { values } => {
@@ -504,14 +565,7 @@ impl<'db> Elaborator<'db, '_> {
                 let mut current = self.eval_in(&first.value, env, ctx)?;
                 for _ in 0..n {
                     // Each repetition feeds the previous result as the first argument.
-                    let mut env2 = env.clone();
-                    env2.insert("\u{0}repeat".into(), current.clone());
-                    let mut args2 = args.clone();
-                    args2[0].value = Expr {
-                        id: first.value.id,
-                        kind: ExprKind::Name(crate::syntax::Name { id: first.value.id, text: "\u{0}repeat".into() }),
-                    };
-                    current = self.call(call.id, callee.text.as_str(), &args2, &env2, ctx)?;
+                    current = self.call_with(call.id, callee.text.as_str(), args, env, ctx, Some(current))?;
                     if self.stopped {
                         return Err(Stop);
                     }
@@ -646,6 +700,19 @@ impl<'db> Elaborator<'db, '_> {
     }
 
     fn call(&mut self, id: NodeId, callee: &str, args: &[Arg], env: &Env, ctx: &Ctx) -> Result<Value, Stop> {
+        self.call_with(id, callee, args, env, ctx, None)
+    }
+
+    /// A call; `first`, if given, replaces the value of the first argument (for `repeat`).
+    fn call_with(
+        &mut self,
+        id: NodeId,
+        callee: &str,
+        args: &[Arg],
+        env: &Env,
+        ctx: &Ctx,
+        first: Option<Value>,
+    ) -> Result<Value, Stop> {
         let scope = file_scope(self.db, ctx.file);
         let Some(def) = scope.get(callee) else { return Ok(Value::Unknown) };
         let Some(def_file) = lookup_file(self.db, &def.file) else { return Ok(Value::Unknown) };
@@ -653,7 +720,7 @@ impl<'db> Elaborator<'db, '_> {
         let item = item_tree(self.db, ItemLoc::new(self.db, def_file, def.item)).clone();
         match (def.kind, item) {
             (DefKind::Op, Some(Item::Op(decl))) => {
-                let bound = self.bind(&decl.params, args, env, ctx, &def.file, def.item)?;
+                let bound = self.bind(&decl.params, args, env, ctx, (&def.file, def.item), first.clone())?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };
                 self.op_call(&decl, bound, id, ctx)
             }
@@ -668,18 +735,20 @@ impl<'db> Elaborator<'db, '_> {
                     self.stopped = true;
                     return Err(Stop);
                 }
-                let bound = self.bind(&block.params, args, env, ctx, &def.file, def.item)?;
+                let bound = self.bind(&block.params, args, env, ctx, (&def.file, def.item), first.clone())?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };
                 let mut inner = Env::new();
                 for (name, (value, _)) in bound {
-                    inner.insert(name, value);
+                    self.assign(&mut inner, name, value);
                 }
                 self.chain.push(self.site(&ctx.name, ctx.item, id));
                 let callee_ctx =
                     Ctx { file: def_file, name: def.file.clone(), item: def.item, stmt: Default::default() };
                 let result = self.body(&block.body, &mut inner, &callee_ctx, false);
                 self.chain.pop();
-                Ok(match result? {
+                let result = result?;
+                self.drop_frame(inner, result.as_deref().unwrap_or(&[]));
+                Ok(match result {
                     Some(mut values) if values.len() == 1 => values.remove(0),
                     Some(values) => Value::Tensors(
                         values
@@ -703,8 +772,8 @@ impl<'db> Elaborator<'db, '_> {
         args: &[Arg],
         env: &Env,
         ctx: &Ctx,
-        def_file: &FileName,
-        def_item: u32,
+        (def_file, def_item): (&FileName, u32),
+        mut first: Option<Value>,
     ) -> Result<Option<BTreeMap<String, (Value, Option<NodeId>)>>, Stop> {
         let mut bound: BTreeMap<String, (Value, Option<NodeId>)> = BTreeMap::new();
         for (position, arg) in args.iter().enumerate() {
@@ -715,7 +784,10 @@ impl<'db> Elaborator<'db, '_> {
                     None => return Ok(None),
                 },
             };
-            let value = self.eval_in(&arg.value, env, ctx)?;
+            let value = match first.take() {
+                Some(value) => value,
+                None => self.eval_in(&arg.value, env, ctx)?,
+            };
             bound.insert(name, (value, Some(arg.value.id)));
         }
         for p in params {
@@ -827,6 +899,9 @@ impl<'db> Elaborator<'db, '_> {
                 let outputs: Vec<TensorId> = result.outputs.iter().map(|t| self.new_tensor(t.clone())).collect();
                 let stmt = self.site(&ctx.name, ctx.item, ctx.stmt.get());
                 let origin = Origin { expr: self.site(&ctx.name, ctx.item, id), stmt, chain: self.chain.clone() };
+                // Temporaries this node consumed are dropped once it returns.
+                let consumed: Vec<TensorId> =
+                    inputs.iter().copied().filter(|t| self.refs[t.0 as usize] == 0).collect();
                 self.graph.nodes.push(Node {
                     op: op.to_string(),
                     args,
@@ -836,6 +911,9 @@ impl<'db> Elaborator<'db, '_> {
                     params,
                     origin,
                 });
+                for t in consumed {
+                    self.release(t);
+                }
                 Ok(match outputs.len() {
                     1 => Value::Tensor(outputs[0]),
                     _ => Value::Tensors(outputs),
