@@ -453,6 +453,63 @@ pub struct ScenarioSetup {
     pub dims: BTreeMap<String, i128>,
     /// The batch size, if set.
     pub batch: Option<i128>,
+    /// How the model is run (train or infer, grad, mode, optimizer, device, budget).
+    pub run: RunSettings,
+}
+
+/// The settings of a scenario that decide its memory, evaluated (defaults filled in).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSettings {
+    /// A `train` scenario.
+    pub training: bool,
+    /// `no_grad`.
+    pub no_grad: bool,
+    /// `eval`.
+    pub eval: bool,
+    /// The optimizer's name (`sgd` unless set).
+    pub optimizer: String,
+    /// `foreach=` given to the optimizer, if any.
+    pub foreach: Option<bool>,
+    /// The device preset's name (`cpu` unless set).
+    pub device: String,
+    /// The convolution algorithm's name (`auto` unless set).
+    pub conv_algorithm: String,
+    /// `cudnn_benchmark`.
+    pub cudnn_benchmark: bool,
+    /// The budget in bytes.
+    pub budget: Option<i128>,
+    /// The safety margin (1.5 unless set).
+    pub margin: f64,
+    /// The runtime overhead in bytes, overriding the device's.
+    pub overhead: Option<i128>,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings {
+            training: false,
+            no_grad: false,
+            eval: false,
+            optimizer: "sgd".into(),
+            foreach: None,
+            device: "cpu".into(),
+            conv_algorithm: "auto".into(),
+            cudnn_benchmark: false,
+            budget: None,
+            margin: 1.5,
+            overhead: None,
+        }
+    }
+}
+
+/// The bytes of a size expression, if it is a valid size.
+fn size_of(e: &Expr) -> Option<i128> {
+    match &e.kind {
+        ExprKind::Size { value, integer, unit } => {
+            crate::semantics::sizes::size_bytes(f64::from_bits(*value), *integer, &unit.text).ok().map(i128::from)
+        }
+        _ => None,
+    }
 }
 
 /// Evaluates a scenario's settings; `None` when the scenario or its model is broken (the
@@ -461,7 +518,8 @@ pub struct ScenarioSetup {
 pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioSetup> {
     let file = *loc.file(db);
     let Some(Item::Scenario(scenario)) = item_tree(db, loc) else { return None };
-    let mut setup = ScenarioSetup { model: (file, 0), args: BTreeMap::new(), dims: BTreeMap::new(), batch: None };
+    let run = RunSettings { training: scenario.kind == crate::syntax::ScenarioKind::Train, ..RunSettings::default() };
+    let mut setup = ScenarioSetup { model: (file, 0), args: BTreeMap::new(), dims: BTreeMap::new(), batch: None, run };
     let mut model = None;
     for s in &scenario.settings {
         match (&s.key.text[..], &s.value) {
@@ -494,6 +552,36 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
             }
             ("dim", SettingValue::Dim { name, value: Expr { kind: ExprKind::Int(n), .. } }) => {
                 setup.dims.insert(name.text.clone(), *n as i128);
+            }
+            ("no_grad", _) => setup.run.no_grad = true,
+            ("eval", _) => setup.run.eval = true,
+            ("cudnn_benchmark", _) => setup.run.cudnn_benchmark = true,
+            ("optimizer", SettingValue::Value(e)) => match &e.kind {
+                ExprKind::Name(n) => setup.run.optimizer = n.text.clone(),
+                ExprKind::Call { callee, args } => {
+                    setup.run.optimizer = callee.text.clone();
+                    for a in args {
+                        if a.keyword.as_ref().is_some_and(|k| k.text == "foreach")
+                            && let ExprKind::Bool(b) = a.value.kind
+                        {
+                            setup.run.foreach = Some(b);
+                        }
+                    }
+                }
+                _ => {}
+            },
+            ("device", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => setup.run.device = n.text.clone(),
+            ("conv_algorithm", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
+                setup.run.conv_algorithm = n.text.clone()
+            }
+            ("budget", SettingValue::Value(e)) => setup.run.budget = size_of(e),
+            ("overhead", SettingValue::Value(e)) => setup.run.overhead = size_of(e),
+            ("margin", SettingValue::Value(e)) => {
+                setup.run.margin = match e.kind {
+                    ExprKind::Float(bits) => f64::from_bits(bits),
+                    ExprKind::Int(n) => n as f64,
+                    _ => setup.run.margin,
+                }
             }
             _ => {}
         }

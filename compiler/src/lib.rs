@@ -16,3 +16,4 @@ pub mod shapes;
 pub mod suggest;
 pub mod syntax;
 pub mod workspace;
+pub mod costs;

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::costs::scenario_costs;
+use crate::costs::simulate::{Breakdown, PhaseFigures};
 use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, scenario_graph, scenario_setup, syntax_tree};
 use crate::diagnostics::FileName;
 use crate::elaborate::{Graph, Site, TensorId};
@@ -18,7 +20,7 @@ use crate::syntax::{Item, NodeId};
 pub const REPORT_VERSION: u32 = 1;
 
 /// The report of some files: every scenario.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Report {
     /// Schema version.
     pub version: u32,
@@ -27,7 +29,7 @@ pub struct Report {
 }
 
 /// One scenario's figures.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ScenarioReport {
     /// The scenario's name.
     pub name: String,
@@ -43,8 +45,56 @@ pub struct ScenarioReport {
     pub params: i128,
     /// Multiply-accumulates of one forward pass over the whole batch.
     pub macs: i128,
+    /// The device preset.
+    pub device: String,
+    /// The allocated peak: live tensor bytes at the worst moment (what PyTorch's
+    /// `max_memory_allocated()` reports, without allocator rounding).
+    pub peak_bytes: i128,
+    /// The peak as the device's allocator holds it (each allocation rounded).
+    pub reserved_bytes: i128,
+    /// Runtime overhead outside tensors (CUDA context, framework).
+    pub runtime_bytes: i128,
+    /// What the device must hold: reserved plus runtime; this is compared with the budget.
+    pub total_bytes: i128,
+    /// The budget, if the scenario sets one.
+    pub budget_bytes: Option<i128>,
+    /// The safety margin the budget asks for (1.5 unless set).
+    pub margin: f64,
+    /// Step of the peak (1 or 2; training runs two).
+    pub peak_step: u8,
+    /// Phase of the peak: forward, loss, backward, step.
+    pub peak_phase: &'static str,
+    /// The op that had just allocated at the peak.
+    pub peak_op: String,
+    /// The source line of that op, as `file:line`, if it has one.
+    pub peak_line: Option<String>,
+    /// What is live at the peak, by ledger.
+    pub ledgers: Ledgers,
+    /// What is live at the peak, in PyTorch's finer categories.
+    pub breakdown: Breakdown,
+    /// Each phase's start, peak and end bytes.
+    pub phases: Vec<PhaseFigures>,
     /// Per source line, in order of first execution.
     pub lines: Vec<LineReport>,
+}
+
+/// What is live at a scenario's peak, by ledger.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Ledgers {
+    /// Parameters.
+    pub weights: i128,
+    /// Buffers (BatchNorm running statistics).
+    pub buffers: i128,
+    /// Parameter gradients.
+    pub gradients: i128,
+    /// Optimizer state and the step's temporaries.
+    pub optimizer: i128,
+    /// Inputs, activations and activation gradients.
+    pub activations: i128,
+    /// Kernel workspace.
+    pub workspace: i128,
+    /// Runtime overhead (CUDA context, framework).
+    pub runtime: i128,
 }
 
 /// One source line's share of a scenario.
@@ -63,10 +113,21 @@ pub struct LineReport {
     /// MACs of the ops on this line, over all executions.
     pub macs: i128,
     /// Bytes of the tensors the line made and assigned or returned, over all executions (an
-    /// alias such as `s = x` makes none). The memory ledgers refine this.
+    /// alias such as `s = x` makes none).
+    pub output_bytes: i128,
+    /// With autograd recording: the bytes the line's ops keep for backward, over all
+    /// executions. Without (`no_grad`): the bytes of the tensors the line's ops make.
     pub activation_bytes: i128,
-    /// Workspace bytes (filled in by the memory model).
+    /// The largest transient workspace of the line's ops (convolution algorithm buffers).
     pub workspace_bytes: i128,
+    /// Parameters the line creates, in bytes.
+    pub weight_bytes: i128,
+    /// Buffers the line creates, in bytes.
+    pub buffer_bytes: i128,
+    /// Gradients of the line's parameters (training).
+    pub gradient_bytes: i128,
+    /// Optimizer state of the line's parameters (training).
+    pub optimizer_bytes: i128,
     /// How many times the line ran (a line in a block called 8 times runs 8 times).
     pub instances: u32,
 }
@@ -108,8 +169,13 @@ fn row<'a>(
             shape: String::new(),
             params: 0,
             macs: 0,
+            output_bytes: 0,
             activation_bytes: 0,
             workspace_bytes: 0,
+            weight_bytes: 0,
+            buffer_bytes: 0,
+            gradient_bytes: 0,
+            optimizer_bytes: 0,
             instances: 0,
         };
         rows.insert(site.clone(), report);
@@ -141,7 +207,7 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
         }
         r.instances += 1;
         for t in value.tensors.iter().filter(|t| **t >= value.first_new) {
-            r.activation_bytes += graph.tensor(*t).bytes().as_ref().map_or(0, known);
+            r.output_bytes += graph.tensor(*t).bytes().as_ref().map_or(0, known);
         }
     }
     for node in &graph.nodes {
@@ -149,7 +215,30 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
         r.params += known(&node.params);
         r.macs += known(&node.result.macs);
     }
+    let costs = scenario_costs(db, loc).as_ref()?;
+    let simulation = &costs.simulation;
+    for (site, memory) in &simulation.lines {
+        let r = row(db, &mut rows, &mut order, site)?;
+        r.activation_bytes = memory.activations;
+        r.workspace_bytes = memory.workspace;
+        r.weight_bytes = memory.weights;
+        r.buffer_bytes = memory.buffers;
+        r.gradient_bytes = memory.gradients;
+        r.optimizer_bytes = memory.optimizer;
+    }
     let lines = order.iter().filter_map(|site| rows.remove(site)).collect();
+    let peak = &simulation.peak;
+    let b = peak.breakdown;
+    let ledgers = Ledgers {
+        weights: b.parameters,
+        buffers: b.buffers,
+        gradients: b.gradients,
+        optimizer: b.optimizer_state + b.optimizer_temporaries,
+        activations: b.inputs + b.activations + b.backward_temporaries,
+        workspace: b.workspace,
+        runtime: costs.runtime,
+    };
+    let peak_line = peak.site.as_ref().and_then(|site| locate(db, site).map(|(line, _)| format!("{}:{line}", site.file)));
     Some(ScenarioReport {
         name: scenario.name.text.clone(),
         kind: scenario.kind.keyword(),
@@ -158,6 +247,20 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
         batch: setup.batch,
         params: graph.params().as_ref().map_or(0, known),
         macs: graph.macs().as_ref().map_or(0, known),
+        device: costs.device.name.to_string(),
+        peak_bytes: peak.bytes,
+        reserved_bytes: costs.reserved,
+        runtime_bytes: costs.runtime,
+        total_bytes: costs.total,
+        budget_bytes: costs.budget,
+        margin: costs.margin_per_mille as f64 / 1000.0,
+        peak_step: peak.step,
+        peak_phase: peak.phase.name(),
+        peak_op: peak.op.clone(),
+        peak_line,
+        ledgers,
+        breakdown: b,
+        phases: simulation.phases.clone(),
         lines,
     })
 }
@@ -217,7 +320,40 @@ pub fn count(v: i128) -> String {
 
 fn header(s: &ScenarioReport) -> String {
     let batch = s.batch.map(|b| format!(", batch {b}")).unwrap_or_default();
-    format!("{} scenario `{}` ({}): model `{}`{batch}", s.kind, s.name, s.file, s.model)
+    format!("{} scenario `{}` ({}): model `{}`{batch}, device {}", s.kind, s.name, s.file, s.model, s.device)
+}
+
+/// The memory summary of a scenario: peak, when, what is live, and the budget.
+pub fn memory_summary(s: &ScenarioReport) -> String {
+    let step = if s.kind == "train" { format!("step {}, ", s.peak_step) } else { String::new() };
+    let at = s.peak_line.as_ref().map(|l| format!(" ({l})")).unwrap_or_default();
+    let l = &s.ledgers;
+    let mut text = format!(
+        "peak {} at {step}{}, `{}`{at}\nlive at the peak: weights {}, buffers {}, gradients {}, optimizer {}, activations {}, workspace {}; runtime {}",
+        bytes(s.peak_bytes),
+        s.peak_phase,
+        s.peak_op,
+        bytes(l.weights),
+        bytes(l.buffers),
+        bytes(l.gradients),
+        bytes(l.optimizer),
+        bytes(l.activations),
+        bytes(l.workspace),
+        bytes(l.runtime),
+    );
+    if let Some(budget) = s.budget_bytes {
+        let share = 100.0 * s.total_bytes as f64 / budget as f64;
+        text.push_str(&format!(
+            "\ntotal {} / budget {} · {share:.0} % (margin {}: needs {})",
+            bytes(s.total_bytes),
+            bytes(budget),
+            s.margin,
+            bytes((s.total_bytes as f64 * s.margin) as i128)
+        ));
+    } else {
+        text.push_str(&format!("\ntotal {} (no budget)", bytes(s.total_bytes)));
+    }
+    text
 }
 
 fn truncate(text: &str, width: usize) -> String {
@@ -234,7 +370,7 @@ pub fn table(report: &Report) -> String {
     let mut out = String::new();
     for s in &report.scenarios {
         let _ = writeln!(out, "{}", header(s));
-        let rows: Vec<[String; 7]> = s
+        let rows: Vec<[String; 8]> = s
             .lines
             .iter()
             .map(|l| {
@@ -245,11 +381,12 @@ pub fn table(report: &Report) -> String {
                     thousands(l.params),
                     count(l.macs),
                     bytes(l.activation_bytes),
+                    bytes(l.workspace_bytes),
                     format!("{}", l.instances),
                 ]
             })
             .collect();
-        let titles = ["line", "source", "output shape", "params", "MACs", "output", "x"];
+        let titles = ["line", "source", "output shape", "params", "MACs", "activations", "workspace", "x"];
         let mut widths: Vec<usize> = titles.iter().map(|t| t.chars().count()).collect();
         for r in &rows {
             for (w, cell) in widths.iter_mut().zip(r) {
@@ -276,7 +413,11 @@ pub fn table(report: &Report) -> String {
         for r in &rows {
             line(r, &mut out);
         }
-        let _ = writeln!(out, "  total: {} params, {} MACs\n", thousands(s.params), count(s.macs));
+        let _ = writeln!(out, "  total: {} params, {} MACs", thousands(s.params), count(s.macs));
+        for line in memory_summary(s).lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        out.push('\n');
     }
     out
 }
@@ -286,12 +427,12 @@ pub fn markdown(report: &Report) -> String {
     let mut out = String::new();
     for s in &report.scenarios {
         let _ = writeln!(out, "### {}\n", header(s));
-        let _ = writeln!(out, "| line | source | output shape | params | MACs | output | × |");
-        let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|");
+        let _ = writeln!(out, "| line | source | output shape | params | MACs | activations | workspace | × |");
+        let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|");
         for l in &s.lines {
             let _ = writeln!(
                 out,
-                "| {}:{} | `{}` | `{}` | {} | {} | {} | {} |",
+                "| {}:{} | `{}` | `{}` | {} | {} | {} | {} | {} |",
                 l.file,
                 l.line,
                 l.source.replace('|', "\\|"),
@@ -299,10 +440,15 @@ pub fn markdown(report: &Report) -> String {
                 thousands(l.params),
                 count(l.macs),
                 bytes(l.activation_bytes),
+                bytes(l.workspace_bytes),
                 l.instances
             );
         }
         let _ = writeln!(out, "\n**Total:** {} params, {} MACs\n", thousands(s.params), count(s.macs));
+        for line in memory_summary(s).lines() {
+            let _ = writeln!(out, "- {line}");
+        }
+        out.push('\n');
     }
     out
 }

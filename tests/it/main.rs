@@ -4,6 +4,7 @@ mod calibration;
 mod cli;
 mod diagnostics;
 mod incrementality;
+mod memory;
 mod no_panic;
 mod parser;
 mod shapes;

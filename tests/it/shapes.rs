@@ -177,7 +177,7 @@ fn worked_example_parameters() {
 fn worked_example_activations() {
     let (db, file) = articles();
     let s = scenario_of(&db, file, "serve");
-    let rows: Vec<(u32, &str, i128)> = s.lines.iter().map(|l| (l.line, l.shape.as_str(), l.activation_bytes)).collect();
+    let rows: Vec<(u32, &str, i128)> = s.lines.iter().map(|l| (l.line, l.shape.as_str(), l.output_bytes)).collect();
     assert_eq!(
         rows,
         [
@@ -223,7 +223,7 @@ fn worked_example_at_batch_32() {
     assert_eq!((s.kind, s.batch, s.params), ("train", Some(32), 627_816 - 257_000 + 2_570));
     let serve = scenario_of(&db, file, "serve");
     for (a, b) in serve.lines.iter().zip(&s.lines).take(4) {
-        assert_eq!(b.activation_bytes, 32 * a.activation_bytes, "line {}", a.line);
+        assert_eq!(b.output_bytes, 32 * a.output_bytes, "line {}", a.line);
         assert_eq!(b.macs, 32 * a.macs, "line {}", a.line);
     }
 }
@@ -294,7 +294,7 @@ fn digest_activation_figures() {
 infer serve { model stem()  batch 32 }
 "#,
     );
-    let rows: Vec<(&str, i128)> = s.lines.iter().map(|l| (l.shape.as_str(), l.activation_bytes)).collect();
+    let rows: Vec<(&str, i128)> = s.lines.iter().map(|l| (l.shape.as_str(), l.output_bytes)).collect();
     assert_eq!(
         rows,
         [
@@ -715,7 +715,30 @@ fn report_json_schema() {
     assert_eq!(scenarios.len(), 1);
     let s = scenarios[0].as_object().expect("an object");
     let keys: Vec<&str> = s.keys().map(String::as_str).collect();
-    let mut expected = ["name", "kind", "file", "model", "batch", "params", "macs", "lines"];
+    let mut expected = [
+        "name",
+        "kind",
+        "file",
+        "model",
+        "batch",
+        "params",
+        "macs",
+        "device",
+        "peak_bytes",
+        "reserved_bytes",
+        "runtime_bytes",
+        "total_bytes",
+        "budget_bytes",
+        "margin",
+        "peak_step",
+        "peak_phase",
+        "peak_op",
+        "peak_line",
+        "ledgers",
+        "breakdown",
+        "phases",
+        "lines",
+    ];
     expected.sort_unstable();
     let mut sorted = keys.clone();
     sorted.sort_unstable();
@@ -727,7 +750,22 @@ fn report_json_schema() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["activation_bytes", "file", "instances", "line", "macs", "params", "shape", "source", "workspace_bytes"]
+        [
+            "activation_bytes",
+            "buffer_bytes",
+            "file",
+            "gradient_bytes",
+            "instances",
+            "line",
+            "macs",
+            "optimizer_bytes",
+            "output_bytes",
+            "params",
+            "shape",
+            "source",
+            "weight_bytes",
+            "workspace_bytes"
+        ]
     );
     // The per-line figures add up to the scenario's.
     let lines = &r.scenarios[0].lines;
@@ -813,7 +851,7 @@ fn trillion_parameter_models_are_exact() {
         "model wide() {\n    input x: f32[N, 1_000_000]\n    return linear(x, 1_000_000, bias=false)\n}\ninfer serve { model wide()  batch 1 }\n",
     );
     assert_eq!((s.params, s.macs), (1_000_000_000_000, 1_000_000_000_000));
-    assert_eq!(s.lines[1].activation_bytes, 4_000_000);
+    assert_eq!(s.lines[1].output_bytes, 4_000_000);
 }
 
 // A million-token sequence: the attention scores of one layer are S^2 d MACs, 10^12 x 12288,
@@ -992,7 +1030,7 @@ infer serve { model pieces()  batch 1 }
     let row = &s.lines[1];
     assert_eq!(row.line, 3);
     assert_eq!(row.shape, "f32[1, 3, 96], f32[1, 3, 96], f32[1, 3, 96], f32[1, 1, 96]");
-    assert_eq!((row.instances, row.activation_bytes), (1, 10 * 96 * 4));
+    assert_eq!((row.instances, row.output_bytes), (1, 10 * 96 * 4));
 }
 
 // `netc report FILE DIR` reports the scenarios of the file and of every file below the

@@ -1,0 +1,240 @@
+//! What each op does to memory, in PyTorch's semantics: which outputs share an input's
+//! storage (views and in-place ops), what autograd saves for backward, and how gradients
+//! flow back (a new tensor, or the output's gradient passed through as a view).
+//!
+//! The rules follow PyTorch's derivatives.yaml and were checked against the calibration
+//! measurements (tests/it/memory.rs).
+
+use crate::elaborate::{Graph, Node};
+use crate::shapes::ops::ArgValue;
+
+use super::devices::Device;
+
+/// How a scenario runs the model.
+#[derive(Debug, Clone, Copy)]
+pub struct Mode {
+    /// Autograd records the graph (not under `no_grad`).
+    pub grad: bool,
+    /// The model is in training mode (not `eval()`): dropout is active, BatchNorm uses and
+    /// updates batch statistics.
+    pub train: bool,
+    /// The device's code paths.
+    pub device: &'static Device,
+}
+
+/// Something autograd keeps for backward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Saved {
+    /// The node's input `i` (its storage).
+    Input(usize),
+    /// The node's output `i`.
+    Output(usize),
+    /// A tensor made for backward only (a dropout mask, pooling indices, statistics).
+    Extra(i128),
+}
+
+/// How the gradient of an input is produced in backward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GradFlow {
+    /// A new tensor the size of the input.
+    New,
+    /// The gradient of output 0 itself, or a view of it (views, `add`, `concat`): no memory.
+    PassThrough,
+}
+
+/// An op's memory behaviour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpMemory {
+    /// For each output: the input whose storage it shares (a view or an in-place result).
+    pub aliases: Vec<Option<usize>>,
+    /// Whether each output is a view that may not be contiguous (`permute`, `transpose`).
+    pub strided: Vec<bool>,
+    /// What autograd saves, if it records this op.
+    pub saved: Vec<Saved>,
+    /// How input gradients are made.
+    pub grad: GradFlow,
+    /// Whether the op's kernel makes its [`Saved::Extra`] tensors even when autograd does
+    /// not record it (max-pool indices, batch statistics, dropout masks are outputs of the
+    /// kernel; then they are freed as soon as it returns).
+    pub extras_always_made: bool,
+}
+
+fn flag(node: &Node, name: &str) -> bool {
+    matches!(node.args.values.get(name), Some(ArgValue::Bool(true)))
+}
+
+fn int(node: &Node, name: &str) -> Option<i128> {
+    match node.args.values.get(name) {
+        Some(ArgValue::Int(d)) => d.known(),
+        _ => None,
+    }
+}
+
+fn float(node: &Node, name: &str) -> Option<f64> {
+    match node.args.values.get(name) {
+        Some(ArgValue::Float(f)) => Some(*f),
+        Some(ArgValue::Int(d)) => d.known().map(|v| v as f64),
+        _ => None,
+    }
+}
+
+/// Elements of a tensor (0 when unknown).
+fn numel(graph: &Graph, t: crate::elaborate::TensorId) -> i128 {
+    graph.tensor(t).numel().and_then(|d| d.known()).unwrap_or(0)
+}
+
+/// Bytes of a tensor (0 when unknown).
+fn known_bytes(graph: &Graph, t: crate::elaborate::TensorId) -> i128 {
+    graph.tensor(t).bytes().and_then(|d| d.known()).unwrap_or(0)
+}
+
+/// The memory behaviour of `node` when run in `mode`.
+pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
+    let outputs = node.outputs.len();
+    let fresh = |saved: Vec<Saved>| OpMemory {
+        aliases: vec![None; outputs],
+        strided: vec![false; outputs],
+        saved,
+        grad: GradFlow::New,
+        extras_always_made: true,
+    };
+    let alias_all = |strided: bool, grad: GradFlow| OpMemory {
+        aliases: vec![Some(0); outputs],
+        strided: vec![strided; outputs],
+        saved: Vec::new(),
+        grad,
+        extras_always_made: true,
+    };
+    let inplace = flag(node, "inplace");
+    let out0 = node.outputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
+    let in0 = node.inputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
+    let f32_bytes = 4;
+    match node.op.as_str() {
+        "conv1d" | "conv2d" | "conv3d" | "conv_transpose2d" | "linear" => fresh(vec![Saved::Input(0)]),
+        "matmul" | "bmm" => fresh(vec![Saved::Input(0), Saved::Input(1)]),
+        "embedding" => fresh(vec![Saved::Input(0)]),
+        "batchnorm" | "batchnorm1d" => {
+            let channels = node.inputs.first().and_then(|&t| graph.tensor(t).shape.get(1)?.known()).unwrap_or(0);
+            let mut saved = vec![Saved::Input(0)];
+            if mode.train {
+                // save_mean and save_invstd, one float per channel each.
+                saved.push(Saved::Extra(2 * channels * f32_bytes));
+            }
+            fresh(saved)
+        }
+        "layernorm" | "rmsnorm" | "groupnorm" => {
+            let x = node.inputs.first().map(|&t| graph.tensor(t));
+            let rows = match (node.op.as_str(), x) {
+                ("groupnorm", Some(t)) => {
+                    t.shape.first().and_then(|d| d.known()).unwrap_or(0) * int(node, "groups").unwrap_or(1)
+                }
+                (_, Some(t)) => {
+                    let last = t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1);
+                    in0 / last
+                }
+                _ => 0,
+            };
+            let stats = if node.op == "rmsnorm" { 1 } else { 2 };
+            fresh(vec![Saved::Input(0), Saved::Extra(stats * rows * f32_bytes)])
+        }
+        "relu" | "sigmoid" | "tanh" | "softmax" | "log_softmax" if !inplace => fresh(vec![Saved::Output(0)]),
+        // In-place activations whose derivative reads the result save the result (the
+        // storage they overwrote); those whose derivative reads the input save a copy of it
+        // made before overwriting (measured: MobileNetV2's in-place ReLU6 holds one).
+        "relu" | "leaky_relu" if inplace => OpMemory {
+            aliases: vec![Some(0)],
+            strided: vec![false],
+            saved: vec![Saved::Output(0)],
+            grad: GradFlow::New,
+            extras_always_made: true,
+        },
+        "relu6" | "silu" | "hardswish" | "hardsigmoid" if inplace => {
+            let bytes = node.inputs.first().map(|&t| known_bytes(graph, t)).unwrap_or(0);
+            OpMemory {
+                saved: vec![Saved::Extra(bytes)],
+                // The copy is autograd's, made only when it records.
+                extras_always_made: false,
+                ..alias_all(false, GradFlow::New)
+            }
+        }
+        "relu6" | "leaky_relu" | "gelu" | "silu" | "hardswish" | "hardsigmoid" => fresh(vec![Saved::Input(0)]),
+        "dropout" => {
+            let p = float(node, "p").unwrap_or(0.5);
+            if !mode.train || p == 0.0 {
+                return alias_all(false, GradFlow::PassThrough);
+            }
+            let mask = Saved::Extra(in0 * mode.device.dropout_mask_bytes());
+            if inplace {
+                OpMemory { saved: vec![mask], ..alias_all(false, GradFlow::New) }
+            } else {
+                fresh(vec![mask])
+            }
+        }
+        "maxpool2d" | "adaptive_maxpool2d" => {
+            // max_pool2d_with_indices: int64 indices, one per output element.
+            fresh(vec![Saved::Input(0), Saved::Extra(out0 * 8)])
+        }
+        "avgpool2d" => fresh(vec![Saved::Input(0)]),
+        // Output size 1 is a mean, whose backward needs only sizes.
+        "adaptive_avgpool2d" if int(node, "size") == Some(1) => fresh(Vec::new()),
+        "adaptive_avgpool2d" => fresh(vec![Saved::Input(0)]),
+        "flatten" | "reshape" => alias_all(false, GradFlow::PassThrough),
+        "permute" | "transpose" => alias_all(true, GradFlow::PassThrough),
+        "split" => alias_all(false, GradFlow::New),
+        "slice" => alias_all(true, GradFlow::New),
+        "concat" => OpMemory { grad: GradFlow::PassThrough, ..fresh(Vec::new()) },
+        "add" | "sub" if inplace => alias_all(false, GradFlow::PassThrough),
+        "add" | "sub" => OpMemory { grad: GradFlow::PassThrough, ..fresh(Vec::new()) },
+        "mul" | "div" => {
+            let scalar_operand = node.inputs.len() < 2;
+            let saved = if scalar_operand { Vec::new() } else { vec![Saved::Input(0), Saved::Input(1)] };
+            if inplace { OpMemory { aliases: vec![Some(0)], ..fresh(saved) } } else { fresh(saved) }
+        }
+        "upsample" | "interpolate" => fresh(Vec::new()),
+        "sdpa" => {
+            // Flash-style kernels (CPU, and CUDA's efficient/flash ones) save q, k, v, the
+            // output and the log-sum-exp per query row.
+            let q = node.inputs.first().map(|&t| graph.tensor(t));
+            let rows = q.map(|t| numel(graph, node.inputs[0]) / t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1));
+            fresh(vec![
+                Saved::Input(0),
+                Saved::Input(1),
+                Saved::Input(2),
+                Saved::Output(0),
+                Saved::Extra(rows.unwrap_or(0) * f32_bytes),
+            ])
+        }
+        "attention" => {
+            let x = node.inputs.first().map(|&t| graph.tensor(t));
+            let (n, s) = x
+                .map(|t| {
+                    let d = |i: usize| t.shape.get(i).and_then(|d| d.known()).unwrap_or(0);
+                    (d(0), d(1))
+                })
+                .unwrap_or((0, 0));
+            let heads = int(node, "heads").unwrap_or(1);
+            let scores =
+                if flag(node, "flash") { n * heads * s * f32_bytes } else { n * heads * s * s * f32_bytes };
+            // The packed q/k/v projection, the attention weights (or log-sum-exp), and the
+            // attended values fed to the output projection.
+            OpMemory {
+                extras_always_made: false,
+                ..fresh(vec![Saved::Input(0), Saved::Extra(3 * in0 * f32_bytes + scores + in0 * f32_bytes)])
+            }
+        }
+        "lstm" | "gru" => {
+            let gates = if node.op == "lstm" { 4 } else { 3 };
+            let hidden = int(node, "hidden").unwrap_or(0);
+            let layers = int(node, "layers").unwrap_or(1);
+            let dirs = if flag(node, "bidirectional") { 2 } else { 1 };
+            let x = node.inputs.first().map(|&t| graph.tensor(t));
+            let steps = x.map(|t| in0 / t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1)).unwrap_or(0);
+            // Gates and states of every step of every layer (cuDNN's reserve space).
+            let reserve = layers * dirs * steps * hidden * (gates + 2) * f32_bytes;
+            OpMemory { extras_always_made: false, ..fresh(vec![Saved::Input(0), Saved::Extra(reserve)]) }
+        }
+        "cross_entropy" => fresh(vec![Saved::Extra(in0 * f32_bytes)]),
+        "mse" => fresh(vec![Saved::Input(0), Saved::Input(1)]),
+        _ => fresh(vec![Saved::Input(0)]),
+    }
+}

@@ -1,0 +1,83 @@
+//! Costs: what a scenario needs in memory, simulated op by op in PyTorch's semantics.
+//!
+//! [`autograd`] says what each op does to memory (views, in-place results, saved tensors),
+//! [`simulate`] replays a scenario's graph through forward, loss, backward and optimizer
+//! steps, and [`devices`] holds the presets. [`scenario_costs`] puts them together for a
+//! scenario: the peak, the breakdown at the peak, the runtime overhead and the budget.
+
+pub mod autograd;
+pub mod devices;
+pub mod simulate;
+
+use serde::Serialize;
+
+use crate::db::{Db, ItemLoc, scenario_graph, scenario_setup};
+
+use self::autograd::Mode;
+use self::devices::{Device, device};
+use self::simulate::{Config, ConvAlgorithm, Optimizer, Simulation, simulate};
+
+/// A scenario's memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScenarioCosts {
+    /// The simulation (peak, phases, per line).
+    pub simulation: Simulation,
+    /// The device preset.
+    #[serde(skip)]
+    pub device: &'static Device,
+    /// Runtime overhead outside tensors (CUDA context, framework).
+    pub runtime: i128,
+    /// The allocator's view of the peak: allocations rounded as it rounds them.
+    pub reserved: i128,
+    /// What the device must hold at the peak: reserved bytes plus the runtime.
+    pub total: i128,
+    /// The budget, if set.
+    pub budget: Option<i128>,
+    /// The safety margin.
+    pub margin_per_mille: i128,
+}
+
+/// The simulation settings of a scenario.
+pub fn config(setup: &crate::db::RunSettings) -> (Config, &'static Device) {
+    let device = device(&setup.device).unwrap_or(&devices::DEVICES[0]);
+    let mode = Mode { grad: !setup.no_grad, train: setup.training || !setup.eval, device };
+    let optimizer = Optimizer::from_name(&setup.optimizer).unwrap_or(Optimizer::Sgd);
+    let conv_algorithm = match setup.conv_algorithm.as_str() {
+        "im2col" => ConvAlgorithm::Im2col,
+        "winograd" => ConvAlgorithm::Winograd,
+        "fft" => ConvAlgorithm::Fft,
+        _ => ConvAlgorithm::Direct,
+    };
+    let config = Config {
+        mode,
+        training: setup.training,
+        optimizer,
+        foreach: setup.foreach.unwrap_or(device.foreach_by_default()),
+        conv_algorithm,
+        cudnn_benchmark: setup.cudnn_benchmark,
+    };
+    (config, device)
+}
+
+/// Simulates a scenario. `None` when it cannot be elaborated (see its diagnostics).
+#[salsa::tracked(returns(ref))]
+pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioCosts> {
+    let setup = scenario_setup(db, loc).as_ref()?;
+    let graph = scenario_graph(db, loc).as_ref()?;
+    if !graph.diagnostics.is_empty() {
+        return None;
+    }
+    let (config, device) = config(&setup.run);
+    let simulation = simulate(graph, &config);
+    let runtime = setup.run.overhead.unwrap_or(device.runtime);
+    let reserved = simulation.rounded_peak.max(simulation.peak.bytes);
+    Some(ScenarioCosts {
+        total: reserved + runtime,
+        reserved,
+        runtime,
+        budget: setup.run.budget,
+        margin_per_mille: (setup.run.margin * 1000.0).round() as i128,
+        simulation,
+        device,
+    })
+}

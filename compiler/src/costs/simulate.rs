@@ -1,0 +1,846 @@
+//! The memory simulation: one scenario's run replayed op by op, storage by storage.
+//!
+//! Every tensor storage is allocated when its op runs and freed when nothing holds it any
+//! more: not the program (the elaborator's release points), not autograd (saved tensors are
+//! held until their op's backward), not an alias (views and in-place results share their
+//! input's storage). Training runs two steps of `zero_grad(set_to_none)`, forward, loss,
+//! backward and optimizer step, as PyTorch does; step 2 is the steady state, with the
+//! optimizer state allocated. The peak is the maximum of live bytes after any allocation.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use crate::elaborate::{Graph, Node, Site, TensorId};
+use crate::shapes::ops::ArgValue;
+
+use super::autograd::{GradFlow, Mode, Saved, memory};
+
+/// What a storage holds, for the breakdown of a peak (the calibration's categories).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// Trainable parameters.
+    Parameters,
+    /// Buffers (BatchNorm running statistics).
+    Buffers,
+    /// The model's inputs and the labels.
+    Inputs,
+    /// Parameter gradients (`p.grad`).
+    Gradients,
+    /// Optimizer state (momentum, Adam's moments).
+    OptimizerState,
+    /// Tensors made in forward or loss and still alive (saved for backward, outputs).
+    Activations,
+    /// Tensors made in backward that are not `.grad` (activation gradients).
+    BackwardTemporaries,
+    /// Tensors made in the optimizer step that are not its state.
+    OptimizerTemporaries,
+    /// Kernel workspace (im2col buffers, cuDNN workspace), transient at its op.
+    Workspace,
+}
+
+const CATEGORIES: usize = 9;
+
+/// Bytes per category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Breakdown {
+    /// Trainable parameters.
+    pub parameters: i128,
+    /// Buffers.
+    pub buffers: i128,
+    /// Inputs and labels.
+    pub inputs: i128,
+    /// Parameter gradients.
+    pub gradients: i128,
+    /// Optimizer state.
+    pub optimizer_state: i128,
+    /// Forward tensors still alive.
+    pub activations: i128,
+    /// Backward temporaries.
+    pub backward_temporaries: i128,
+    /// Optimizer temporaries.
+    pub optimizer_temporaries: i128,
+    /// Kernel workspace.
+    pub workspace: i128,
+}
+
+impl Breakdown {
+    fn from_totals(t: &[i128; CATEGORIES]) -> Self {
+        Breakdown {
+            parameters: t[0],
+            buffers: t[1],
+            inputs: t[2],
+            gradients: t[3],
+            optimizer_state: t[4],
+            activations: t[5],
+            backward_temporaries: t[6],
+            optimizer_temporaries: t[7],
+            workspace: t[8],
+        }
+    }
+
+    /// The sum.
+    pub fn total(&self) -> i128 {
+        self.parameters
+            + self.buffers
+            + self.inputs
+            + self.gradients
+            + self.optimizer_state
+            + self.activations
+            + self.backward_temporaries
+            + self.optimizer_temporaries
+            + self.workspace
+    }
+}
+
+/// A phase of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// `optimizer.zero_grad(set_to_none=True)`.
+    ZeroGrad,
+    /// The model's forward pass.
+    Forward,
+    /// The loss.
+    Loss,
+    /// `loss.backward()`.
+    Backward,
+    /// `optimizer.step()`.
+    Step,
+}
+
+impl Phase {
+    /// The phase's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::ZeroGrad => "zero_grad",
+            Phase::Forward => "forward",
+            Phase::Loss => "loss",
+            Phase::Backward => "backward",
+            Phase::Step => "step",
+        }
+    }
+}
+
+/// The optimizers, with their state per parameter element and temporaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Optimizer {
+    /// Plain SGD: no state.
+    Sgd,
+    /// SGD with momentum: one buffer.
+    Momentum,
+    /// Adam: two moments.
+    Adam,
+    /// AdamW: as Adam.
+    AdamW,
+    /// Adagrad: one sum.
+    Adagrad,
+    /// RMSprop: one square average.
+    RmsProp,
+    /// Adafactor: factored second moments.
+    Adafactor,
+    /// 8-bit Adam (bitsandbytes): two one-byte moments.
+    Adam8bit,
+}
+
+impl Optimizer {
+    /// The optimizer named in a scenario.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "sgd" => Optimizer::Sgd,
+            "momentum" => Optimizer::Momentum,
+            "adam" => Optimizer::Adam,
+            "adamw" => Optimizer::AdamW,
+            "adagrad" => Optimizer::Adagrad,
+            "rmsprop" => Optimizer::RmsProp,
+            "adafactor" => Optimizer::Adafactor,
+            "adam8bit" => Optimizer::Adam8bit,
+            _ => return None,
+        })
+    }
+}
+
+/// How the scenario runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Grad recording, module mode, device.
+    pub mode: Mode,
+    /// A training step (forward, loss, backward, step) rather than a forward pass.
+    pub training: bool,
+    /// The optimizer (training).
+    pub optimizer: Optimizer,
+    /// The foreach implementation (one list-wide temporary) rather than the for-loop.
+    pub foreach: bool,
+    /// Bytes of convolution workspace per op, from the algorithm.
+    pub conv_algorithm: ConvAlgorithm,
+    /// `cudnn.benchmark`: the first iteration tries every algorithm.
+    pub cudnn_benchmark: bool,
+}
+
+/// Convolution algorithms, by the workspace they need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConvAlgorithm {
+    /// Direct or implicit GEMM: no workspace (what netc assumes unless told).
+    Direct,
+    /// im2col + GEMM: a column buffer of Cin/groups x K^d x output positions, per sample.
+    Im2col,
+    /// Winograd F(2x2, 3x3): transformed input, output and filter tiles.
+    Winograd,
+    /// FFT: complex spectra of the padded input and output.
+    Fft,
+}
+
+/// A peak: when and what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Peak {
+    /// Live bytes at the peak.
+    pub bytes: i128,
+    /// The step (1 or 2).
+    pub step: u8,
+    /// The phase.
+    pub phase: Phase,
+    /// The op that had just allocated (`conv2d`, `conv2d backward`, `adam`).
+    pub op: String,
+    /// The source line of that op, if it has one.
+    #[serde(skip)]
+    pub site: Option<Site>,
+    /// What was live, by category.
+    pub breakdown: Breakdown,
+}
+
+/// A phase's figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PhaseFigures {
+    /// Step 1 or 2.
+    pub step: u8,
+    /// The phase.
+    pub phase: Phase,
+    /// Live bytes when it started.
+    pub start: i128,
+    /// Peak during it.
+    pub peak: i128,
+    /// Live bytes when it ended.
+    pub end: i128,
+}
+
+/// Memory attributed to one source line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LineMemory {
+    /// Parameters created by the line's ops.
+    pub weights: i128,
+    /// Buffers.
+    pub buffers: i128,
+    /// Their gradients (training).
+    pub gradients: i128,
+    /// Optimizer state for them (training, steady state).
+    pub optimizer: i128,
+    /// Bytes the line's ops keep for backward (saved tensors and the extra tensors made for
+    /// backward); without autograd, the bytes of what the line makes.
+    pub activations: i128,
+    /// The largest transient workspace of the line's ops.
+    pub workspace: i128,
+}
+
+/// The result of simulating a scenario.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Simulation {
+    /// The allocated peak (exact storage bytes, as `memory_allocated()` without rounding).
+    pub peak: Peak,
+    /// The peak with each allocation rounded as the device's allocator rounds it.
+    pub rounded_peak: i128,
+    /// Every phase of every step.
+    pub phases: Vec<PhaseFigures>,
+    /// Per source line.
+    #[serde(skip)]
+    pub lines: BTreeMap<Site, LineMemory>,
+}
+
+/// The storages and what is live.
+struct Store {
+    bytes: Vec<i128>,
+    category: Vec<Category>,
+    live: Vec<bool>,
+    /// Holders: program references, autograd saves, aliases.
+    holds: Vec<u32>,
+    totals: [i128; CATEGORIES],
+    live_bytes: i128,
+    live_rounded: i128,
+    rounding: i128,
+    peak: Option<Peak>,
+    rounded_peak: i128,
+    phase: Phase,
+    step: u8,
+    phases: Vec<PhaseFigures>,
+}
+
+impl Store {
+    fn rounded(&self, bytes: i128) -> i128 {
+        (bytes + self.rounding - 1) / self.rounding * self.rounding
+    }
+
+    fn alloc(&mut self, bytes: i128, category: Category) -> usize {
+        self.bytes.push(bytes);
+        self.category.push(category);
+        self.live.push(true);
+        self.holds.push(1);
+        self.totals[category as usize] += bytes;
+        self.live_bytes += bytes;
+        self.live_rounded += self.rounded(bytes);
+        self.bytes.len() - 1
+    }
+
+    fn hold(&mut self, s: usize) {
+        self.holds[s] += 1;
+    }
+
+    /// Drops one holder; the storage is freed when none is left.
+    fn release(&mut self, s: usize) {
+        if !self.live[s] {
+            return;
+        }
+        self.holds[s] = self.holds[s].saturating_sub(1);
+        if self.holds[s] == 0 {
+            self.live[s] = false;
+            self.totals[self.category[s] as usize] -= self.bytes[s];
+            self.live_bytes -= self.bytes[s];
+            self.live_rounded -= self.rounded(self.bytes[s]);
+        }
+    }
+
+    /// Records a possible peak just after an allocation.
+    fn check(&mut self, op: &str, site: Option<&Site>) {
+        self.rounded_peak = self.rounded_peak.max(self.live_rounded);
+        if let Some(figures) = self.phases.last_mut() {
+            figures.peak = figures.peak.max(self.live_bytes);
+        }
+        if self.peak.as_ref().is_none_or(|p| self.live_bytes > p.bytes) {
+            self.peak = Some(Peak {
+                bytes: self.live_bytes,
+                step: self.step,
+                phase: self.phase,
+                op: op.to_string(),
+                site: site.cloned(),
+                breakdown: Breakdown::from_totals(&self.totals),
+            });
+        }
+    }
+
+    fn begin(&mut self, step: u8, phase: Phase) {
+        self.end_phase();
+        self.step = step;
+        self.phase = phase;
+        self.phases.push(PhaseFigures { step, phase, start: self.live_bytes, peak: self.live_bytes, end: 0 });
+    }
+
+    fn end_phase(&mut self) {
+        let live = self.live_bytes;
+        if let Some(figures) = self.phases.last_mut() {
+            figures.end = live;
+        }
+    }
+}
+
+fn known(d: Option<crate::shapes::Dim>) -> i128 {
+    d.and_then(|d| d.known()).unwrap_or(0)
+}
+
+/// The parameter storages of a graph: one per weight (shared weights once), by node.
+struct Params {
+    /// For each node, its parameters' storages and sizes.
+    of_node: Vec<Vec<(usize, i128)>>,
+    /// All parameter storages, in creation order, with their sizes.
+    all: Vec<(usize, i128, Option<Site>)>,
+}
+
+/// The workspace of a convolution under `algorithm`, for one sample (as im2col processes
+/// the batch one sample at a time).
+fn conv_workspace(node: &Node, graph: &Graph, algorithm: ConvAlgorithm) -> i128 {
+    if !matches!(node.op.as_str(), "conv1d" | "conv2d" | "conv3d" | "conv_transpose2d") {
+        return 0;
+    }
+    let (Some(&x), Some(&y)) = (node.inputs.first(), node.outputs.first()) else { return 0 };
+    let (x, y) = (graph.tensor(x), graph.tensor(y));
+    let dim = |t: &crate::shapes::TensorType, i: usize| t.shape.get(i).and_then(|d| d.known()).unwrap_or(0);
+    let int = |name: &str| match node.args.values.get(name) {
+        Some(ArgValue::Int(d)) => d.known().unwrap_or(1),
+        _ => 1,
+    };
+    let spatial = x.rank().saturating_sub(2) as u32;
+    let (k, groups) = (int("k"), int("groups").max(1));
+    let (cin, cout) = (dim(x, 1), dim(y, 1));
+    let out_positions: i128 = (2..y.rank()).map(|i| dim(y, i)).product();
+    let in_positions: i128 = (2..x.rank()).map(|i| dim(x, i)).product();
+    let size = x.dtype.size();
+    match algorithm {
+        ConvAlgorithm::Direct => 0,
+        ConvAlgorithm::Im2col => cin / groups * k.pow(spatial) * out_positions * size,
+        ConvAlgorithm::Winograd if k == 3 && int("stride") == 1 => {
+            // F(2x2, 3x3): 4x4 tiles over 2x2 output blocks.
+            let tiles = (out_positions + 3) / 4;
+            16 * (cin + cout) * tiles * size + 16 * cin * cout * size
+        }
+        ConvAlgorithm::Winograd => 0,
+        ConvAlgorithm::Fft => {
+            // Complex spectra (8 bytes a value) of the padded input and the output.
+            2 * (cin + cout) * in_positions.max(out_positions) * 8
+        }
+    }
+}
+
+/// The largest workspace any algorithm needs for this convolution (cudnn.benchmark tries
+/// them all on the first iteration).
+fn benchmark_workspace(node: &Node, graph: &Graph) -> i128 {
+    [ConvAlgorithm::Im2col, ConvAlgorithm::Winograd, ConvAlgorithm::Fft]
+        .iter()
+        .map(|a| conv_workspace(node, graph, *a))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Simulates `graph` run as `config` says.
+pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
+    let mode = config.mode;
+    let recording = mode.grad;
+    let mut store = Store {
+        bytes: Vec::new(),
+        category: Vec::new(),
+        live: Vec::new(),
+        holds: Vec::new(),
+        totals: [0; CATEGORIES],
+        live_bytes: 0,
+        live_rounded: 0,
+        rounding: mode.device.allocation_rounding(),
+        peak: None,
+        rounded_peak: 0,
+        phase: Phase::Forward,
+        step: 1,
+        phases: Vec::new(),
+    };
+    let mut lines: BTreeMap<Site, LineMemory> = BTreeMap::new();
+
+    // Parameters and buffers exist before anything runs.
+    let mut params = Params { of_node: vec![Vec::new(); graph.nodes.len()], all: Vec::new() };
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let dtype = node.outputs.first().map(|&t| graph.tensor(t).dtype.size()).unwrap_or(4).max(4);
+        let bytes = known(Some(node.params.clone())) * dtype;
+        if bytes > 0 {
+            let s = store.alloc(bytes, Category::Parameters);
+            params.of_node[i].push((s, bytes));
+            params.all.push((s, bytes, Some(node.origin.stmt.clone())));
+            lines.entry(node.origin.stmt.clone()).or_default().weights += bytes;
+        }
+        for b in &node.result.buffers {
+            let bytes = known(Some(b.numel.clone())) * b.dtype.size();
+            store.alloc(bytes, Category::Buffers);
+            lines.entry(node.origin.stmt.clone()).or_default().buffers += bytes;
+        }
+    }
+    let mut storage_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
+    for (_, t) in &graph.inputs {
+        let bytes = known(graph.tensor(*t).bytes());
+        storage_of[t.0 as usize] = Some(store.alloc(bytes, Category::Inputs));
+    }
+    // Labels for the loss: one class index per position.
+    let output = graph.outputs.first().copied();
+    let implicit_loss = config.training && output.is_some_and(|t| graph.tensor(t).rank() >= 1);
+    if implicit_loss && let Some(o) = output {
+        let t = graph.tensor(o);
+        let positions: i128 = t.shape[..t.rank() - 1].iter().map(|d| d.known().unwrap_or(0)).product();
+        store.alloc(positions * 8, Category::Inputs);
+    }
+
+    let behaviours: Vec<_> = graph.nodes.iter().map(|n| memory(n, graph, &mode)).collect();
+    let steps = if config.training { 2 } else { 1 };
+    let mut grads: Vec<Option<usize>> = vec![None; params.all.len()];
+    let mut optimizer_state_made = false;
+
+    for step in 1..=steps {
+        if config.training {
+            store.begin(step, Phase::ZeroGrad);
+            for g in grads.iter_mut() {
+                if let Some(s) = g.take() {
+                    store.release(s);
+                }
+            }
+        }
+        store.begin(step, Phase::Forward);
+        let first_step = step == 1;
+        let forward = run_forward(graph, config, &behaviours, &mut store, &mut storage_of, &mut lines, first_step);
+        if !config.training {
+            break;
+        }
+        // Loss: cross-entropy over the output (log_softmax saved, then the scalar loss).
+        store.begin(step, Phase::Loss);
+        let mut loss_storages = Vec::new();
+        let mut output_grad_bytes = 0;
+        if implicit_loss && let Some(o) = output {
+            let logits = known(graph.tensor(o).bytes());
+            let log_probs = known(graph.tensor(o).numel()) * 4;
+            loss_storages.push(store.alloc(log_probs, Category::Activations));
+            store.check("cross_entropy", None);
+            loss_storages.push(store.alloc(4, Category::Activations));
+            store.check("nll_loss", None);
+            output_grad_bytes = logits;
+        }
+        store.begin(step, Phase::Backward);
+        run_backward(
+            graph,
+            config,
+            &behaviours,
+            &mut store,
+            &storage_of,
+            &forward,
+            &params,
+            &mut grads,
+            (&loss_storages, output_grad_bytes, output),
+        );
+        // The output and the loss are dropped after backward.
+        for s in loss_storages {
+            store.release(s);
+        }
+        for &t in &graph.outputs {
+            if let Some(s) = storage_of[t.0 as usize] {
+                store.release(s);
+            }
+        }
+        store.begin(step, Phase::Step);
+        run_step(config, &mut store, &params, &mut optimizer_state_made, &mut lines);
+    }
+    store.end_phase();
+    // Gradients and optimizer state per line (training).
+    if config.training {
+        for (_, bytes, site) in &params.all {
+            if let Some(site) = site {
+                let line = lines.entry(site.clone()).or_default();
+                line.gradients += bytes;
+                line.optimizer += optimizer_state_bytes(config.optimizer, *bytes);
+            }
+        }
+    }
+    let _ = recording;
+    Simulation {
+        peak: store.peak.clone().unwrap_or(Peak {
+            bytes: store.live_bytes,
+            step: 1,
+            phase: Phase::Forward,
+            op: String::new(),
+            site: None,
+            breakdown: Breakdown::from_totals(&store.totals),
+        }),
+        rounded_peak: store.rounded_peak,
+        phases: store.phases,
+        lines,
+    }
+}
+
+/// What the forward pass leaves for backward: per node, the storages autograd holds.
+struct Forward {
+    saved: Vec<Vec<usize>>,
+    requires_grad: Vec<bool>,
+}
+
+fn run_forward(
+    graph: &Graph,
+    config: &Config,
+    behaviours: &[super::autograd::OpMemory],
+    store: &mut Store,
+    storage_of: &mut [Option<usize>],
+    lines: &mut BTreeMap<Site, LineMemory>,
+    first_step: bool,
+) -> Forward {
+    let recording = config.mode.grad;
+    let mut requires_grad = vec![false; graph.tensors.len()];
+    let mut strided = vec![false; graph.tensors.len()];
+    let mut saved: Vec<Vec<usize>> = vec![Vec::new(); graph.nodes.len()];
+    // The program's references, released at the elaborator's release points.
+    let mut releases: Vec<Vec<TensorId>> = vec![Vec::new(); graph.nodes.len()];
+    for (t, at) in graph.released_after.iter().enumerate() {
+        if let Some(at) = at
+            && (*at as usize) < graph.nodes.len()
+        {
+            releases[*at as usize].push(TensorId(t as u32));
+        }
+    }
+    // Which line made each storage, and which storages autograd keeps: a line's
+    // "activations" are the bytes it made that are kept for backward.
+    let mut producer: HashMap<usize, Site> = HashMap::new();
+    for value in &graph.stmt_values {
+        for &t in value.tensors.iter().filter(|t| **t >= value.first_new) {
+            if let Some(s) = storage_of[t.0 as usize] {
+                producer.entry(s).or_insert_with(|| value.origin.stmt.clone());
+            }
+        }
+    }
+    let mut kept: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let behaviour = &behaviours[i];
+        let op = node.op.as_str();
+        let site = &node.origin.stmt;
+        let records = recording
+            && (node.params != crate::shapes::Dim::Known(0)
+                || node.inputs.iter().any(|t| requires_grad[t.0 as usize]));
+        let mut made = 0;
+        for (j, &out) in node.outputs.iter().enumerate() {
+            let input = behaviour.aliases[j].and_then(|k| node.inputs.get(k).copied());
+            // A view of a strided tensor reshaped is a copy.
+            let copy = matches!(op, "flatten" | "reshape") && input.is_some_and(|t| strided[t.0 as usize]);
+            match input.and_then(|t| storage_of[t.0 as usize]) {
+                Some(s) if !copy => {
+                    store.hold(s);
+                    storage_of[out.0 as usize] = Some(s);
+                    strided[out.0 as usize] = behaviour.strided[j] || input.is_some_and(|t| strided[t.0 as usize]);
+                }
+                _ => {
+                    let bytes = known(graph.tensor(out).bytes());
+                    let s = store.alloc(bytes, Category::Activations);
+                    storage_of[out.0 as usize] = Some(s);
+                    producer.insert(s, site.clone());
+                    made += bytes;
+                }
+            }
+            requires_grad[out.0 as usize] = records;
+        }
+        let mut extra_saved = Vec::new();
+        if records {
+            for s in &behaviour.saved {
+                let storage = match *s {
+                    Saved::Input(k) => node.inputs.get(k).and_then(|t| storage_of[t.0 as usize]),
+                    Saved::Output(k) => node.outputs.get(k).and_then(|t| storage_of[t.0 as usize]),
+                    Saved::Extra(bytes) if bytes > 0 => {
+                        let s = store.alloc(bytes, Category::Activations);
+                        extra_saved.push(s);
+                        Some(s)
+                    }
+                    Saved::Extra(_) => None,
+                };
+                if let Some(storage) = storage {
+                    if !extra_saved.contains(&storage) {
+                        store.hold(storage);
+                    }
+                    saved[i].push(storage);
+                }
+            }
+        }
+        // Tensors the kernel makes for backward even when nothing records it: freed at once.
+        let mut scratch = Vec::new();
+        if !records && behaviour.extras_always_made {
+            for s in &behaviour.saved {
+                if let Saved::Extra(bytes) = *s
+                    && bytes > 0
+                {
+                    scratch.push(store.alloc(bytes, Category::Activations));
+                }
+            }
+        }
+        let mut workspace = conv_workspace(node, graph, config.conv_algorithm);
+        if config.cudnn_benchmark && first_step {
+            workspace = workspace.max(benchmark_workspace(node, graph));
+        }
+        if workspace > 0 {
+            let w = store.alloc(workspace, Category::Workspace);
+            store.check(op, Some(site));
+            store.release(w);
+        } else {
+            store.check(op, Some(site));
+        }
+        for s in scratch {
+            store.release(s);
+        }
+        if first_step {
+            let line = lines.entry(site.clone()).or_default();
+            line.workspace = line.workspace.max(workspace);
+            if !records {
+                line.activations += made;
+            }
+            for &s in &extra_saved {
+                producer.insert(s, site.clone());
+            }
+            kept.extend(saved[i].iter().copied());
+        }
+        for t in std::mem::take(&mut releases[i]) {
+            if let Some(s) = storage_of[t.0 as usize] {
+                store.release(s);
+            }
+        }
+    }
+    if first_step {
+        for s in kept {
+            if let Some(site) = producer.get(&s) {
+                lines.entry(site.clone()).or_default().activations += store.bytes[s];
+            }
+        }
+    }
+    Forward { saved, requires_grad }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_backward(
+    graph: &Graph,
+    config: &Config,
+    behaviours: &[super::autograd::OpMemory],
+    store: &mut Store,
+    storage_of: &[Option<usize>],
+    forward: &Forward,
+    params: &Params,
+    grads: &mut [Option<usize>],
+    (loss_storages, output_grad_bytes, output): (&[usize], i128, Option<TensorId>),
+) {
+    // Gradient storages of tensors, shared when a gradient passes through (views, add).
+    let mut grad_of: HashMap<TensorId, usize> = HashMap::new();
+    if let Some(o) = output {
+        // dloss (a scalar), then the gradients of log_softmax and of the logits.
+        let dloss = store.alloc(4, Category::BackwardTemporaries);
+        store.check("nll_loss backward", None);
+        let dlog_probs = store.alloc(output_grad_bytes, Category::BackwardTemporaries);
+        store.check("nll_loss backward", None);
+        store.release(dloss);
+        // log_softmax's backward reads its saved result while writing the logits' gradient.
+        let dlogits = store.alloc(output_grad_bytes, Category::BackwardTemporaries);
+        store.check("log_softmax backward", None);
+        if let Some(&log_probs) = loss_storages.first() {
+            store.release(log_probs);
+        }
+        store.release(dlog_probs);
+        grad_of.insert(o, dlogits);
+    }
+    let param_index: HashMap<usize, usize> = params.all.iter().enumerate().map(|(i, (s, _, _))| (*s, i)).collect();
+    for (i, node) in graph.nodes.iter().enumerate().rev() {
+        let behaviour = &behaviours[i];
+        let has_grad = node.outputs.iter().any(|o| grad_of.contains_key(o));
+        let label = format!("{} backward", node.op);
+        if has_grad {
+            let upstream = node.outputs.first().and_then(|o| grad_of.get(o).copied());
+            let mut fresh = Vec::new();
+            for &input in &node.inputs {
+                if !forward.requires_grad[input.0 as usize] {
+                    continue;
+                }
+                let existing = grad_of.get(&input).copied();
+                match (behaviour.grad, upstream, existing) {
+                    (GradFlow::PassThrough, Some(g), None) => {
+                        store.hold(g);
+                        grad_of.insert(input, g);
+                    }
+                    (GradFlow::PassThrough, Some(_), Some(_)) => {}
+                    (_, _, None) => {
+                        let bytes = known(graph.tensor(input).bytes());
+                        let g = store.alloc(bytes, Category::BackwardTemporaries);
+                        grad_of.insert(input, g);
+                    }
+                    (_, _, Some(_)) => {
+                        // Accumulated in place, from a transient.
+                        let bytes = known(graph.tensor(input).bytes());
+                        fresh.push(store.alloc(bytes, Category::BackwardTemporaries));
+                    }
+                }
+            }
+            for &(s, bytes) in &params.of_node[i] {
+                let index = param_index[&s];
+                match grads[index] {
+                    None => grads[index] = Some(store.alloc(bytes, Category::Gradients)),
+                    Some(_) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
+                }
+            }
+            let workspace = conv_workspace(node, graph, config.conv_algorithm);
+            let w = (workspace > 0).then(|| store.alloc(workspace, Category::Workspace));
+            store.check(&label, Some(&node.origin.stmt));
+            if let Some(w) = w {
+                store.release(w);
+            }
+            for s in fresh {
+                store.release(s);
+            }
+        }
+        // The node is done: its outputs' gradients and its saved tensors are released.
+        for o in &node.outputs {
+            if let Some(g) = grad_of.remove(o) {
+                store.release(g);
+            }
+        }
+        for &s in &forward.saved[i] {
+            store.release(s);
+        }
+    }
+    for (_, g) in grad_of {
+        store.release(g);
+    }
+    let _ = storage_of;
+}
+
+/// Optimizer state bytes for a parameter of `bytes` (fp32).
+fn optimizer_state_bytes(optimizer: Optimizer, bytes: i128) -> i128 {
+    match optimizer {
+        Optimizer::Sgd => 0,
+        Optimizer::Momentum | Optimizer::Adagrad | Optimizer::RmsProp => bytes,
+        Optimizer::Adam | Optimizer::AdamW => 2 * bytes,
+        // Row and column statistics: small next to the parameter; counted as one eighth.
+        Optimizer::Adafactor => bytes / 8,
+        // Two moments of one byte per element.
+        Optimizer::Adam8bit => bytes / 2,
+    }
+}
+
+fn run_step(
+    config: &Config,
+    store: &mut Store,
+    params: &Params,
+    state_made: &mut bool,
+    _lines: &mut BTreeMap<Site, LineMemory>,
+) {
+    let optimizer = config.optimizer;
+    let label = match optimizer {
+        Optimizer::Sgd => "sgd",
+        Optimizer::Momentum => "sgd (momentum)",
+        Optimizer::Adam => "adam",
+        Optimizer::AdamW => "adamw",
+        Optimizer::Adagrad => "adagrad",
+        Optimizer::RmsProp => "rmsprop",
+        Optimizer::Adafactor => "adafactor",
+        Optimizer::Adam8bit => "adam8bit",
+    };
+    // State is created lazily, at the first step.
+    if !*state_made {
+        for (_, bytes, _) in &params.all {
+            let state = optimizer_state_bytes(optimizer, *bytes);
+            if state > 0 {
+                store.alloc(state, Category::OptimizerState);
+                store.check(label, None);
+            }
+            if matches!(optimizer, Optimizer::Adam | Optimizer::AdamW | Optimizer::Adam8bit) {
+                // `state["step"]`: a float32 scalar tensor per parameter.
+                store.alloc(4, Category::OptimizerState);
+            }
+        }
+        *state_made = true;
+    }
+    // Temporaries of the update.
+    let sizes: Vec<i128> = params.all.iter().map(|(_, b, _)| *b).collect();
+    let per_param_temporaries = match optimizer {
+        Optimizer::Sgd | Optimizer::Momentum => 0,
+        // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): two at once.
+        Optimizer::Adam | Optimizer::AdamW => 2,
+        Optimizer::Adagrad | Optimizer::RmsProp => 1,
+        Optimizer::Adafactor | Optimizer::Adam8bit => 1,
+    };
+    if per_param_temporaries == 0 {
+        store.check(label, None);
+        return;
+    }
+    if config.foreach {
+        // One list-wide temporary (`_foreach_sqrt` of every state tensor).
+        let total: i128 = sizes.iter().sum();
+        let t = store.alloc(total, Category::OptimizerTemporaries);
+        store.check(label, None);
+        store.release(t);
+    } else {
+        for &bytes in &sizes {
+            let temps: Vec<usize> =
+                (0..per_param_temporaries).map(|_| store.alloc(bytes, Category::OptimizerTemporaries)).collect();
+            store.check(label, None);
+            for t in temps {
+                store.release(t);
+            }
+        }
+    }
+}
