@@ -238,7 +238,8 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
         workspace: b.workspace,
         runtime: costs.runtime,
     };
-    let peak_line = peak.site.as_ref().and_then(|site| locate(db, site).map(|(line, _)| format!("{}:{line}", site.file)));
+    let peak_line =
+        peak.site.as_ref().and_then(|site| locate(db, site).map(|(line, _)| format!("{}:{line}", site.file)));
     Some(ScenarioReport {
         name: scenario.name.text.clone(),
         kind: scenario.kind.keyword(),

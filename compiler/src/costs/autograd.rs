@@ -164,11 +164,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 return alias_all(false, GradFlow::PassThrough);
             }
             let mask = Saved::Extra(in0 * mode.device.dropout_mask_bytes());
-            if inplace {
-                OpMemory { saved: vec![mask], ..alias_all(false, GradFlow::New) }
-            } else {
-                fresh(vec![mask])
-            }
+            if inplace { OpMemory { saved: vec![mask], ..alias_all(false, GradFlow::New) } } else { fresh(vec![mask]) }
         }
         "maxpool2d" | "adaptive_maxpool2d" => {
             // max_pool2d_with_indices: int64 indices, one per output element.
@@ -195,7 +191,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             // Flash-style kernels (CPU, and CUDA's efficient/flash ones) save q, k, v, the
             // output and the log-sum-exp per query row.
             let q = node.inputs.first().map(|&t| graph.tensor(t));
-            let rows = q.map(|t| numel(graph, node.inputs[0]) / t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1));
+            let rows =
+                q.map(|t| numel(graph, node.inputs[0]) / t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1));
             fresh(vec![
                 Saved::Input(0),
                 Saved::Input(1),
@@ -213,8 +210,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 })
                 .unwrap_or((0, 0));
             let heads = int(node, "heads").unwrap_or(1);
-            let scores =
-                if flag(node, "flash") { n * heads * s * f32_bytes } else { n * heads * s * s * f32_bytes };
+            let scores = if flag(node, "flash") { n * heads * s * f32_bytes } else { n * heads * s * s * f32_bytes };
             // The packed q/k/v projection, the attention weights (or log-sum-exp), and the
             // attended values fed to the output projection.
             OpMemory {

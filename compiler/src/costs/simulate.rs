@@ -578,8 +578,7 @@ fn run_forward(
         let op = node.op.as_str();
         let site = &node.origin.stmt;
         let records = recording
-            && (node.params != crate::shapes::Dim::Known(0)
-                || node.inputs.iter().any(|t| requires_grad[t.0 as usize]));
+            && (node.params != crate::shapes::Dim::Known(0) || node.inputs.iter().any(|t| requires_grad[t.0 as usize]));
         let mut made = 0;
         for (j, &out) in node.outputs.iter().enumerate() {
             let input = behaviour.aliases[j].and_then(|k| node.inputs.get(k).copied());
