@@ -900,8 +900,7 @@ impl<'db> Elaborator<'db, '_> {
                 let stmt = self.site(&ctx.name, ctx.item, ctx.stmt.get());
                 let origin = Origin { expr: self.site(&ctx.name, ctx.item, id), stmt, chain: self.chain.clone() };
                 // Temporaries this node consumed are dropped once it returns.
-                let consumed: Vec<TensorId> =
-                    inputs.iter().copied().filter(|t| self.refs[t.0 as usize] == 0).collect();
+                let consumed: Vec<TensorId> = inputs.iter().copied().filter(|t| self.refs[t.0 as usize] == 0).collect();
                 self.graph.nodes.push(Node {
                     op: op.to_string(),
                     args,
