@@ -5,6 +5,7 @@
 //! [`cli`], a thin layer over [`workspace`] (the only IO) and [`render`].
 
 pub mod cli;
+pub mod costs;
 pub mod db;
 pub mod diagnostics;
 pub mod elaborate;
@@ -16,4 +17,3 @@ pub mod shapes;
 pub mod suggest;
 pub mod syntax;
 pub mod workspace;
-pub mod costs;
