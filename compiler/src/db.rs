@@ -482,6 +482,18 @@ pub struct RunSettings {
     pub margin: f64,
     /// The runtime overhead in bytes, overriding the device's.
     pub overhead: Option<i128>,
+    /// The precision policy's name (`fp32` unless set).
+    pub precision: String,
+    /// Micro-batches per optimizer step (`grad_accum`, 1 unless set).
+    pub grad_accum: i128,
+    /// Data-parallel devices (1 unless set).
+    pub data_parallel: i128,
+    /// ZeRO stage (0 unless set).
+    pub zero: i128,
+    /// `fsdp`.
+    pub fsdp: bool,
+    /// Activation checkpointing.
+    pub checkpoint: bool,
 }
 
 impl Default for RunSettings {
@@ -498,6 +510,12 @@ impl Default for RunSettings {
             budget: None,
             margin: 1.5,
             overhead: None,
+            precision: "fp32".into(),
+            grad_accum: 1,
+            data_parallel: 1,
+            zero: 0,
+            fsdp: false,
+            checkpoint: false,
         }
     }
 }
@@ -554,6 +572,18 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
                 setup.dims.insert(name.text.clone(), *n as i128);
             }
             ("no_grad", _) => setup.run.no_grad = true,
+            ("fsdp", _) => setup.run.fsdp = true,
+            ("checkpoint", _) => setup.run.checkpoint = true,
+            ("precision", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
+                setup.run.precision = n.text.clone()
+            }
+            ("grad_accum", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {
+                setup.run.grad_accum = *n as i128
+            }
+            ("data_parallel", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {
+                setup.run.data_parallel = *n as i128
+            }
+            ("zero", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => setup.run.zero = *n as i128,
             ("eval", _) => setup.run.eval = true,
             ("cudnn_benchmark", _) => setup.run.cudnn_benchmark = true,
             ("optimizer", SettingValue::Value(e)) => match &e.kind {
@@ -587,6 +617,14 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
         }
     }
     setup.model = model?;
+    // With gradient accumulation the model runs on micro-batches.
+    if setup.run.training
+        && setup.run.grad_accum > 1
+        && let Some(batch) = setup.batch
+        && batch % setup.run.grad_accum == 0
+    {
+        setup.dims.insert("N".into(), batch / setup.run.grad_accum);
+    }
     Some(setup)
 }
 

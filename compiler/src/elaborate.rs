@@ -50,6 +50,9 @@ pub struct Origin {
     pub stmt: Site,
     /// The block calls that led here, outermost first.
     pub chain: Vec<Site>,
+    /// Which execution of an outermost block call this is in (counting from 1; 0 outside
+    /// any block): the segments of activation checkpointing.
+    pub outer_call: u32,
 }
 
 /// Identifies a tensor of a graph.
@@ -182,6 +185,9 @@ struct Elaborator<'db, 'r> {
     stopped: bool,
     /// For each tensor, how many variables (in any active frame) refer to it.
     refs: Vec<u32>,
+    /// The outermost block call being executed (0: none), and how many there were.
+    outer_call: u32,
+    outer_calls: u32,
 }
 
 /// Elaborates a model.
@@ -194,6 +200,8 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Graph {
         shared: BTreeMap::new(),
         stopped: false,
         refs: Vec::new(),
+        outer_call: 0,
+        outer_calls: 0,
     };
     if let Some(Item::Model(model)) = item_tree(db, ItemLoc::new(db, request.file, request.item)) {
         let model = model.clone();
@@ -383,7 +391,7 @@ impl<'db> Elaborator<'db, '_> {
 
     /// Records what a statement produced; `start` is the tensor count when it began.
     fn record(&mut self, stmt: Site, start: u32, tensors: Vec<TensorId>) {
-        let origin = Origin { expr: stmt.clone(), stmt, chain: self.chain.clone() };
+        let origin = Origin { expr: stmt.clone(), stmt, chain: self.chain.clone(), outer_call: self.outer_call };
         self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(start) });
     }
 
@@ -741,11 +749,18 @@ impl<'db> Elaborator<'db, '_> {
                 for (name, (value, _)) in bound {
                     self.assign(&mut inner, name, value);
                 }
+                if self.chain.is_empty() {
+                    self.outer_calls += 1;
+                    self.outer_call = self.outer_calls;
+                }
                 self.chain.push(self.site(&ctx.name, ctx.item, id));
                 let callee_ctx =
                     Ctx { file: def_file, name: def.file.clone(), item: def.item, stmt: Default::default() };
                 let result = self.body(&block.body, &mut inner, &callee_ctx, false);
                 self.chain.pop();
+                if self.chain.is_empty() {
+                    self.outer_call = 0;
+                }
                 let result = result?;
                 self.drop_frame(inner, result.as_deref().unwrap_or(&[]));
                 Ok(match result {
@@ -898,7 +913,12 @@ impl<'db> Elaborator<'db, '_> {
                 }
                 let outputs: Vec<TensorId> = result.outputs.iter().map(|t| self.new_tensor(t.clone())).collect();
                 let stmt = self.site(&ctx.name, ctx.item, ctx.stmt.get());
-                let origin = Origin { expr: self.site(&ctx.name, ctx.item, id), stmt, chain: self.chain.clone() };
+                let origin = Origin {
+                    expr: self.site(&ctx.name, ctx.item, id),
+                    stmt,
+                    chain: self.chain.clone(),
+                    outer_call: self.outer_call,
+                };
                 // Temporaries this node consumed are dropped once it returns.
                 let consumed: Vec<TensorId> = inputs.iter().copied().filter(|t| self.refs[t.0 as usize] == 0).collect();
                 self.graph.nodes.push(Node {

@@ -247,7 +247,8 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
         model: model_name,
         batch: setup.batch,
         params: graph.params().as_ref().map_or(0, known),
-        macs: graph.macs().as_ref().map_or(0, known),
+        // With gradient accumulation the graph is one micro-batch; the step runs them all.
+        macs: graph.macs().as_ref().map_or(0, known) * setup.run.grad_accum.max(1),
         device: costs.device.name.to_string(),
         peak_bytes: peak.bytes,
         reserved_bytes: costs.reserved,

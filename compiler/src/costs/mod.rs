@@ -15,7 +15,7 @@ use crate::db::{Db, ItemLoc, scenario_graph, scenario_setup};
 
 use self::autograd::Mode;
 use self::devices::{Device, device};
-use self::simulate::{Config, ConvAlgorithm, Optimizer, Simulation, simulate};
+use self::simulate::{Config, ConvAlgorithm, Optimizer, Precision, Sharding, Simulation, simulate};
 
 /// A scenario's memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -55,6 +55,13 @@ pub fn config(setup: &crate::db::RunSettings) -> (Config, &'static Device) {
         foreach: setup.foreach.unwrap_or(device.foreach_by_default()),
         conv_algorithm,
         cudnn_benchmark: setup.cudnn_benchmark,
+        precision: Precision::from_name(&setup.precision).unwrap_or(Precision::Fp32),
+        micro_batches: setup.grad_accum.max(1),
+        checkpoint: setup.checkpoint,
+        sharding: Sharding {
+            devices: setup.data_parallel.max(1),
+            zero: if setup.fsdp { 3 } else { setup.zero.min(3) as u8 },
+        },
     };
     (config, device)
 }

@@ -176,6 +176,127 @@ pub struct Config {
     pub conv_algorithm: ConvAlgorithm,
     /// `cudnn.benchmark`: the first iteration tries every algorithm.
     pub cudnn_benchmark: bool,
+    /// The precision policy.
+    pub precision: Precision,
+    /// Micro-batches per optimizer step (gradient accumulation); the graph is one of them.
+    pub micro_batches: i128,
+    /// How parameters, gradients and optimizer state are spread over data-parallel devices.
+    pub sharding: Sharding,
+    /// Activation checkpointing: each outermost block call is a segment that keeps only its
+    /// inputs in forward and is recomputed in backward.
+    pub checkpoint: bool,
+}
+
+/// Precision policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// Everything in float32.
+    Fp32,
+    /// Everything (parameters, activations, gradients, optimizer state) in float16.
+    Fp16,
+    /// Everything in bfloat16.
+    Bf16,
+    /// Automatic mixed precision: float32 parameters, gradients and optimizer state;
+    /// convolutions, linear layers and matrix products run in float16 on float16 copies.
+    Amp,
+    /// As `Amp`, in bfloat16.
+    AmpBf16,
+    /// Weights stored in int8 and dequantized per op; activations in float32.
+    Int8,
+}
+
+impl Precision {
+    /// The policy named in a scenario.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "fp32" => Precision::Fp32,
+            "fp16" => Precision::Fp16,
+            "bf16" => Precision::Bf16,
+            "amp" => Precision::Amp,
+            "amp_bf16" => Precision::AmpBf16,
+            "int8" => Precision::Int8,
+            _ => return None,
+        })
+    }
+
+    fn mixed(self) -> bool {
+        matches!(self, Precision::Amp | Precision::AmpBf16)
+    }
+
+    /// Bytes per parameter element as stored.
+    fn param_bytes(self) -> i128 {
+        match self {
+            Precision::Fp16 | Precision::Bf16 => 2,
+            Precision::Int8 => 1,
+            _ => 4,
+        }
+    }
+
+    /// Bytes per gradient and optimizer-state element.
+    fn state_bytes(self) -> i128 {
+        match self {
+            Precision::Fp16 | Precision::Bf16 => 2,
+            _ => 4,
+        }
+    }
+}
+
+/// Data parallelism and sharding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sharding {
+    /// Data-parallel devices (1: none).
+    pub devices: i128,
+    /// ZeRO stage: 0 (plain DDP replica), 1 (optimizer state sharded), 2 (and gradients),
+    /// 3 (and parameters; FSDP's full sharding).
+    pub zero: u8,
+}
+
+/// Ops that autocast runs in half precision (their outputs are half).
+const AUTOCAST_HALF: &[&str] =
+    &["conv1d", "conv2d", "conv3d", "conv_transpose2d", "linear", "matmul", "bmm", "sdpa", "attention", "lstm", "gru"];
+/// Ops that autocast runs in float32.
+const AUTOCAST_FLOAT: &[&str] =
+    &["softmax", "log_softmax", "layernorm", "groupnorm", "rmsnorm", "cross_entropy", "mse"];
+
+/// The bytes of every tensor under a precision policy.
+fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
+    let elems = |t: TensorId| known(graph.tensor(t).numel());
+    let mut element: Vec<i128> = graph.tensors.iter().map(|t| t.dtype.size()).collect();
+    let half = match precision {
+        Precision::Fp16 | Precision::Bf16 => Some(2),
+        _ => None,
+    };
+    for (t, ty) in graph.tensors.iter().enumerate() {
+        if ty.dtype.is_float()
+            && let Some(h) = half
+        {
+            element[t] = h;
+        }
+    }
+    if precision.mixed() {
+        for node in &graph.nodes {
+            let op = node.op.as_str();
+            for &o in &node.outputs {
+                if !graph.tensor(o).dtype.is_float() {
+                    continue;
+                }
+                element[o.0 as usize] = if AUTOCAST_HALF.contains(&op) {
+                    2
+                } else if AUTOCAST_FLOAT.contains(&op) {
+                    4
+                } else {
+                    // Type promotion: the widest float input.
+                    node.inputs
+                        .iter()
+                        .filter(|i| graph.tensor(**i).dtype.is_float())
+                        .map(|i| element[i.0 as usize])
+                        .max()
+                        .unwrap_or(4)
+                };
+            }
+        }
+    }
+    graph.tensors.iter().enumerate().map(|(t, _)| elems(TensorId(t as u32)) * element[t]).collect()
 }
 
 /// Convolution algorithms, by the workspace they need.
@@ -347,10 +468,10 @@ fn known(d: Option<crate::shapes::Dim>) -> i128 {
 
 /// The parameter storages of a graph: one per weight (shared weights once), by node.
 struct Params {
-    /// For each node, its parameters' storages and sizes.
-    of_node: Vec<Vec<(usize, i128)>>,
-    /// All parameter storages, in creation order, with their sizes.
-    all: Vec<(usize, i128, Option<Site>)>,
+    /// For each node, its parameter storage and element count.
+    of_node: Vec<Option<(usize, i128)>>,
+    /// All parameter storages with their element counts and lines.
+    all: Vec<(usize, i128, Site)>,
 }
 
 /// The workspace of a convolution under `algorithm`, for one sample (as im2col processes
@@ -398,10 +519,63 @@ fn benchmark_workspace(node: &Node, graph: &Graph) -> i128 {
         .unwrap_or(0)
 }
 
+/// The checkpoint segment of each node (0: none).
+fn segments(graph: &Graph, config: &Config) -> Vec<u32> {
+    graph.nodes.iter().map(|n| if config.checkpoint && config.training { n.origin.outer_call } else { 0 }).collect()
+}
+
+/// Everything the phases of a run share.
+struct Run<'a> {
+    graph: &'a Graph,
+    config: &'a Config,
+    behaviours: Vec<super::autograd::OpMemory>,
+    /// Bytes of each tensor under the precision policy.
+    sizes: Vec<i128>,
+    params: Params,
+    /// The checkpoint segment of each node (0: none).
+    segment: Vec<u32>,
+    /// The node that made each tensor (`None` for inputs).
+    producer: Vec<Option<usize>>,
+}
+
+impl Run<'_> {
+    /// Bytes per device of a parameter-sized tensor of `elements` held as `category`.
+    fn sharded(&self, elements: i128, element_bytes: i128, sharded: bool) -> i128 {
+        let bytes = elements * element_bytes;
+        if sharded { (bytes + self.config.sharding.devices - 1) / self.config.sharding.devices } else { bytes }
+    }
+
+    fn param_bytes(&self, elements: i128) -> i128 {
+        self.sharded(elements, self.config.precision.param_bytes(), self.config.sharding.zero >= 3)
+    }
+
+    fn grad_bytes(&self, elements: i128) -> i128 {
+        self.sharded(elements, self.config.precision.state_bytes(), self.config.sharding.zero >= 2)
+    }
+
+    fn state_bytes(&self, elements: i128) -> i128 {
+        let per_element = optimizer_state_bytes(self.config.optimizer, self.config.precision.state_bytes());
+        self.sharded(elements, per_element, self.config.sharding.zero >= 1)
+    }
+
+    /// Transient bytes around a node's use of its weights: an all-gather of the full
+    /// parameters (ZeRO-3), a dequantized copy (int8 weights).
+    fn weight_transient(&self, node: usize) -> i128 {
+        let Some((_, elements)) = self.params.of_node[node] else { return 0 };
+        let mut bytes = 0;
+        if self.config.sharding.zero >= 3 && self.config.sharding.devices > 1 {
+            bytes += elements * self.config.precision.param_bytes() - self.param_bytes(elements);
+        }
+        if self.config.precision == Precision::Int8 {
+            bytes += elements * 4;
+        }
+        bytes
+    }
+}
+
 /// Simulates `graph` run as `config` says.
 pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
     let mode = config.mode;
-    let recording = mode.grad;
     let mut store = Store {
         bytes: Vec::new(),
         category: Vec::new(),
@@ -418,16 +592,32 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
         phases: Vec::new(),
     };
     let mut lines: BTreeMap<Site, LineMemory> = BTreeMap::new();
+    let mut run = Run {
+        graph,
+        config,
+        behaviours: graph.nodes.iter().map(|n| memory(n, graph, &mode)).collect(),
+        sizes: tensor_sizes(graph, config.precision),
+        params: Params { of_node: vec![None; graph.nodes.len()], all: Vec::new() },
+        segment: segments(graph, config),
+        producer: {
+            let mut producer = vec![None; graph.tensors.len()];
+            for (i, node) in graph.nodes.iter().enumerate() {
+                for o in &node.outputs {
+                    producer[o.0 as usize] = Some(i);
+                }
+            }
+            producer
+        },
+    };
 
     // Parameters and buffers exist before anything runs.
-    let mut params = Params { of_node: vec![Vec::new(); graph.nodes.len()], all: Vec::new() };
     for (i, node) in graph.nodes.iter().enumerate() {
-        let dtype = node.outputs.first().map(|&t| graph.tensor(t).dtype.size()).unwrap_or(4).max(4);
-        let bytes = known(Some(node.params.clone())) * dtype;
-        if bytes > 0 {
+        let elements = known(Some(node.params.clone()));
+        if elements > 0 {
+            let bytes = run.param_bytes(elements);
             let s = store.alloc(bytes, Category::Parameters);
-            params.of_node[i].push((s, bytes));
-            params.all.push((s, bytes, Some(node.origin.stmt.clone())));
+            run.params.of_node[i] = Some((s, elements));
+            run.params.all.push((s, elements, node.origin.stmt.clone()));
             lines.entry(node.origin.stmt.clone()).or_default().weights += bytes;
         }
         for b in &node.result.buffers {
@@ -438,8 +628,7 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
     }
     let mut storage_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
     for (_, t) in &graph.inputs {
-        let bytes = known(graph.tensor(*t).bytes());
-        storage_of[t.0 as usize] = Some(store.alloc(bytes, Category::Inputs));
+        storage_of[t.0 as usize] = Some(store.alloc(run.sizes[t.0 as usize], Category::Inputs));
     }
     // Labels for the loss: one class index per position.
     let output = graph.outputs.first().copied();
@@ -450,9 +639,11 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
         store.alloc(positions * 8, Category::Inputs);
     }
 
-    let behaviours: Vec<_> = graph.nodes.iter().map(|n| memory(n, graph, &mode)).collect();
     let steps = if config.training { 2 } else { 1 };
-    let mut grads: Vec<Option<usize>> = vec![None; params.all.len()];
+    // Micro-batches after the second repeat what the second did.
+    let micro_batches = config.micro_batches.clamp(1, 2);
+    let mut grads: Vec<Option<usize>> = vec![None; run.params.all.len()];
+    let mut buckets_made = false;
     let mut optimizer_state_made = false;
 
     for step in 1..=steps {
@@ -464,61 +655,65 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
                 }
             }
         }
-        store.begin(step, Phase::Forward);
-        let first_step = step == 1;
-        let forward = run_forward(graph, config, &behaviours, &mut store, &mut storage_of, &mut lines, first_step);
-        if !config.training {
-            break;
-        }
-        // Loss: cross-entropy over the output (log_softmax saved, then the scalar loss).
-        store.begin(step, Phase::Loss);
-        let mut loss_storages = Vec::new();
-        let mut output_grad_bytes = 0;
-        if implicit_loss && let Some(o) = output {
-            let logits = known(graph.tensor(o).bytes());
-            let log_probs = known(graph.tensor(o).numel()) * 4;
-            loss_storages.push(store.alloc(log_probs, Category::Activations));
-            store.check("cross_entropy", None);
-            loss_storages.push(store.alloc(4, Category::Activations));
-            store.check("nll_loss", None);
-            output_grad_bytes = logits;
-        }
-        store.begin(step, Phase::Backward);
-        run_backward(
-            graph,
-            config,
-            &behaviours,
-            &mut store,
-            &storage_of,
-            &forward,
-            &params,
-            &mut grads,
-            (&loss_storages, output_grad_bytes, output),
-        );
-        // The output and the loss are dropped after backward.
-        for s in loss_storages {
-            store.release(s);
-        }
-        for &t in &graph.outputs {
-            if let Some(s) = storage_of[t.0 as usize] {
+        for micro in 0..micro_batches {
+            store.begin(step, Phase::Forward);
+            let first = step == 1 && micro == 0;
+            let mut forward = run_forward(&run, &mut store, &mut storage_of, &mut lines, first);
+            if !config.training {
+                break;
+            }
+            // Loss: cross-entropy over the output (log_softmax saved, then the scalar loss).
+            store.begin(step, Phase::Loss);
+            let mut loss_storages = Vec::new();
+            let mut output_grad_bytes = 0;
+            if implicit_loss && let Some(o) = output {
+                let log_probs = known(graph.tensor(o).numel()) * 4;
+                loss_storages.push(store.alloc(log_probs, Category::Activations));
+                store.check("cross_entropy", None);
+                loss_storages.push(store.alloc(4, Category::Activations));
+                store.check("nll_loss", None);
+                output_grad_bytes = run.sizes[o.0 as usize];
+            }
+            store.begin(step, Phase::Backward);
+            // DDP's gradient buckets: a flat copy of the gradients for all-reduce.
+            if config.sharding.devices > 1 && config.sharding.zero == 0 && !buckets_made {
+                let elements: i128 = run.params.all.iter().map(|(_, e, _)| e).sum();
+                store.alloc(run.grad_bytes(elements), Category::Gradients);
+                buckets_made = true;
+            }
+            run_backward(
+                &run,
+                &mut store,
+                &mut forward,
+                &storage_of,
+                &mut grads,
+                (&loss_storages, output_grad_bytes, output),
+            );
+            // The output and the loss are dropped after backward.
+            for s in loss_storages {
                 store.release(s);
             }
+            for &t in &graph.outputs {
+                if let Some(s) = storage_of[t.0 as usize] {
+                    store.release(s);
+                }
+            }
         }
-        store.begin(step, Phase::Step);
-        run_step(config, &mut store, &params, &mut optimizer_state_made, &mut lines);
+        if config.training {
+            store.begin(step, Phase::Step);
+            run_step(&run, &mut store, &mut optimizer_state_made);
+        }
     }
     store.end_phase();
     // Gradients and optimizer state per line (training).
     if config.training {
-        for (_, bytes, site) in &params.all {
-            if let Some(site) = site {
-                let line = lines.entry(site.clone()).or_default();
-                line.gradients += bytes;
-                line.optimizer += optimizer_state_bytes(config.optimizer, *bytes);
-            }
+        for (_, elements, site) in &run.params.all {
+            let line = lines.entry(site.clone()).or_default();
+            line.gradients += run.grad_bytes(*elements);
+            line.optimizer += run.state_bytes(*elements);
         }
     }
-    let _ = recording;
+    run.behaviours.clear();
     Simulation {
         peak: store.peak.clone().unwrap_or(Peak {
             bytes: store.live_bytes,
@@ -538,17 +733,18 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
 struct Forward {
     saved: Vec<Vec<usize>>,
     requires_grad: Vec<bool>,
+    /// For each checkpoint segment, the storages of its inputs, held until its backward.
+    segment_inputs: HashMap<u32, Vec<usize>>,
 }
 
 fn run_forward(
-    graph: &Graph,
-    config: &Config,
-    behaviours: &[super::autograd::OpMemory],
+    run: &Run<'_>,
     store: &mut Store,
     storage_of: &mut [Option<usize>],
     lines: &mut BTreeMap<Site, LineMemory>,
     first_step: bool,
 ) -> Forward {
+    let (graph, config) = (run.graph, run.config);
     let recording = config.mode.grad;
     let mut requires_grad = vec![false; graph.tensors.len()];
     let mut strided = vec![false; graph.tensors.len()];
@@ -573,12 +769,28 @@ fn run_forward(
         }
     }
     let mut kept: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+    let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
-        let behaviour = &behaviours[i];
+        let behaviour = &run.behaviours[i];
         let op = node.op.as_str();
         let site = &node.origin.stmt;
-        let records = recording
-            && (node.params != crate::shapes::Dim::Known(0) || node.inputs.iter().any(|t| requires_grad[t.0 as usize]));
+        let needs_grad =
+            recording && (run.params.of_node[i].is_some() || node.inputs.iter().any(|t| requires_grad[t.0 as usize]));
+        // Inside a checkpoint segment nothing is saved; the segment keeps its inputs.
+        let segment = run.segment[i];
+        let records = needs_grad && segment == 0;
+        if needs_grad && segment != 0 {
+            for &input in &node.inputs {
+                let outside = run.producer[input.0 as usize].is_none_or(|p| run.segment[p] != segment);
+                if outside && let Some(s) = storage_of[input.0 as usize] {
+                    let held = segment_inputs.entry(segment).or_default();
+                    if !held.contains(&s) {
+                        store.hold(s);
+                        held.push(s);
+                    }
+                }
+            }
+        }
         let mut made = 0;
         for (j, &out) in node.outputs.iter().enumerate() {
             let input = behaviour.aliases[j].and_then(|k| node.inputs.get(k).copied());
@@ -591,17 +803,34 @@ fn run_forward(
                     strided[out.0 as usize] = behaviour.strided[j] || input.is_some_and(|t| strided[t.0 as usize]);
                 }
                 _ => {
-                    let bytes = known(graph.tensor(out).bytes());
+                    let bytes = run.sizes[out.0 as usize];
                     let s = store.alloc(bytes, Category::Activations);
                     storage_of[out.0 as usize] = Some(s);
                     producer.insert(s, site.clone());
                     made += bytes;
                 }
             }
-            requires_grad[out.0 as usize] = records;
+            requires_grad[out.0 as usize] = needs_grad;
         }
         let mut extra_saved = Vec::new();
+        // Autocast: the half-precision copies of the weights (cached for the forward and
+        // saved for backward) and of float32 inputs.
+        if config.precision.mixed() && AUTOCAST_HALF.contains(&op) {
+            if let Some((_, elements)) = run.params.of_node[i] {
+                extra_saved.push(store.alloc(elements * 2, Category::Activations));
+            }
+            for &input in &node.inputs {
+                if run.sizes[input.0 as usize] == 4 * known(graph.tensor(input).numel())
+                    && graph.tensor(input).dtype.is_float()
+                {
+                    extra_saved.push(store.alloc(known(graph.tensor(input).numel()) * 2, Category::Activations));
+                }
+            }
+        }
         if records {
+            for &s in &extra_saved {
+                saved[i].push(s);
+            }
             for s in &behaviour.saved {
                 let storage = match *s {
                     Saved::Input(k) => node.inputs.get(k).and_then(|t| storage_of[t.0 as usize]),
@@ -623,12 +852,15 @@ fn run_forward(
         }
         // Tensors the kernel makes for backward even when nothing records it: freed at once.
         let mut scratch = Vec::new();
-        if !records && behaviour.extras_always_made {
-            for s in &behaviour.saved {
-                if let Saved::Extra(bytes) = *s
-                    && bytes > 0
-                {
-                    scratch.push(store.alloc(bytes, Category::Activations));
+        if !records {
+            scratch.append(&mut extra_saved);
+            if behaviour.extras_always_made {
+                for s in &behaviour.saved {
+                    if let Saved::Extra(bytes) = *s
+                        && bytes > 0
+                    {
+                        scratch.push(store.alloc(bytes, Category::Activations));
+                    }
                 }
             }
         }
@@ -636,14 +868,11 @@ fn run_forward(
         if config.cudnn_benchmark && first_step {
             workspace = workspace.max(benchmark_workspace(node, graph));
         }
-        if workspace > 0 {
-            let w = store.alloc(workspace, Category::Workspace);
-            store.check(op, Some(site));
-            store.release(w);
-        } else {
-            store.check(op, Some(site));
-        }
-        for s in scratch {
+        let transient = run.weight_transient(i);
+        let w = (workspace > 0).then(|| store.alloc(workspace, Category::Workspace));
+        let t = (transient > 0).then(|| store.alloc(transient, Category::Activations));
+        store.check(op, Some(site));
+        for s in w.into_iter().chain(t).chain(scratch) {
             store.release(s);
         }
         if first_step {
@@ -670,28 +899,81 @@ fn run_forward(
             }
         }
     }
-    Forward { saved, requires_grad }
+    Forward { saved, requires_grad, segment_inputs }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Recomputes a checkpoint segment before its backward: its nodes run again with autograd
+/// recording; what they save is held (in `forward.saved`) until their backward.
+fn recompute(run: &Run<'_>, store: &mut Store, forward: &mut Forward, storage_of: &[Option<usize>], nodes: &[usize]) {
+    let graph = run.graph;
+    let mut recomputed: HashMap<TensorId, usize> = HashMap::new();
+    let mut allocated: Vec<(TensorId, usize)> = Vec::new();
+    let storage =
+        |t: TensorId, recomputed: &HashMap<TensorId, usize>| recomputed.get(&t).copied().or(storage_of[t.0 as usize]);
+    for &j in nodes {
+        let node = &graph.nodes[j];
+        let behaviour = &run.behaviours[j];
+        for (k, &out) in node.outputs.iter().enumerate() {
+            match behaviour.aliases[k].and_then(|a| node.inputs.get(a)).and_then(|&t| storage(t, &recomputed)) {
+                Some(base) => {
+                    recomputed.insert(out, base);
+                }
+                None => {
+                    let s = store.alloc(run.sizes[out.0 as usize], Category::Activations);
+                    recomputed.insert(out, s);
+                    allocated.push((out, s));
+                }
+            }
+        }
+        for saved in &behaviour.saved {
+            let s = match *saved {
+                Saved::Input(k) => node.inputs.get(k).and_then(|&t| storage(t, &recomputed)),
+                Saved::Output(k) => node.outputs.get(k).and_then(|&t| storage(t, &recomputed)),
+                Saved::Extra(bytes) if bytes > 0 => {
+                    let s = store.alloc(bytes, Category::Activations);
+                    forward.saved[j].push(s);
+                    None
+                }
+                Saved::Extra(_) => None,
+            };
+            if let Some(s) = s {
+                store.hold(s);
+                forward.saved[j].push(s);
+            }
+        }
+        store.check(&format!("{} (recompute)", node.op), Some(&node.origin.stmt));
+        // What the recomputation no longer needs is dropped as it goes.
+        for (t, s) in &allocated {
+            if graph.released_after[t.0 as usize] == Some(j as u32) {
+                store.release(*s);
+            }
+        }
+    }
+    // Results the forward pass already holds (the segment's outputs) are dropped at the end.
+    for (t, s) in allocated {
+        let released_inside = graph.released_after[t.0 as usize].is_some_and(|r| nodes.contains(&(r as usize)));
+        if !released_inside {
+            store.release(s);
+        }
+    }
+}
+
 fn run_backward(
-    graph: &Graph,
-    config: &Config,
-    behaviours: &[super::autograd::OpMemory],
+    run: &Run<'_>,
     store: &mut Store,
+    forward: &mut Forward,
     storage_of: &[Option<usize>],
-    forward: &Forward,
-    params: &Params,
     grads: &mut [Option<usize>],
     (loss_storages, output_grad_bytes, output): (&[usize], i128, Option<TensorId>),
 ) {
+    let (graph, config) = (run.graph, run.config);
     // Gradient storages of tensors, shared when a gradient passes through (views, add).
     let mut grad_of: HashMap<TensorId, usize> = HashMap::new();
     if let Some(o) = output {
         // dloss (a scalar), then the gradients of log_softmax and of the logits.
         let dloss = store.alloc(4, Category::BackwardTemporaries);
         store.check("nll_loss backward", None);
-        let dlog_probs = store.alloc(output_grad_bytes, Category::BackwardTemporaries);
+        let dlog_probs = store.alloc(known(graph.tensor(o).numel()) * 4, Category::BackwardTemporaries);
         store.check("nll_loss backward", None);
         store.release(dloss);
         // log_softmax's backward reads its saved result while writing the logits' gradient.
@@ -703,9 +985,21 @@ fn run_backward(
         store.release(dlog_probs);
         grad_of.insert(o, dlogits);
     }
-    let param_index: HashMap<usize, usize> = params.all.iter().enumerate().map(|(i, (s, _, _))| (*s, i)).collect();
+    let param_index: HashMap<usize, usize> = run.params.all.iter().enumerate().map(|(i, (s, _, _))| (*s, i)).collect();
+    let mut segment_nodes: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, &segment) in run.segment.iter().enumerate() {
+        if segment != 0 {
+            segment_nodes.entry(segment).or_default().push(i);
+        }
+    }
+    let mut recomputed_segment = 0;
     for (i, node) in graph.nodes.iter().enumerate().rev() {
-        let behaviour = &behaviours[i];
+        let behaviour = &run.behaviours[i];
+        let segment = run.segment[i];
+        if segment != 0 && segment != recomputed_segment {
+            recomputed_segment = segment;
+            recompute(run, store, forward, storage_of, &segment_nodes[&segment]);
+        }
         let has_grad = node.outputs.iter().any(|o| grad_of.contains_key(o));
         let label = format!("{} backward", node.op);
         if has_grad {
@@ -716,6 +1010,7 @@ fn run_backward(
                     continue;
                 }
                 let existing = grad_of.get(&input).copied();
+                let bytes = run.sizes[input.0 as usize];
                 match (behaviour.grad, upstream, existing) {
                     (GradFlow::PassThrough, Some(g), None) => {
                         store.hold(g);
@@ -723,30 +1018,26 @@ fn run_backward(
                     }
                     (GradFlow::PassThrough, Some(_), Some(_)) => {}
                     (_, _, None) => {
-                        let bytes = known(graph.tensor(input).bytes());
                         let g = store.alloc(bytes, Category::BackwardTemporaries);
                         grad_of.insert(input, g);
                     }
-                    (_, _, Some(_)) => {
-                        // Accumulated in place, from a transient.
-                        let bytes = known(graph.tensor(input).bytes());
-                        fresh.push(store.alloc(bytes, Category::BackwardTemporaries));
-                    }
+                    // Accumulated in place, from a transient.
+                    (_, _, Some(_)) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
                 }
             }
-            for &(s, bytes) in &params.of_node[i] {
+            if let Some((s, elements)) = run.params.of_node[i] {
                 let index = param_index[&s];
+                let bytes = run.grad_bytes(elements);
                 match grads[index] {
                     None => grads[index] = Some(store.alloc(bytes, Category::Gradients)),
                     Some(_) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
                 }
             }
             let workspace = conv_workspace(node, graph, config.conv_algorithm);
-            let w = (workspace > 0).then(|| store.alloc(workspace, Category::Workspace));
+            let transient = run.weight_transient(i);
+            fresh.extend((workspace > 0).then(|| store.alloc(workspace, Category::Workspace)));
+            fresh.extend((transient > 0).then(|| store.alloc(transient, Category::BackwardTemporaries)));
             store.check(&label, Some(&node.origin.stmt));
-            if let Some(w) = w {
-                store.release(w);
-            }
             for s in fresh {
                 store.release(s);
             }
@@ -760,33 +1051,34 @@ fn run_backward(
         for &s in &forward.saved[i] {
             store.release(s);
         }
+        forward.saved[i].clear();
+        // The segment's backward is done: its inputs are no longer held for it.
+        if segment != 0 && segment_nodes[&segment].first() == Some(&i) {
+            for s in forward.segment_inputs.remove(&segment).unwrap_or_default() {
+                store.release(s);
+            }
+        }
     }
     for (_, g) in grad_of {
         store.release(g);
     }
-    let _ = storage_of;
 }
 
-/// Optimizer state bytes for a parameter of `bytes` (fp32).
-fn optimizer_state_bytes(optimizer: Optimizer, bytes: i128) -> i128 {
+/// Optimizer state bytes per parameter element of `element_bytes`.
+fn optimizer_state_bytes(optimizer: Optimizer, element_bytes: i128) -> i128 {
     match optimizer {
         Optimizer::Sgd => 0,
-        Optimizer::Momentum | Optimizer::Adagrad | Optimizer::RmsProp => bytes,
-        Optimizer::Adam | Optimizer::AdamW => 2 * bytes,
+        Optimizer::Momentum | Optimizer::Adagrad | Optimizer::RmsProp => element_bytes,
+        Optimizer::Adam | Optimizer::AdamW => 2 * element_bytes,
         // Row and column statistics: small next to the parameter; counted as one eighth.
-        Optimizer::Adafactor => bytes / 8,
+        Optimizer::Adafactor => element_bytes / 8,
         // Two moments of one byte per element.
-        Optimizer::Adam8bit => bytes / 2,
+        Optimizer::Adam8bit => 2,
     }
 }
 
-fn run_step(
-    config: &Config,
-    store: &mut Store,
-    params: &Params,
-    state_made: &mut bool,
-    _lines: &mut BTreeMap<Site, LineMemory>,
-) {
+fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) {
+    let config = run.config;
     let optimizer = config.optimizer;
     let label = match optimizer {
         Optimizer::Sgd => "sgd",
@@ -800,8 +1092,8 @@ fn run_step(
     };
     // State is created lazily, at the first step.
     if !*state_made {
-        for (_, bytes, _) in &params.all {
-            let state = optimizer_state_bytes(optimizer, *bytes);
+        for (_, elements, _) in &run.params.all {
+            let state = run.state_bytes(*elements);
             if state > 0 {
                 store.alloc(state, Category::OptimizerState);
                 store.check(label, None);
@@ -813,14 +1105,13 @@ fn run_step(
         }
         *state_made = true;
     }
-    // Temporaries of the update.
-    let sizes: Vec<i128> = params.all.iter().map(|(_, b, _)| *b).collect();
+    // Temporaries of the update, each the size of a (sharded) gradient.
+    let sizes: Vec<i128> = run.params.all.iter().map(|(_, e, _)| run.grad_bytes(*e)).collect();
     let per_param_temporaries = match optimizer {
         Optimizer::Sgd | Optimizer::Momentum => 0,
         // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): two at once.
         Optimizer::Adam | Optimizer::AdamW => 2,
-        Optimizer::Adagrad | Optimizer::RmsProp => 1,
-        Optimizer::Adafactor | Optimizer::Adam8bit => 1,
+        Optimizer::Adagrad | Optimizer::RmsProp | Optimizer::Adafactor | Optimizer::Adam8bit => 1,
     };
     if per_param_temporaries == 0 {
         store.check(label, None);
