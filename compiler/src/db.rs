@@ -494,6 +494,24 @@ pub struct RunSettings {
     pub fsdp: bool,
     /// Activation checkpointing.
     pub checkpoint: bool,
+    /// The dataloader: workers, prefetch factor, bytes per sample, pinned memory.
+    pub dataloader: Option<Dataloader>,
+    /// The host memory budget.
+    pub host_budget: Option<i128>,
+}
+
+/// `dataloader(workers=..., prefetch=..., sample=..., pin_memory=...)`, defaults filled in
+/// as PyTorch's DataLoader has them (prefetch_factor 2, no pinning).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dataloader {
+    /// Worker processes (0: loading in the main process).
+    pub workers: i128,
+    /// Batches prefetched per worker.
+    pub prefetch: i128,
+    /// Bytes of one decoded sample.
+    pub sample: i128,
+    /// Whether batches are copied into pinned (page-locked) memory.
+    pub pin_memory: bool,
 }
 
 impl Default for RunSettings {
@@ -516,6 +534,8 @@ impl Default for RunSettings {
             zero: 0,
             fsdp: false,
             checkpoint: false,
+            dataloader: None,
+            host_budget: None,
         }
     }
 }
@@ -584,6 +604,20 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
                 setup.run.data_parallel = *n as i128
             }
             ("zero", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => setup.run.zero = *n as i128,
+            ("host_budget", SettingValue::Value(e)) => setup.run.host_budget = size_of(e),
+            ("dataloader", SettingValue::Args(args)) => {
+                let mut loader = Dataloader { workers: 0, prefetch: 2, sample: 0, pin_memory: false };
+                for a in args {
+                    match (a.keyword.as_ref().map(|k| k.text.as_str()), &a.value.kind) {
+                        (Some("workers"), ExprKind::Int(n)) => loader.workers = *n as i128,
+                        (Some("prefetch"), ExprKind::Int(n)) => loader.prefetch = *n as i128,
+                        (Some("pin_memory"), ExprKind::Bool(b)) => loader.pin_memory = *b,
+                        (Some("sample"), _) => loader.sample = size_of(&a.value).unwrap_or(0),
+                        _ => {}
+                    }
+                }
+                setup.run.dataloader = Some(loader);
+            }
             ("eval", _) => setup.run.eval = true,
             ("cudnn_benchmark", _) => setup.run.cudnn_benchmark = true,
             ("optimizer", SettingValue::Value(e)) => match &e.kind {

@@ -74,6 +74,10 @@ pub struct ScenarioReport {
     pub breakdown: Breakdown,
     /// Each phase's start, peak and end bytes.
     pub phases: Vec<PhaseFigures>,
+    /// Host memory for data loading.
+    pub host_bytes: i128,
+    /// The host budget, if set.
+    pub host_budget_bytes: Option<i128>,
     /// Per source line, in order of first execution.
     pub lines: Vec<LineReport>,
 }
@@ -263,6 +267,8 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
         ledgers,
         breakdown: b,
         phases: simulation.phases.clone(),
+        host_bytes: costs.host,
+        host_budget_bytes: costs.host_budget,
         lines,
     })
 }
@@ -354,6 +360,10 @@ pub fn memory_summary(s: &ScenarioReport) -> String {
         ));
     } else {
         text.push_str(&format!("\ntotal {} (no budget)", bytes(s.total_bytes)));
+    }
+    if s.host_bytes > 0 {
+        let budget = s.host_budget_bytes.map(|b| format!(" / host budget {}", bytes(b))).unwrap_or_default();
+        text.push_str(&format!("\nhost: dataloader {}{budget}", bytes(s.host_bytes)));
     }
     text
 }

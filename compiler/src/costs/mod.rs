@@ -35,6 +35,18 @@ pub struct ScenarioCosts {
     pub budget: Option<i128>,
     /// The safety margin.
     pub margin_per_mille: i128,
+    /// Host memory for data loading (the host ledger).
+    pub host: i128,
+    /// The host budget, if set.
+    pub host_budget: Option<i128>,
+}
+
+/// Host memory the dataloader holds: every worker keeps `prefetch` batches of decoded
+/// samples; with `pin_memory` each batch is copied once more into pinned memory.
+pub fn dataloader_bytes(loader: &crate::db::Dataloader, batch: i128) -> i128 {
+    let batches_in_flight = loader.workers.max(1) * loader.prefetch.max(1);
+    let bytes = batches_in_flight * batch * loader.sample;
+    if loader.pin_memory { 2 * bytes } else { bytes }
 }
 
 /// The simulation settings of a scenario.
@@ -84,6 +96,8 @@ pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
         runtime,
         budget: setup.run.budget,
         margin_per_mille: (setup.run.margin * 1000.0).round() as i128,
+        host: setup.run.dataloader.as_ref().map_or(0, |l| dataloader_bytes(l, setup.batch.unwrap_or(1))),
+        host_budget: setup.run.host_budget,
         simulation,
         device,
     })
