@@ -75,7 +75,22 @@ pub struct Config {
 pub const PRELUDE: &str = "std.nn";
 
 /// The stdlib sources embedded in the binary: module path and text.
-pub const STDLIB_SOURCES: &[(&str, &str)] = &[("std.nn", include_str!("../../stdlib/std/nn.net"))];
+pub const STDLIB_SOURCES: &[(&str, &str)] = &[
+    ("std.nn", include_str!("../../stdlib/std/nn.net")),
+    ("std.blocks", include_str!("../../stdlib/std/blocks.net")),
+    ("std.models.alexnet", include_str!("../../stdlib/std/models/alexnet.net")),
+    ("std.models.articles", include_str!("../../stdlib/std/models/articles.net")),
+    ("std.models.bert", include_str!("../../stdlib/std/models/bert.net")),
+    ("std.models.convnext", include_str!("../../stdlib/std/models/convnext.net")),
+    ("std.models.efficientnet", include_str!("../../stdlib/std/models/efficientnet.net")),
+    ("std.models.gpt2", include_str!("../../stdlib/std/models/gpt2.net")),
+    ("std.models.llama", include_str!("../../stdlib/std/models/llama.net")),
+    ("std.models.mobilenet", include_str!("../../stdlib/std/models/mobilenet.net")),
+    ("std.models.resnet", include_str!("../../stdlib/std/models/resnet.net")),
+    ("std.models.unet", include_str!("../../stdlib/std/models/unet.net")),
+    ("std.models.vgg", include_str!("../../stdlib/std/models/vgg.net")),
+    ("std.models.vit", include_str!("../../stdlib/std/models/vit.net")),
+];
 
 /// The database interface the queries use.
 #[salsa::db]
@@ -275,7 +290,21 @@ pub fn file_imports(db: &dyn Db, file: SourceFile) -> Vec<Import> {
                                 format!("to use a file, quote its path: `use \"{}.net\"`", module.replace('.', "/"))
                             }
                             None => {
-                                format!("the modules are: {}", known.keys().cloned().collect::<Vec<_>>().join(", "))
+                                {
+                                    // The top-level modules; model families are `std.models.<family>`.
+                                    let mut top: Vec<String> = known
+                                        .keys()
+                                        .map(|m| {
+                                            if m.starts_with("std.models.") {
+                                                "std.models.<family>".to_string()
+                                            } else {
+                                                m.clone()
+                                            }
+                                        })
+                                        .collect();
+                                    top.dedup();
+                                    format!("the modules are: {}", top.join(", "))
+                                }
                             }
                         });
                         Err(d)
@@ -399,13 +428,22 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     all.extend(import_cycle(db, file).iter().cloned());
     all.extend(check_file(db, file).iter().cloned());
     all.extend(shape_diagnostics(db, file).iter().cloned());
+    all.extend(lint_diagnostics(db, file).iter().cloned());
+    let (suppressions, unknown) = crate::lints::suppress::suppressions(file.name(db), file.text(db), parse);
+    all.extend(unknown);
     let levels = db.config().levels(db);
     let mut out: Vec<Diagnostic> = all
         .into_iter()
         .filter_map(|mut d| {
             let info = d.code.info();
-            if info.severity != Severity::Error {
-                match levels.get(info.name).or_else(|| levels.get(info.code)).or_else(|| levels.get("warnings")) {
+            // Lints and warnings take their configured level; errors in the program do not.
+            if info.is_lint() || info.severity != Severity::Error {
+                let warning = d.severity == Severity::Warning;
+                let configured = levels
+                    .get(info.name)
+                    .or_else(|| levels.get(info.code))
+                    .or_else(|| if warning { levels.get("warnings") } else { None });
+                match configured {
                     Some(Level::Allow) => return None,
                     Some(Level::Warn) => d.severity = Severity::Warning,
                     Some(Level::Deny) => d.severity = Severity::Error,
@@ -414,6 +452,19 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             }
             for label in &mut d.labels {
                 resolve_label(db, label);
+            }
+            for edit in d.fixes.iter_mut().flat_map(|f| f.edits.iter_mut()) {
+                let mut label = Label {
+                    file: edit.file.clone(),
+                    place: edit.place.clone(),
+                    message: String::new(),
+                    primary: false,
+                };
+                resolve_label(db, &mut label);
+                edit.place = label.place;
+            }
+            if crate::lints::suppress::is_suppressed(&d, &suppressions) {
+                return None;
             }
             Some(d)
         })
@@ -736,6 +787,50 @@ pub fn shape_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             let key = (d.code, d.primary().file.clone(), d.primary().place.clone());
             if seen.insert(key) {
                 out.push(d.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The lints of one scenario.
+#[salsa::tracked(returns(ref))]
+pub fn scenario_lints<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Vec<Diagnostic> {
+    let (Some(setup), Some(graph), Some(costs)) = (
+        scenario_setup(db, loc).as_ref(),
+        scenario_graph(db, loc).as_ref(),
+        crate::costs::scenario_costs(db, loc).as_ref(),
+    ) else {
+        return Vec::new();
+    };
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc) else { return Vec::new() };
+    let file = *loc.file(db);
+    let cx =
+        crate::lints::ScenarioContext { db, file: file.name(db), item: *loc.index(db), scenario, setup, graph, costs };
+    crate::lints::LINTS.iter().flat_map(|lint| lint.check_scenario(&cx)).collect()
+}
+
+/// The lints of a file: its own (unused code) and those of its scenarios. Like shape
+/// errors, they wait until the file has no errors; one found by several scenarios (a layer
+/// of a shared model) is reported once.
+#[salsa::tracked(returns(ref))]
+pub fn lint_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    if check_file(db, file).iter().any(|d| d.severity == Severity::Error)
+        || has_syntax_errors(db, file)
+        || !shape_diagnostics(db, file).is_empty()
+    {
+        return Vec::new();
+    }
+    let tree = syntax_tree(db, file);
+    let cx = crate::lints::FileContext { db, source: file, file: file.name(db), tree };
+    let mut out: Vec<Diagnostic> = crate::lints::LINTS.iter().flat_map(|lint| lint.check_file(&cx)).collect();
+    let mut seen = HashSet::new();
+    for (index, item) in tree.items.iter().enumerate() {
+        if matches!(item, Item::Scenario(_)) {
+            for d in scenario_lints(db, ItemLoc::new(db, file, index as u32)) {
+                if seen.insert((d.code, d.primary().file.clone(), d.primary().place.clone())) {
+                    out.push(d.clone());
+                }
             }
         }
     }

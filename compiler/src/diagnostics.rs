@@ -141,6 +141,30 @@ pub struct Diagnostic {
     pub notes: Vec<String>,
     /// What to do about it (`= help: ...`).
     pub help: Option<String>,
+    /// Machine-applicable fixes (the editor offers them as quick fixes).
+    pub fixes: Vec<Fix>,
+}
+
+/// A change to a file: replace a place's text, or insert after it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Edit {
+    /// The file.
+    pub file: FileName,
+    /// The place edited.
+    pub place: Place,
+    /// Insert `text` right after the place instead of replacing it.
+    pub insert_after: bool,
+    /// The new text.
+    pub text: String,
+}
+
+/// A fix: a title and the edits that make it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Fix {
+    /// What the fix does, as a command (`add no_grad`).
+    pub title: String,
+    /// The edits, applied together.
+    pub edits: Vec<Edit>,
 }
 
 impl Diagnostic {
@@ -153,7 +177,14 @@ impl Diagnostic {
             labels: vec![Label { file: file.clone(), place, message: String::new(), primary: true }],
             notes: Vec::new(),
             help: None,
+            fixes: Vec::new(),
         }
+    }
+
+    /// Adds a fix.
+    pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fixes.push(fix);
+        self
     }
 
     /// Sets the primary label's text.
@@ -200,6 +231,14 @@ pub struct CodeInfo {
     pub severity: Severity,
     /// One line saying when it is reported.
     pub summary: &'static str,
+}
+
+impl CodeInfo {
+    /// Whether this is a lint (`L` codes): advice about a correct program, whose level
+    /// configuration can change (even an error-level lint such as `budget-exceeded`).
+    pub fn is_lint(&self) -> bool {
+        self.code.starts_with('L')
+    }
 }
 
 macro_rules! codes {
@@ -273,6 +312,21 @@ codes! {
     UnboundDimension = ("E0502", "unbound-dimension", Error, "a scenario that leaves a dimension of the model's inputs unbound"),
     IntegerOverflow = ("E0503", "integer-overflow", Error, "a size or count too large to compute exactly"),
     RecursionLimit = ("E0504", "elaboration-limit", Error, "a model that expands into too many ops or too deep block calls"),
+    // Lints: L00xx (levels configurable, documented in spec/lints/).
+    BudgetExceeded = ("L0001", "budget-exceeded", Error, "a scenario needs more memory than its budget"),
+    BudgetMargin = ("L0002", "budget-margin", Warning, "a scenario fits its budget, but not with the safety margin"),
+    MissingNoGrad = ("L0003", "missing-no-grad", Warning, "inference without `no_grad` keeps what training would save"),
+    MissingEval = ("L0004", "missing-eval", Warning, "inference without `eval` on a model with BatchNorm or Dropout"),
+    BatchNormBatchOne = ("L0005", "batchnorm-batch-one", Warning, "training BatchNorm on micro-batches of one sample"),
+    LinearDominates = ("L0006", "linear-dominates-parameters", Help, "one linear layer holds most of the model's parameters"),
+    Int8ActivationsDominate = ("L0007", "int8-activations-dominate", Warning, "int8 weights while activations dominate the peak"),
+    ActivationsDominate = ("L0008", "activations-dominate", Help, "training activations many times the weights, with the savings of checkpointing, amp and micro-batches"),
+    QuadraticAttention = ("L0009", "quadratic-attention", Help, "attention that materializes the S x S scores"),
+    LargeWorkspace = ("L0010", "large-workspace", Warning, "a convolution algorithm whose workspace a cheaper one would avoid"),
+    CudnnBenchmarkTight = ("L0011", "cudnn-benchmark-tight", Warning, "cudnn_benchmark's first-iteration spike under a tight budget"),
+    HostOverBudget = ("L0012", "host-over-budget", Error, "dataloader host memory over the host budget"),
+    Unused = ("L0013", "unused", Warning, "a variable, input or block that is never used"),
+    UnknownLint = ("L0014", "unknown-lint", Warning, "a suppression comment naming no lint"),
     // Files: E04xx.
     UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
     NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),
@@ -295,7 +349,11 @@ mod tests {
             let info = code.info();
             assert!(seen.insert(info.code), "code {} used twice", info.code);
             assert!(seen.insert(info.name), "name {} used twice", info.name);
-            let prefix = if info.severity == Severity::Error { 'E' } else { 'W' };
+            let prefix = match (info.is_lint(), info.severity) {
+                (true, _) => 'L',
+                (false, Severity::Error) => 'E',
+                (false, _) => 'W',
+            };
             assert!(info.code.len() == 5 && info.code.starts_with(prefix), "{}", info.code);
             assert!(info.name.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
         }

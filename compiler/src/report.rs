@@ -15,6 +15,7 @@ use crate::elaborate::{Graph, Site, TensorId};
 use crate::render::line_col;
 use crate::shapes::Dim;
 use crate::syntax::{Item, NodeId};
+pub use crate::units::{bytes, count, thousands};
 
 /// The version of the report schema; bumped on incompatible changes.
 pub const REPORT_VERSION: u32 = 1;
@@ -287,43 +288,6 @@ pub fn report(db: &dyn Db, files: &[SourceFile], only: Option<&str>) -> Report {
         }
     }
     Report { version: REPORT_VERSION, scenarios }
-}
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(v: i128) -> String {
-    let digits = v.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if v < 0 { format!("-{out}") } else { out }
-}
-
-/// Bytes with a binary unit: `12.3 MiB`.
-pub fn bytes(v: i128) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = v as f64;
-    let mut unit = 0;
-    while value.abs() >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{v} B") } else { format!("{value:.1} {}", UNITS[unit]) }
-}
-
-/// A count with a decimal suffix: `1.94 G`.
-pub fn count(v: i128) -> String {
-    const UNITS: [&str; 6] = ["", " K", " M", " G", " T", " P"];
-    let mut value = v as f64;
-    let mut unit = 0;
-    while value.abs() >= 1000.0 && unit < UNITS.len() - 1 {
-        value /= 1000.0;
-        unit += 1;
-    }
-    if unit == 0 { v.to_string() } else { format!("{value:.2}{}", UNITS[unit]) }
 }
 
 fn header(s: &ScenarioReport) -> String {

@@ -964,6 +964,18 @@ fn sdpa(args: &Args) -> OpOutcome {
             .blame("k", format!("{kk}"))
             .blame("v", format!("{v}")));
     }
+    // Batch and head dimensions must agree (broadcast) across q, k and v.
+    for (name, t) in [("k", kk), ("v", v)] {
+        for i in 0..r - 2 {
+            let (a, b) = (&q.shape[i], &t.shape[i]);
+            if a.certainly_differs(b) && *a != k(1) && *b != k(1) {
+                return Err(error(format!("q and {name} differ in dimension {i}: {q} and {t}"))
+                    .blame("q", format!("{q}"))
+                    .blame(name, format!("{t}"))
+                    .help("repeat the key/value heads to the query's (grouped-query attention)"));
+            }
+        }
+    }
     let batch = product(&q.shape[..r - 2])?;
     let mut shape = q.shape.clone();
     shape[r - 1] = v.shape[r - 1].clone();

@@ -1,0 +1,178 @@
+//! Lints: advice about programs that are correct but costly or risky, each with a stable
+//! code, a default level and, where one exists, a machine-applicable fix.
+//!
+//! One lint, one file: its `///` documentation ("What it does / Why is this bad? / Example /
+//! How to fix") is the source of its page in spec/lints/ (generated and checked by
+//! tests/it/lints.rs). Scenario lints read the scenario's graph and simulated memory; file
+//! lints read syntax and scopes. [`crate::db::file_diagnostics`] applies the configured
+//! levels and the `# netc: allow(name)` suppressions.
+
+mod activations_dominate;
+mod batchnorm_batch_one;
+mod budget_exceeded;
+mod budget_margin;
+mod cudnn_benchmark_tight;
+mod host_over_budget;
+mod int8_activations_dominate;
+mod large_workspace;
+mod linear_dominates;
+mod missing_eval;
+mod missing_no_grad;
+mod quadratic_attention;
+pub mod suppress;
+mod unused;
+
+use crate::costs::simulate::{Config, Simulation, simulate};
+use crate::costs::{ScenarioCosts, config};
+use crate::db::{Db, RunSettings, ScenarioSetup, SourceFile};
+use crate::diagnostics::{Code, Diagnostic, Edit, FileName, Fix, NodeRef, Place};
+use crate::elaborate::{Graph, Site};
+use crate::report::bytes;
+use crate::syntax::{Scenario, SourceTree};
+
+/// A lint.
+pub trait Lint: Sync {
+    /// Its code.
+    fn code(&self) -> Code;
+
+    /// Diagnostics about one scenario.
+    fn check_scenario(&self, _cx: &ScenarioContext<'_>) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+
+    /// Diagnostics about one file.
+    fn check_file(&self, _cx: &FileContext<'_>) -> Vec<Diagnostic> {
+        Vec::new()
+    }
+}
+
+/// Every lint, in code order.
+pub const LINTS: &[&dyn Lint] = &[
+    &budget_exceeded::BudgetExceeded,
+    &budget_margin::BudgetMargin,
+    &missing_no_grad::MissingNoGrad,
+    &missing_eval::MissingEval,
+    &batchnorm_batch_one::BatchNormBatchOne,
+    &linear_dominates::LinearDominatesParameters,
+    &int8_activations_dominate::Int8ActivationsDominate,
+    &activations_dominate::ActivationsDominate,
+    &quadratic_attention::QuadraticAttention,
+    &large_workspace::LargeWorkspace,
+    &cudnn_benchmark_tight::CudnnBenchmarkTight,
+    &host_over_budget::HostOverBudget,
+    &unused::Unused,
+];
+
+/// What a scenario lint sees.
+pub struct ScenarioContext<'a> {
+    /// The database.
+    pub db: &'a dyn Db,
+    /// The file declaring the scenario.
+    pub file: &'a FileName,
+    /// The scenario's item index.
+    pub item: u32,
+    /// The scenario.
+    pub scenario: &'a Scenario,
+    /// Its evaluated settings.
+    pub setup: &'a ScenarioSetup,
+    /// Its op graph.
+    pub graph: &'a Graph,
+    /// Its simulated memory.
+    pub costs: &'a ScenarioCosts,
+}
+
+impl ScenarioContext<'_> {
+    /// The place of a node of the scenario.
+    pub fn at(&self, node: crate::syntax::NodeId) -> Place {
+        Place::Node(NodeRef { item: self.item, node: node.0 })
+    }
+
+    /// The place of the setting `key`, or of the scenario's name when it is not set.
+    pub fn setting_place(&self, key: &str) -> Place {
+        match self.scenario.settings.iter().find(|s| s.key.text == key) {
+            Some(s) => self.at(s.id),
+            None => self.at(self.scenario.name.id),
+        }
+    }
+
+    /// A diagnostic located at the setting `key` (or the scenario's name).
+    pub fn diagnostic(&self, code: Code, message: impl Into<String>, key: &str) -> Diagnostic {
+        Diagnostic::new(code, message, self.file, self.setting_place(key))
+    }
+
+    /// A fix that adds `setting` to the scenario, after its last setting.
+    pub fn add_setting(&self, title: &str, setting: &str) -> Fix {
+        let place = match self.scenario.settings.last() {
+            Some(last) => self.at(last.id),
+            None => self.at(self.scenario.name.id),
+        };
+        Fix {
+            title: title.to_string(),
+            edits: vec![Edit { file: self.file.clone(), place, insert_after: true, text: format!("  {setting}") }],
+        }
+    }
+
+    /// The scenario simulated with changed settings (the same graph).
+    pub fn simulate_with(&self, change: impl FnOnce(&mut RunSettings)) -> Simulation {
+        let mut run = self.setup.run.clone();
+        change(&mut run);
+        let (config, _): (Config, _) = config(&run);
+        simulate(self.graph, &config)
+    }
+
+    /// Where the peak happens, for labels.
+    pub fn peak_site(&self) -> Option<&Site> {
+        self.costs.simulation.peak.site.as_ref()
+    }
+
+    /// "weights 1.2 GiB, activations 3.4 GiB, optimizer 2.4 GiB": the three largest costs
+    /// live at the peak.
+    pub fn top_three(&self) -> String {
+        let b = &self.costs.simulation.peak.breakdown;
+        let mut costs = [
+            ("weights", b.parameters),
+            ("buffers", b.buffers),
+            ("gradients", b.gradients),
+            ("optimizer state", b.optimizer_state + b.optimizer_temporaries),
+            ("activations", b.inputs + b.activations + b.backward_temporaries),
+            ("workspace", b.workspace),
+            ("runtime", self.costs.runtime),
+        ];
+        costs.sort_by_key(|(_, v)| -v);
+        let parts: Vec<String> =
+            costs.iter().take(3).filter(|(_, v)| *v > 0).map(|(n, v)| format!("{n} {}", bytes(*v))).collect();
+        parts.join(", ")
+    }
+
+    /// "at step 2, backward, in `conv2d backward`".
+    pub fn when(&self) -> String {
+        let peak = &self.costs.simulation.peak;
+        let step = if self.setup.run.training { format!("step {}, ", peak.step) } else { String::new() };
+        format!("at {step}{}, in `{}`", peak.phase.name(), peak.op)
+    }
+}
+
+/// What a file lint sees.
+pub struct FileContext<'a> {
+    /// The database.
+    pub db: &'a dyn Db,
+    /// The file.
+    pub source: SourceFile,
+    /// Its name.
+    pub file: &'a FileName,
+    /// Its tree.
+    pub tree: &'a SourceTree,
+}
+
+/// Adds a secondary label at the peak's op, if it has a source line.
+pub fn label_peak(d: Diagnostic, cx: &ScenarioContext<'_>, message: &str) -> Diagnostic {
+    match cx.peak_site() {
+        Some(site) => d.with_label(&site.file, Place::Node(site.at), message),
+        None => d,
+    }
+}
+
+/// Percentage of `part` in `whole`, rounded.
+pub fn percent(part: i128, whole: i128) -> i128 {
+    if whole == 0 { 0 } else { (part * 100 + whole / 2) / whole }
+}

@@ -1,0 +1,199 @@
+//! The lints: each triggers on its fixture and not on its clean twin; its documentation
+//! page in spec/lints/ is generated from its source's `///` comment (`NETC_BLESS=1` rewrites
+//! the pages); suppressions, fixes and configured levels work.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use netc::db::{Database, Level, file_diagnostics};
+use netc::diagnostics::{Code, Diagnostic, FileName, Place, Severity};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn lint_codes() -> Vec<Code> {
+    Code::ALL.iter().copied().filter(|c| c.info().is_lint()).collect()
+}
+
+fn diagnostics(text: &str, levels: BTreeMap<String, Level>) -> Vec<Diagnostic> {
+    let mut db = Database::new();
+    db.set_levels(levels);
+    let file = db.set_file(FileName::new("main.net"), text.to_string());
+    file_diagnostics(&db, file).clone()
+}
+
+#[test]
+fn every_lint_triggers_on_its_fixture_and_not_on_its_clean_twin() {
+    let mut checked = 0;
+    for code in lint_codes() {
+        let name = code.info().name;
+        if code == Code::UnknownLint {
+            continue;
+        }
+        let dir = root().join("tests/fixtures/lints").join(name);
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{name}/{f}: {e}"));
+        let triggers = diagnostics(&read("triggers.net"), BTreeMap::new());
+        assert!(
+            triggers.iter().any(|d| d.code == code),
+            "{name}: triggers.net gives {:?}",
+            triggers.iter().map(|d| (d.code.info().name, &d.message)).collect::<Vec<_>>()
+        );
+        let clean = diagnostics(&read("clean.net"), BTreeMap::new());
+        assert!(
+            !clean.iter().any(|d| d.code == code || d.severity == Severity::Error),
+            "{name}: clean.net gives {:?}",
+            clean.iter().map(|d| (d.code.info().name, &d.message)).collect::<Vec<_>>()
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, lint_codes().len() - 1);
+}
+
+/// The `///` block above `pub struct` in a lint's source, without the markers.
+fn doc_comment(source: &str) -> String {
+    let lines: Vec<&str> = source.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("pub struct")).expect("a lint struct");
+    let mut start = at;
+    while start > 0 && lines[start - 1].starts_with("///") {
+        start -= 1;
+    }
+    lines[start..at]
+        .iter()
+        .map(|l| l.trim_start_matches("///").strip_prefix(' ').unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The documentation pages, generated from the lints' sources.
+fn pages() -> BTreeMap<String, String> {
+    let dir = root().join("compiler/src/lints");
+    let mut pages = BTreeMap::new();
+    let mut index = String::from(
+        "# Lints\n\nGenerated from the lints' sources (compiler/src/lints/) by tests/it/lints.rs; do not edit.\nLevels can be changed with `-A`/`-W`/`-D NAME` or suppressed inline with `# netc: allow(NAME)`.\n\n| code | name | default level | what it reports |\n|---|---|---|---|\n",
+    );
+    for code in lint_codes() {
+        let info = code.info();
+        let doc = if code == Code::UnknownLint {
+            "## What it does\nReports a name in `# netc: allow(...)` that is no lint's name or code.\n\n## Why is this bad?\nThe suppression silences nothing: usually a typo.\n\n## How to fix\nUse a name from the table in spec/lints/README.md.".to_string()
+        } else {
+            let file = dir.join(format!("{}.rs", info.name.replace('-', "_")));
+            let file = if file.exists() {
+                file
+            } else {
+                // Files are named after the lint's struct where the name is long.
+                std::fs::read_dir(&dir)
+                    .expect("the lints' directory")
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(&format!("Code::{code:?}\n"))))
+                    .unwrap_or_else(|| panic!("no source file for {}", info.name))
+            };
+            doc_comment(&std::fs::read_to_string(file).expect("readable")).replace("```net", "```text")
+        };
+        let level = format!("{:?}", info.severity).to_lowercase();
+        let page = format!(
+            "# {} {}\n\nDefault level: {level}. {}.\n\n{doc}\n",
+            info.code,
+            info.name,
+            capitalize(info.summary)
+        );
+        index
+            .push_str(&format!("| {} | [{}]({}.md) | {level} | {} |\n", info.code, info.name, info.name, info.summary));
+        pages.insert(format!("{}.md", info.name), page);
+    }
+    pages.insert("README.md".into(), index);
+    pages
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+}
+
+#[test]
+fn lint_pages_are_up_to_date() {
+    let dir = root().join("spec/lints");
+    let bless = std::env::var_os("NETC_BLESS").is_some();
+    if bless {
+        std::fs::create_dir_all(&dir).expect("create spec/lints");
+    }
+    for (file, page) in pages() {
+        let path = dir.join(&file);
+        if bless {
+            std::fs::write(&path, &page).expect("write the page");
+        } else {
+            let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                on_disk == page,
+                "spec/lints/{file} is out of date: run `NETC_BLESS=1 cargo test -p netc-tests lint_pages`"
+            );
+        }
+    }
+}
+
+const SERVE: &str = "use std.models.resnet\ninfer serve { model resnet18()  batch 8  eval }\n";
+
+#[test]
+fn suppressions_silence_lints_on_their_line_or_item() {
+    let has = |text: &str, code: Code| diagnostics(text, BTreeMap::new()).iter().any(|d| d.code == code);
+    assert!(has(SERVE, Code::MissingNoGrad));
+    let trailing = SERVE.replace("eval }", "eval }  # netc: allow(missing-no-grad)");
+    assert!(!has(&trailing, Code::MissingNoGrad));
+    let above = SERVE.replace("infer serve", "# netc: allow(L0003)\ninfer serve");
+    assert!(!has(&above, Code::MissingNoGrad));
+    // Another lint's name does not silence it; an unknown name is reported.
+    let other = SERVE.replace("eval }", "eval }  # netc: allow(missing-eval, missing-no-gard)");
+    let found = diagnostics(&other, BTreeMap::new());
+    assert!(found.iter().any(|d| d.code == Code::MissingNoGrad));
+    let unknown = found.iter().find(|d| d.code == Code::UnknownLint).expect("L0014");
+    assert_eq!(unknown.help.as_deref(), Some("did you mean `missing-no-grad`?"));
+}
+
+#[test]
+fn fixes_make_the_lint_go_away() {
+    for (text, code) in [
+        (SERVE.to_string(), Code::MissingNoGrad),
+        ("use std.models.vgg\ninfer serve { model vgg16()  batch 1  no_grad }\n".to_string(), Code::MissingEval),
+    ] {
+        let found = diagnostics(&text, BTreeMap::new());
+        let d = found.iter().find(|d| d.code == code).expect("the lint fires");
+        let fix = d.fixes.first().expect("a fix");
+        let mut fixed = text.clone();
+        for edit in fix.edits.iter().rev() {
+            let Place::Range(r) = edit.place else { panic!("resolved to a range") };
+            if edit.insert_after {
+                fixed.insert_str(r.end as usize, &edit.text);
+            } else {
+                fixed.replace_range(r.to_range(), &edit.text);
+            }
+        }
+        let after = diagnostics(&fixed, BTreeMap::new());
+        assert!(!after.iter().any(|d| d.code == code), "{fixed}\n{after:?}");
+        assert!(!after.iter().any(|d| d.severity == Severity::Error), "{fixed}\n{after:?}");
+    }
+}
+
+#[test]
+fn levels_change_lints_but_not_errors() {
+    let over =
+        "use std.models.resnet\ninfer serve { model resnet50()  batch 512  no_grad  eval  device t4  budget 4 GiB }\n";
+    let severity = |levels: BTreeMap<String, Level>| {
+        diagnostics(over, levels).iter().find(|d| d.code == Code::BudgetExceeded).map(|d| d.severity)
+    };
+    assert_eq!(severity(BTreeMap::new()), Some(Severity::Error));
+    assert_eq!(severity(BTreeMap::from([("budget-exceeded".into(), Level::Warn)])), Some(Severity::Warning));
+    assert_eq!(severity(BTreeMap::from([("L0001".into(), Level::Allow)])), None);
+    // `--deny warnings` turns warning-level lints into errors.
+    let warns = diagnostics(SERVE, BTreeMap::from([("warnings".into(), Level::Deny)]));
+    assert_eq!(warns.iter().find(|d| d.code == Code::MissingNoGrad).map(|d| d.severity), Some(Severity::Error));
+}
+
+#[test]
+fn budget_messages_name_the_peak_and_the_top_costs() {
+    let over =
+        "use std.models.resnet\ninfer serve { model resnet50()  batch 512  no_grad  eval  device t4  budget 4 GiB }\n";
+    let d = diagnostics(over, BTreeMap::new()).into_iter().find(|d| d.code == Code::BudgetExceeded).expect("L0001");
+    assert!(d.message.contains("over by"), "{}", d.message);
+    assert!(d.notes.iter().any(|n| n.starts_with("the peak is at forward, in `")), "{:?}", d.notes);
+    assert!(d.notes.iter().any(|n| n.starts_with("largest costs at the peak: activations")), "{:?}", d.notes);
+}

@@ -1,0 +1,447 @@
+//! The model zoo of the standard library (`stdlib/std/models/*.net`, the modules
+//! `std.models.*`) and the standard library as a whole.
+//!
+//! - Every zoo model's parameter count equals the published one exactly, and its MACs round
+//!   to the published GFLOPS at the precision it is printed with: torchvision's model table
+//!   (two decimals) and the `_ops` of its weights' metadata (three decimals). Where PyTorch
+//!   measured the same architecture (`tests/fixtures/calibration/`), the MACs are equal
+//!   exactly. Language models have no published MAC count: theirs equal the count derived
+//!   from the configuration. Each figure cites its source.
+//! - The figures are taken the way a user takes them: a file that says
+//!   `use std.models.<family>` and runs the model in one `infer` scenario at batch 1.
+//! - A reviewed snapshot of `netc report` (the table) of every zoo file's own scenarios.
+//! - Every standard-library file checks without a diagnostic, every `.net` file under
+//!   `stdlib/` is embedded, and every zoo model has a `train` and an `infer` scenario with a
+//!   device and a budget.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use netc::db::{Database, Db, STDLIB_SOURCES, SourceFile, file_diagnostics, syntax_tree};
+use netc::diagnostics::FileName;
+use netc::report::{report, table};
+use netc::syntax::{ExprKind, Item, SettingValue};
+
+/// The parameters and MACs of `call` (a model of `std.models.<family>` with its arguments) at
+/// batch 1 and, for a language model, sequence length `seq`, from a user file that imports
+/// the module.
+fn figures(family: &str, call: &str, seq: Option<u32>) -> (i128, i128) {
+    let mut db = Database::new();
+    let seq = seq.map(|s| format!("  seq {s}")).unwrap_or_default();
+    let text = format!("use std.models.{family}\ninfer probe {{ model {call}  batch 1{seq} }}\n");
+    let file = db.set_file(FileName::new("probe.net"), text.clone());
+    let diagnostics = file_diagnostics(&db, file);
+    assert!(diagnostics.is_empty(), "{text}: unexpected diagnostics: {diagnostics:#?}");
+    let r = report(&db, &[file], None);
+    let s = r.scenarios.first().unwrap_or_else(|| panic!("{text}: no report"));
+    (s.params, s.macs)
+}
+
+/// Asserts that `macs` / 10^9 printed with as many decimals as `published` is `published`.
+fn assert_gflops(what: &str, macs: i128, published: &str) {
+    let decimals = published.split('.').nth(1).map_or(0, str::len);
+    let ours = format!("{:.*}", decimals, macs as f64 / 1e9);
+    assert_eq!(ours, published, "{what}: {macs} MACs print as {ours} GMACs, published {published}");
+}
+
+/// A test of a torchvision model: the exact parameter count and the GFLOPS as printed.
+fn torchvision(family: &str, model: &str, params: i128, gflops: &[&str]) -> i128 {
+    let (ours, macs) = figures(family, &format!("{model}()"), None);
+    assert_eq!(ours, params, "{model}: parameters");
+    for g in gflops {
+        assert_gflops(model, macs, g);
+    }
+    macs
+}
+
+// ---------------------------------------------------------------------------------------
+// torchvision's models. Sources: the "Table of all available classification weights" of
+// torchvision's documentation (docs.pytorch.org/vision/stable/models.html: the `Params` and
+// `GFLOPS` columns) and the metadata of each model's default weights in torchvision's source
+// (`torchvision/models/<family>.py`: `"num_params"` and `"_ops"`, the GFLOPS with three
+// decimals). torchvision's GFLOPS count one per multiply-accumulate (spec/shapes.md, 5).
+
+#[test]
+fn resnet18() {
+    // ResNet18_Weights.IMAGENET1K_V1: num_params 11,689,512; GFLOPS 1.81, _ops 1.814.
+    let macs = torchvision("resnet", "resnet18", 11_689_512, &["1.81", "1.814"]);
+    // Measured with FlopCounterMode on torchvision's resnet18 (calibration/resnet18.json).
+    assert_eq!(macs, 1_814_073_344);
+}
+
+#[test]
+fn resnet34() {
+    // ResNet34_Weights.IMAGENET1K_V1: num_params 21,797,672; GFLOPS 3.66, _ops 3.664.
+    torchvision("resnet", "resnet34", 21_797_672, &["3.66", "3.664"]);
+}
+
+#[test]
+fn resnet50() {
+    // ResNet50_Weights.IMAGENET1K_V1 and _V2: num_params 25,557,032; GFLOPS 4.09, _ops 4.089.
+    torchvision("resnet", "resnet50", 25_557_032, &["4.09", "4.089"]);
+}
+
+#[test]
+fn resnet101() {
+    // ResNet101_Weights.IMAGENET1K_V1 and _V2: num_params 44,549,160; GFLOPS 7.80, _ops 7.801.
+    torchvision("resnet", "resnet101", 44_549_160, &["7.80", "7.801"]);
+}
+
+#[test]
+fn resnet152() {
+    // ResNet152_Weights.IMAGENET1K_V1 and _V2: num_params 60,192,808; GFLOPS 11.51,
+    // _ops 11.514.
+    torchvision("resnet", "resnet152", 60_192_808, &["11.51", "11.514"]);
+}
+
+#[test]
+fn vgg16() {
+    // VGG16_Weights.IMAGENET1K_V1: num_params 138,357,544; GFLOPS 15.47, _ops 15.47.
+    let macs = torchvision("vgg", "vgg16", 138_357_544, &["15.47"]);
+    // Measured with FlopCounterMode on torchvision's vgg16 (calibration/vgg16.json).
+    assert_eq!(macs, 15_470_264_320);
+}
+
+#[test]
+fn alexnet() {
+    // AlexNet_Weights.IMAGENET1K_V1: num_params 61,100,840; GFLOPS 0.71, _ops 0.714.
+    let macs = torchvision("alexnet", "alexnet", 61_100_840, &["0.71", "0.714"]);
+    // Measured with FlopCounterMode on torchvision's alexnet (calibration/alexnet.json).
+    assert_eq!(macs, 714_188_480);
+}
+
+#[test]
+fn mobilenet_v2() {
+    // MobileNet_V2_Weights.IMAGENET1K_V1 and _V2: num_params 3,504,872; GFLOPS 0.30,
+    // _ops 0.301.
+    let macs = torchvision("mobilenet", "mobilenet_v2", 3_504_872, &["0.30", "0.301"]);
+    // Measured with FlopCounterMode on torchvision's mobilenet_v2 (calibration/mobilenet_v2.json).
+    assert_eq!(macs, 300_774_272);
+}
+
+#[test]
+fn mobilenet_v3_large() {
+    // MobileNet_V3_Large_Weights.IMAGENET1K_V1 and _V2: num_params 5,483,032; GFLOPS 0.22,
+    // _ops 0.217.
+    torchvision("mobilenet", "mobilenet_v3_large", 5_483_032, &["0.22", "0.217"]);
+}
+
+#[test]
+fn efficientnet_b0() {
+    // EfficientNet_B0_Weights.IMAGENET1K_V1: num_params 5,288,548; GFLOPS 0.39, _ops 0.386.
+    torchvision("efficientnet", "efficientnet_b0", 5_288_548, &["0.39", "0.386"]);
+}
+
+/// The parameters of ConvNeXt-Tiny's layer scales, which netc cannot express: one learned
+/// `[C, 1, 1]` tensor per block (torchvision `CNBlock.layer_scale`), 3, 3, 9 and 3 blocks of
+/// 96, 192, 384 and 768 channels. See `stdlib/std/models/convnext.net`.
+const CONVNEXT_TINY_LAYER_SCALES: i128 = 3 * 96 + 3 * 192 + 9 * 384 + 3 * 768;
+
+#[test]
+fn convnext_tiny() {
+    // ConvNeXt_Tiny_Weights.IMAGENET1K_V1: num_params 28,589,128; GFLOPS 4.46, _ops 4.456.
+    // The layer scales are missing (netc has no op that creates an elementwise parameter):
+    // when they can be written, this is 28,589,128 exactly. Their multiplication has no MACs.
+    assert_eq!(CONVNEXT_TINY_LAYER_SCALES, 6_624);
+    torchvision("convnext", "convnext_tiny", 28_589_128 - CONVNEXT_TINY_LAYER_SCALES, &["4.46", "4.456"]);
+}
+
+#[test]
+fn vit_b_16() {
+    // ViT_B_16_Weights.IMAGENET1K_V1: num_params 86,567,656; GFLOPS 17.56, _ops 17.564.
+    torchvision("vit", "vit_b_16", 86_567_656, &["17.56", "17.564"]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Models outside torchvision.
+
+#[test]
+fn articles_cnn() {
+    // The articles' small CNN is the calibration harness's SimpleCNN: PyTorch counted 627,816
+    // parameters and measured 1,936,648,192 MACs with FlopCounterMode
+    // (calibration/simple_cnn.json).
+    assert_eq!(figures("articles", "articles_cnn()", None), (627_816, 1_936_648_192));
+}
+
+/// The MACs of the original UNet on one 572 x 572 tile, computed layer by layer from the
+/// paper's Figure 1 (valid 3x3 convolutions lose 2 pixels, 2x2 max pooling halves, 2x2
+/// up-convolutions double): an independent count to compare netc's elaboration with.
+fn unet_paper_macs() -> i128 {
+    let conv = |cin: i128, cout: i128, size: i128, k: i128| size * size * cout * cin * k * k;
+    let mut macs = 0;
+    let mut size = 572;
+    let mut cin = 1;
+    let mut skips = Vec::new();
+    for level in 0..5 {
+        let c = 64 << level;
+        if level > 0 {
+            size /= 2;
+        }
+        size -= 2;
+        macs += conv(cin, c, size, 3);
+        size -= 2;
+        macs += conv(c, c, size, 3);
+        skips.push(size);
+        cin = c;
+    }
+    for level in (0..4).rev() {
+        let c = 64 << level;
+        // The up-convolution: every input element is scattered into c x 2 x 2 outputs.
+        macs += size * size * cin * c * 4;
+        size *= 2;
+        assert!(skips[level] >= size, "the skip connection is cropped, never padded");
+        size -= 2;
+        macs += conv(2 * c, c, size, 3);
+        size -= 2;
+        macs += conv(c, c, size, 3);
+        cin = c;
+    }
+    assert_eq!(size, 388, "Figure 1's output tile");
+    macs + conv(64, 2, size, 1)
+}
+
+#[test]
+fn unet() {
+    // The paper (Ronneberger et al., 2015) publishes no parameter count. Its Figure 1 gives
+    // 31,030,658: 23 convolutions with biases (64 to 1024 channels, 2x2 up-convolutions, a 1x1
+    // head to 2 classes), as the Keras model summaries of paper-faithful reimplementations
+    // print it ("Total params: 31,030,658").
+    let (params, macs) = figures("unet", "unet()", None);
+    assert_eq!(params, 31_030_658);
+    assert_eq!(macs, unet_paper_macs());
+}
+
+/// The MACs of a decoder-only transformer on `s` tokens at batch 1: per token, the weight
+/// matrices of each layer (`per_layer`) and the output head (`vocab x d`), plus, per layer,
+/// the two `S x S` products of attention (`2 S^2 d`, the full square also when causal, as
+/// PyTorch's FlopCounterMode counts it).
+fn decoder_macs(s: i128, layers: i128, d: i128, per_layer: i128, vocab: i128) -> i128 {
+    s * (layers * per_layer + vocab * d) + layers * 2 * s * s * d
+}
+
+/// GPT-2's MACs: per layer `c_attn` 3 d^2, `c_proj` d^2, `c_fc` and the MLP's `c_proj`
+/// 4 d^2 each.
+fn gpt2_macs(s: i128, layers: i128, d: i128) -> i128 {
+    decoder_macs(s, layers, d, 12 * d * d, 50_257)
+}
+
+/// GPT-2's parameters from its configuration: `wte` (vocabulary 50,257), `wpe` (context
+/// 1,024), per layer `12 d^2 + 13 d` (two layer norms 4 d, `c_attn` 3 d^2 + 3 d, `c_proj`
+/// d^2 + d, `c_fc` 4 d^2 + 4 d, `c_proj` 4 d^2 + d), `ln_f` 2 d; the LM head is tied to `wte`.
+fn gpt2_params(layers: i128, d: i128) -> i128 {
+    50_257 * d + 1_024 * d + layers * (12 * d * d + 13 * d) + 2 * d
+}
+
+#[test]
+fn gpt2() {
+    // Hugging Face `gpt2` (config: n_layer 12, n_embd 768, n_head 12): GPT2LMHeadModel has
+    // 124,439,808 parameters (`model.num_parameters()`).
+    assert_eq!(gpt2_params(12, 768), 124_439_808);
+    let (params, macs) = figures("gpt2", "gpt2()", Some(1024));
+    assert_eq!(params, 124_439_808);
+    assert_eq!(macs, gpt2_macs(1024, 12, 768));
+    // The calibration harness's GPT2Small is the same architecture; PyTorch's FlopCounterMode
+    // measured 68,080,238,592 MACs at sequence 512 (calibration/gpt2_small.json).
+    assert_eq!(figures("gpt2", "gpt2()", Some(512)).1, 68_080_238_592);
+}
+
+#[test]
+fn gpt2_medium() {
+    // Hugging Face `gpt2-medium` (n_layer 24, n_embd 1024, n_head 16): 354,823,168 parameters.
+    assert_eq!(gpt2_params(24, 1024), 354_823_168);
+    let (params, macs) = figures("gpt2", "gpt2_medium()", Some(1024));
+    assert_eq!(params, 354_823_168);
+    assert_eq!(macs, gpt2_macs(1024, 24, 1024));
+}
+
+#[test]
+fn gpt2_large() {
+    // Hugging Face `gpt2-large` (n_layer 36, n_embd 1280, n_head 20): 774,030,080 parameters.
+    assert_eq!(gpt2_params(36, 1280), 774_030_080);
+    let (params, macs) = figures("gpt2", "gpt2_large()", Some(1024));
+    assert_eq!(params, 774_030_080);
+    assert_eq!(macs, gpt2_macs(1024, 36, 1280));
+}
+
+#[test]
+fn gpt2_xl() {
+    // Hugging Face `gpt2-xl` (n_layer 48, n_embd 1600, n_head 25): 1,557,611,200 parameters.
+    assert_eq!(gpt2_params(48, 1600), 1_557_611_200);
+    let (params, macs) = figures("gpt2", "gpt2_xl()", Some(1024));
+    assert_eq!(params, 1_557_611_200);
+    assert_eq!(macs, gpt2_macs(1024, 48, 1600));
+}
+
+#[test]
+fn bert_base() {
+    // Hugging Face `bert-base-uncased` (vocab_size 30522, max_position_embeddings 512,
+    // type_vocab_size 2, hidden 768, 12 layers, intermediate 3072): BertModel with its pooler
+    // has 109,482,240 parameters: embeddings (30,522 + 512 + 2) x 768 + 1,536 (layer norm);
+    // per layer 4 (768^2 + 768) (attention) + 2 x 1,536 (layer norms) + 2 x 768 x 3,072 +
+    // 3,072 + 768 (feed-forward); the pooler 768^2 + 768.
+    let (d, ffn, layers) = (768, 3072, 12);
+    let per_layer = 4 * (d * d + d) + 4 * d + 2 * d * ffn + ffn + d;
+    assert_eq!((30_522 + 512 + 2) * d + 2 * d + layers * per_layer + d * d + d, 109_482_240);
+    let s = 512;
+    let (params, macs) = figures("bert", "bert_base()", Some(s as u32));
+    assert_eq!(params, 109_482_240);
+    // Per token, each layer's four projections and two feed-forward matrices; per layer the
+    // two S x S products; the pooler on the first token only.
+    assert_eq!(macs, s * layers * (4 * d * d + 2 * d * ffn) + layers * 2 * s * s * d + d * d);
+}
+
+/// LLaMA's parameters from its configuration: the embedding and the untied head (`vocab x d`
+/// each), per layer the attention (`2 d^2 + 2 d kv_heads hd`), the SwiGLU network (`3 d ffn`)
+/// and two RMS norms (`2 d`), and the final norm (`d`).
+fn llama_params(vocab: i128, d: i128, layers: i128, heads: i128, kv_heads: i128, ffn: i128) -> i128 {
+    let hd = d / heads;
+    2 * vocab * d + layers * (2 * d * d + 2 * d * kv_heads * hd + 3 * d * ffn + 2 * d) + d
+}
+
+/// LLaMA's MACs on `s` tokens at batch 1.
+fn llama_macs(s: i128, vocab: i128, d: i128, layers: i128, heads: i128, kv_heads: i128, ffn: i128) -> i128 {
+    let hd = d / heads;
+    decoder_macs(s, layers, d, 2 * d * d + 2 * d * kv_heads * hd + 3 * d * ffn, vocab)
+}
+
+#[test]
+fn llama2_7b() {
+    // Hugging Face `meta-llama/Llama-2-7b-hf` (vocab_size 32000, hidden_size 4096,
+    // num_hidden_layers 32, num_attention_heads 32, num_key_value_heads 32,
+    // intermediate_size 11008): LlamaForCausalLM has 6,738,415,616 parameters.
+    assert_eq!(llama_params(32_000, 4096, 32, 32, 32, 11_008), 6_738_415_616);
+    let (params, macs) = figures("llama", "llama2_7b()", Some(4096));
+    assert_eq!(params, 6_738_415_616);
+    assert_eq!(macs, llama_macs(4096, 32_000, 4096, 32, 32, 32, 11_008));
+}
+
+#[test]
+fn llama3_8b() {
+    // Hugging Face `meta-llama/Meta-Llama-3-8B` (vocab_size 128256, hidden_size 4096,
+    // num_hidden_layers 32, num_attention_heads 32, num_key_value_heads 8,
+    // intermediate_size 14336): LlamaForCausalLM has 8,030,261,248 parameters.
+    assert_eq!(llama_params(128_256, 4096, 32, 32, 8, 14_336), 8_030_261_248);
+    let (params, macs) = figures("llama", "llama3_8b()", Some(8192));
+    assert_eq!(params, 8_030_261_248);
+    assert_eq!(macs, llama_macs(8192, 128_256, 4096, 32, 32, 8, 14_336));
+}
+
+// ---------------------------------------------------------------------------------------
+// The standard library as a whole.
+
+/// The embedded stdlib files, by module.
+fn stdlib_files(db: &Database) -> BTreeMap<String, SourceFile> {
+    db.stdlib().modules(db).clone()
+}
+
+#[test]
+fn every_stdlib_file_checks_without_a_diagnostic() {
+    let db = Database::new();
+    let mut problems = Vec::new();
+    for (module, file) in stdlib_files(&db) {
+        for d in file_diagnostics(&db, file) {
+            problems.push(format!("{module} ({}): {} {}", file.name(&db), d.code.info().code, d.message));
+        }
+    }
+    assert!(problems.is_empty(), "the standard library has diagnostics:\n{}", problems.join("\n"));
+}
+
+fn net_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display())) {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            net_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "net") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_stdlib_file_is_embedded() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../stdlib/std");
+    let mut files = Vec::new();
+    net_files(&root, &mut files);
+    let embedded: BTreeMap<&str, &str> = STDLIB_SOURCES.iter().copied().collect();
+    let mut on_disk = BTreeSet::new();
+    for path in files {
+        let relative = path.strip_prefix(&root).expect("below the root").with_extension("");
+        let module = format!("std.{}", relative.to_string_lossy().replace(['/', '\\'], "."));
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let Some(source) = embedded.get(module.as_str()) else {
+            panic!("{} is not in netc::db::STDLIB_SOURCES as `{module}`", path.display());
+        };
+        assert_eq!(*source, text, "{module}: the embedded text is stale; rebuild");
+        assert_eq!(
+            netc::db::stdlib_file_name(&module).as_str(),
+            format!("<std>/{}.net", relative.to_string_lossy().replace('\\', "/")),
+            "{module}: its file name mirrors its path"
+        );
+        on_disk.insert(module);
+    }
+    let registered: BTreeSet<String> = embedded.keys().map(|m| m.to_string()).collect();
+    assert_eq!(registered, on_disk, "STDLIB_SOURCES and stdlib/std/ list the same modules");
+}
+
+/// The zoo modules: `std.models.*`.
+fn zoo_modules() -> Vec<&'static str> {
+    STDLIB_SOURCES.iter().map(|(m, _)| *m).filter(|m| m.starts_with("std.models.")).collect()
+}
+
+#[test]
+fn every_zoo_model_has_a_train_and_an_infer_scenario_with_a_device_and_a_budget() {
+    let db = Database::new();
+    let files = stdlib_files(&db);
+    let mut problems = Vec::new();
+    for module in zoo_modules() {
+        let file = files[module];
+        let tree = syntax_tree(&db, file);
+        let mut kinds: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+        for item in &tree.items {
+            match item {
+                Item::Model(m) => {
+                    kinds.entry(m.name.text.clone()).or_default();
+                }
+                Item::Scenario(s) => {
+                    let setting = |key: &str| s.settings.iter().find(|x| x.key.text == key);
+                    for key in ["device", "budget", "batch"] {
+                        if setting(key).is_none() {
+                            problems.push(format!("{module}: scenario `{}` has no `{key}`", s.name.text));
+                        }
+                    }
+                    let model = match setting("model").map(|x| &x.value) {
+                        Some(SettingValue::Value(e)) => match &e.kind {
+                            ExprKind::Call { callee, .. } => callee.text.clone(),
+                            ExprKind::Name(n) => n.text.clone(),
+                            other => panic!("{module}: scenario `{}`: model {other:?}", s.name.text),
+                        },
+                        _ => panic!("{module}: scenario `{}` has no model", s.name.text),
+                    };
+                    let kind = s.kind.keyword();
+                    kinds.entry(model).or_default().insert(kind);
+                }
+                _ => {}
+            }
+        }
+        for (model, k) in kinds {
+            if k.len() != 2 {
+                problems.push(format!("{module}: model `{model}` has scenarios {k:?}, not train and infer"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn report_of_every_zoo_file() {
+    let db = Database::new();
+    let files = stdlib_files(&db);
+    for module in zoo_modules() {
+        let file = files[module];
+        let r = report(&db, &[file], None);
+        let scenarios = syntax_tree(&db, file).items.iter().filter(|i| matches!(i, Item::Scenario(_))).count();
+        assert_eq!(r.scenarios.len(), scenarios, "{module}: every scenario has a report");
+        let name = format!("report_{}", module.trim_start_matches("std.models."));
+        insta::assert_snapshot!(name, table(&r));
+    }
+}
