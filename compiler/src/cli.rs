@@ -31,6 +31,22 @@ enum Command {
     Check(CheckArgs),
     /// Show each scenario per source line: output shape, parameters, MACs, output bytes
     Report(ReportArgs),
+    /// Format .net files in place (`--check`: only list the files that would change)
+    Fmt(FmtArgs),
+    /// Run the language server on standard input and output
+    Lsp,
+}
+
+#[derive(Debug, clap::Args)]
+struct FmtArgs {
+    /// Files or directories (every .net file below a directory); default: `.`
+    paths: Vec<PathBuf>,
+    /// Write nothing; list the files that are not formatted and exit 1 if there are any
+    #[arg(long)]
+    check: bool,
+    /// When to use colour (for diagnostics)
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
 }
 
 #[derive(Debug, clap::Args)]
@@ -234,9 +250,91 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
     0
 }
 
+/// `netc fmt`: formats the named files in place, or with `--check` lists those that would
+/// change. Files with syntax errors are not touched: their errors are shown (exit 1).
+fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
+    let mut db = Database::new();
+    // Only the named files (directories expanded) are formatted, not the files they import.
+    let loaded = crate::workspace::load(&mut db, &paths);
+    let mut sources: BTreeMap<crate::diagnostics::FileName, String> = loaded.extra_sources.clone();
+    let mut broken = Vec::new();
+    let mut unformatted = Vec::new();
+    let mut code = 0;
+    for &file in &loaded.roots {
+        let name = file.name(&db).clone();
+        let text = file.text(&db);
+        match crate::format::format(&name, text) {
+            Ok(formatted) if &formatted == text => {}
+            Ok(formatted) => {
+                if args.check {
+                    unformatted.push(name);
+                } else if let Err(e) = std::fs::write(name.as_str(), formatted) {
+                    let _ = writeln!(err, "error: cannot write `{name}`: {e}");
+                    code = 2;
+                }
+            }
+            Err(crate::format::FormatError::Syntax(diagnostics)) => {
+                sources.insert(name.clone(), text.clone());
+                broken.extend(diagnostics);
+            }
+            Err(e @ crate::format::FormatError::Internal(_)) => {
+                let _ = writeln!(err, "error: {e}; `{name}` was left as it is");
+                code = 2;
+            }
+        }
+    }
+    if !broken.is_empty() {
+        let color = use_color(args.color, terminal);
+        let _ = err.write_all(render::human(&broken, &sources, color).as_bytes());
+        let _ = writeln!(err, "error: not formatted: files with syntax errors ({})", plural(broken.len(), "error"));
+    }
+    for name in &unformatted {
+        if writeln!(out, "{name}").is_err() {
+            return 2;
+        }
+    }
+    if !loaded.io_errors.is_empty() {
+        let _ = err.write_all(render::human(&loaded.io_errors, &sources, use_color(args.color, terminal)).as_bytes());
+        return 2;
+    }
+    if code != 0 {
+        code
+    } else if !broken.is_empty() || !unformatted.is_empty() {
+        1
+    } else {
+        0
+    }
+}
+
 /// Runs netc with `args` (the program name first), writing to `out` and `err`; returns the
-/// exit code. `terminal` says whether `out` is a terminal (for `--color auto`).
+/// exit code. `terminal` says whether `out` is a terminal (for `--color auto`). This library
+/// has no language server: `netc lsp` says so and exits with 2 (the `netc` binary uses
+/// [`run_with`]).
 pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    dispatch(args, out, err, terminal, None)
+}
+
+/// [`run`], with `language_server` run for `netc lsp` (it serves standard input and output
+/// and returns the exit code). The language server lives in the `netc-lsp` crate, which
+/// depends on this one, so the binary hands it in.
+pub fn run_with(
+    args: impl IntoIterator<Item = OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    terminal: bool,
+    language_server: &dyn Fn() -> u8,
+) -> u8 {
+    dispatch(args, out, err, terminal, Some(language_server))
+}
+
+fn dispatch(
+    args: impl IntoIterator<Item = OsString>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    terminal: bool,
+    language_server: Option<&dyn Fn() -> u8>,
+) -> u8 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -254,11 +352,28 @@ pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &
     match cli.command {
         Command::Check(args) => check(args, out, err, terminal),
         Command::Report(args) => report(args, out, err, terminal),
+        Command::Fmt(args) => fmt(args, out, err, terminal),
+        Command::Lsp => match language_server {
+            Some(serve) => serve(),
+            None => {
+                let _ =
+                    writeln!(err, "error: this build of netc has no language server (build the `netc-cli` package)");
+                2
+            }
+        },
     }
 }
 
-/// Runs netc on the process's arguments and standard streams.
+/// Runs netc on the process's arguments and standard streams, with `language_server` for
+/// `netc lsp`. Standard output is not locked for the whole run: the language server writes
+/// to it from other threads.
+pub fn main_with(language_server: &dyn Fn() -> u8) -> u8 {
+    let terminal = std::io::stdout().is_terminal();
+    run_with(std::env::args_os(), &mut std::io::stdout(), &mut std::io::stderr(), terminal, language_server)
+}
+
+/// Runs netc on the process's arguments and standard streams, without a language server.
 pub fn main() -> u8 {
     let terminal = std::io::stdout().is_terminal();
-    run(std::env::args_os(), &mut std::io::stdout().lock(), &mut std::io::stderr().lock(), terminal)
+    run(std::env::args_os(), &mut std::io::stdout(), &mut std::io::stderr(), terminal)
 }

@@ -9,6 +9,8 @@ pub mod costs;
 pub mod db;
 pub mod diagnostics;
 pub mod elaborate;
+pub mod format;
+pub mod ide;
 pub mod lints;
 pub mod paths;
 pub mod render;

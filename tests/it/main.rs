@@ -3,8 +3,10 @@
 mod calibration;
 mod cli;
 mod diagnostics;
+mod fmt;
 mod incrementality;
 mod lints;
+mod lsp;
 mod memory;
 mod no_panic;
 mod ops_doc;

@@ -3,9 +3,9 @@ use crate::diagnostics::{Code, Diagnostic};
 use crate::units::bytes;
 
 /// ## What it does
-/// Reports a `train` scenario whose activations at the peak are more than four times its
-/// weights, with what each remedy would save: activation checkpointing, automatic mixed
-/// precision, and two micro-batches.
+/// Reports a `train` scenario that does not fit its budget with the safety margin and whose
+/// activations at the peak are more than eight times its weights, with what each remedy
+/// would save: activation checkpointing, automatic mixed precision, and two micro-batches.
 ///
 /// ## Why is this bad?
 /// Training keeps every tensor backward needs, so activations grow with the batch and the
@@ -13,7 +13,7 @@ use crate::units::bytes;
 ///
 /// ## Example
 /// ```net
-/// train fit { model resnet50()  batch 256  optimizer adam }
+/// train fit { model resnet50()  batch 256  optimizer adam  budget 24 GiB }
 /// ```
 ///
 /// ## How to fix
@@ -31,7 +31,12 @@ impl Lint for ActivationsDominate {
         }
         let b = &cx.costs.simulation.peak.breakdown;
         let activations = b.activations + b.backward_temporaries;
-        if b.parameters == 0 || activations <= 4 * b.parameters {
+        if b.parameters == 0 || activations <= 8 * b.parameters {
+            return Vec::new();
+        }
+        // Advice for when memory must be won: the budget is not met with the margin.
+        let Some(budget) = cx.costs.budget else { return Vec::new() };
+        if cx.costs.total * cx.costs.margin_per_mille / 1000 <= budget {
             return Vec::new();
         }
         let peak = cx.costs.simulation.peak.bytes;

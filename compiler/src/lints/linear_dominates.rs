@@ -3,7 +3,8 @@ use crate::diagnostics::{Code, Diagnostic, Place};
 use crate::units::thousands;
 
 /// ## What it does
-/// Points out a linear layer that holds more than half of the model's parameters.
+/// Points out a linear layer that holds more than half of the model's parameters, when it
+/// has a million or more (below that, the memory it costs does not matter).
 ///
 /// ## Why is this bad?
 /// Fully connected layers on large flattened inputs dominate parameter counts (VGG-16's
@@ -39,7 +40,7 @@ impl Lint for LinearDominatesParameters {
         else {
             return Vec::new();
         };
-        if total == 0 || params * 2 <= total {
+        if total == 0 || params * 2 <= total || params < 1_000_000 {
             return Vec::new();
         }
         let d = Diagnostic::new(

@@ -1,0 +1,64 @@
+//! The `netc` binary runs, and `netc lsp` answers `initialize` and exits on `exit`.
+//!
+//! Having an integration test here also makes `cargo test --workspace` build
+//! `target/<profile>/netc` before any test runs, so the tests of `tests/it` that spawn the
+//! binary (the CLI smoke test, the language-server tests) find it up to date.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+
+const NETC: &str = env!("CARGO_BIN_EXE_netc");
+
+#[test]
+fn version() {
+    let out = Command::new(NETC).arg("--version").output().expect("run netc");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("netc {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+fn frame(body: &str) -> String {
+    format!("Content-Length: {}\r\n\r\n{body}", body.len())
+}
+
+#[test]
+fn lsp_initializes_and_exits() {
+    let mut child = Command::new(NETC)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start netc lsp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#;
+    stdin.write_all(frame(init).as_bytes()).expect("write");
+    stdin.flush().expect("flush");
+    let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("read a header");
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Content-Length: ") {
+            length = n.parse().expect("a length");
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).expect("read the body");
+    let body = String::from_utf8(body).expect("UTF-8");
+    assert!(body.contains(r#""id":1"#) && body.contains("inlayHintProvider"), "{body}");
+    for message in [
+        r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","method":"exit"}"#,
+    ] {
+        stdin.write_all(frame(message).as_bytes()).expect("write");
+    }
+    stdin.flush().expect("flush");
+    drop(stdin);
+    let status = child.wait().expect("netc lsp exits");
+    assert!(status.success(), "{status:?}");
+}

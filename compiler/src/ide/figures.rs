@@ -1,0 +1,381 @@
+//! The figures an editor shows beside the code: per statement line, the output shape and
+//! bytes in the active scenario (inlay hints, hovers); per scenario, parameters and MACs
+//! (code lenses).
+//!
+//! The figures are those of [`crate::report::scenario_report`] (one row per source line),
+//! cached per scenario by [`scenario_lines`]. When the memory ledgers land they replace the
+//! output bytes with the line's share of the peak, here and in `netc report` alike.
+//!
+//! The *active scenario* of a file is the one its figures come from: the scenario the user
+//! chose, if it runs any line of the file; otherwise the first scenario of the file that
+//! elaborates; otherwise the first scenario of the workspace that runs a line of the file
+//! (a file of blocks gets its figures from a model's scenario elsewhere).
+
+use std::collections::BTreeMap;
+
+use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, syntax_tree};
+use crate::diagnostics::{FileName, TextRange};
+use crate::report::{LineReport, ScenarioReport, bytes, count, scenario_report, thousands};
+use crate::syntax::{Body, Item, ItemSpans, StmtKind};
+
+/// Names a scenario: its file and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ScenarioRef {
+    /// The file that declares it.
+    pub file: FileName,
+    /// Its name.
+    pub name: String,
+}
+
+/// The report of a scenario, cached: `None` when it does not elaborate.
+#[salsa::tracked(returns(ref))]
+pub fn scenario_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioReport> {
+    scenario_report(db, *loc.file(db), *loc.index(db))
+}
+
+/// Every scenario of the workspace: file, item index, name.
+fn all_scenarios(db: &dyn Db) -> Vec<(SourceFile, u32, String)> {
+    let mut out = Vec::new();
+    for &file in db.workspace().files(db).values() {
+        for (index, item) in syntax_tree(db, file).items.iter().enumerate() {
+            if let Item::Scenario(s) = item {
+                out.push((file, index as u32, s.name.text.clone()));
+            }
+        }
+    }
+    out
+}
+
+fn report_of(db: &dyn Db, file: SourceFile, index: u32) -> Option<&ScenarioReport> {
+    scenario_lines(db, ItemLoc::new(db, file, index)).as_ref()
+}
+
+fn covers(report: &ScenarioReport, name: &FileName) -> bool {
+    report.lines.iter().any(|l| &l.file == name)
+}
+
+/// The scenario whose figures `file` shows (see the module documentation).
+pub fn active_scenario(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) -> Option<(SourceFile, u32)> {
+    let name = file.name(db);
+    let scenarios = all_scenarios(db);
+    if let Some(chosen) = chosen
+        && let Some((f, i, _)) = scenarios.iter().find(|(f, _, n)| f.name(db) == &chosen.file && *n == chosen.name)
+        && report_of(db, *f, *i).is_some_and(|r| covers(r, name))
+    {
+        return Some((*f, *i));
+    }
+    let own = scenarios.iter().find(|(f, i, _)| *f == file && report_of(db, *f, *i).is_some());
+    let elsewhere = || scenarios.iter().find(|(f, i, _)| report_of(db, *f, *i).is_some_and(|r| covers(r, name)));
+    own.or_else(elsewhere).map(|(f, i, _)| (*f, *i))
+}
+
+/// The figures of one source line in one scenario.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineFigures {
+    /// The scenario.
+    pub scenario: ScenarioRef,
+    /// The report's row.
+    pub row: LineReport,
+}
+
+impl LineFigures {
+    /// The figures as Markdown, for a hover.
+    pub fn markdown(&self) -> String {
+        let r = &self.row;
+        let mut out = format!("**In scenario `{}`** (`{}`)\n\n", self.scenario.name, self.scenario.file);
+        out.push_str(&format!("- output: `{}`\n", r.shape));
+        out.push_str(&format!("- output bytes: {}\n", bytes(r.output_bytes)));
+        out.push_str(&format!("- params: {}\n", thousands(r.params)));
+        out.push_str(&format!("- MACs: {}\n", count(r.macs)));
+        out.push_str(&format!("- instances: {}", r.instances));
+        out
+    }
+}
+
+/// What inlay hints show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HintConfig {
+    /// Whether to show hints at all.
+    pub enabled: bool,
+    /// The output shape.
+    pub shape: bool,
+    /// The line's output bytes.
+    pub bytes: bool,
+    /// The line's parameters.
+    pub params: bool,
+    /// The line's MACs.
+    pub macs: bool,
+    /// How many times the line ran, when more than once.
+    pub instances: bool,
+    /// The longest label, in characters.
+    pub max_length: usize,
+}
+
+impl Default for HintConfig {
+    fn default() -> Self {
+        HintConfig {
+            enabled: true,
+            shape: true,
+            bytes: true,
+            params: false,
+            macs: false,
+            instances: true,
+            max_length: 30,
+        }
+    }
+}
+
+/// An inlay hint: a label shown after `offset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlayHint {
+    /// Where it goes (the end of a statement).
+    pub offset: u32,
+    /// What it says (at most [`HintConfig::max_length`] characters).
+    pub label: String,
+    /// The full figures (Markdown).
+    pub tooltip: String,
+}
+
+/// A shape written without spaces: `f32[64,3,224,224]`.
+fn compact(shape: &str) -> String {
+    shape.replace(", ", ",")
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+/// The label of a row under `config`: the output shape and the chosen figures, at most
+/// `max_length` characters. When too long, the shape loses its spaces, then the instance
+/// count goes (the tooltip keeps it), then the shape is cut.
+pub fn hint_label(row: &LineReport, config: &HintConfig) -> String {
+    let mut figures: Vec<String> = Vec::new();
+    if config.bytes {
+        figures.push(bytes(row.output_bytes));
+    }
+    if config.params && row.params > 0 {
+        figures.push(format!("{} params", count(row.params)));
+    }
+    if config.macs && row.macs > 0 {
+        figures.push(format!("{} MACs", count(row.macs)));
+    }
+    let instances = (config.instances && row.instances > 1).then(|| format!("×{}", row.instances));
+    let join = |shape: Option<&str>, with_instances: bool| -> String {
+        let mut parts: Vec<&str> = Vec::new();
+        if let Some(s) = shape.filter(|s| !s.is_empty()) {
+            parts.push(s);
+        }
+        parts.extend(figures.iter().map(String::as_str));
+        if with_instances && let Some(i) = &instances {
+            parts.push(i);
+        }
+        parts.join(" · ")
+    };
+    let max = config.max_length;
+    let fits = |s: &String| s.chars().count() <= max;
+    let shape = config.shape.then_some(row.shape.as_str());
+    let compacted = shape.map(compact);
+    let candidates = [join(shape, true), join(compacted.as_deref(), true), join(compacted.as_deref(), false)];
+    if let Some(label) = candidates.into_iter().find(fits) {
+        return label;
+    }
+    // Cut the shape so that the figures still show.
+    let tail = join(None, false);
+    match compacted {
+        Some(shape) if tail.chars().count() + 3 < max => {
+            let room = max - tail.chars().count() - 3;
+            if tail.is_empty() { truncate(&shape, max) } else { format!("{} · {tail}", truncate(&shape, room)) }
+        }
+        _ => truncate(&tail, max),
+    }
+}
+
+/// Start offsets of the lines of a text (line 1 starts at 0).
+pub(crate) fn line_starts(text: &str) -> Vec<u32> {
+    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect()
+}
+
+/// The 1-based line of `offset`.
+pub(crate) fn line_of(starts: &[u32], offset: u32) -> u32 {
+    starts.partition_point(|&s| s <= offset) as u32
+}
+
+/// The statements of a file that can have figures (not `if`): their ranges, in source order.
+fn statements(db: &dyn Db, file: SourceFile) -> Vec<TextRange> {
+    fn walk(body: &Body, spans: &ItemSpans, out: &mut Vec<TextRange>) {
+        for stmt in &body.stmts {
+            match &stmt.kind {
+                StmtKind::If { then_body, else_body, .. } => {
+                    walk(then_body, spans, out);
+                    if let Some(e) = else_body {
+                        walk(e, spans, out);
+                    }
+                }
+                _ => out.push(spans.range(stmt.id)),
+            }
+        }
+    }
+    let parse = parse_file(db, file);
+    let mut out = Vec::new();
+    for (item, spans) in parse.tree.items.iter().zip(&parse.spans) {
+        if let Item::Block(c) | Item::Model(c) = item {
+            walk(&c.body, spans, &mut out);
+        }
+    }
+    out.sort_by_key(|r| (r.start, r.end));
+    out
+}
+
+/// The rows of the active scenario for `file`, by 1-based line.
+fn rows_by_line(
+    db: &dyn Db,
+    file: SourceFile,
+    chosen: Option<&ScenarioRef>,
+) -> Option<(ScenarioRef, BTreeMap<u32, LineReport>)> {
+    let (sf, index) = active_scenario(db, file, chosen)?;
+    let report = report_of(db, sf, index)?;
+    let scenario = ScenarioRef { file: sf.name(db).clone(), name: report.name.clone() };
+    let name = file.name(db);
+    let mut rows: BTreeMap<u32, LineReport> = BTreeMap::new();
+    for row in report.lines.iter().filter(|l| &l.file == name) {
+        match rows.get_mut(&row.line) {
+            // Two statements on one line (`a = f(x); b = g(a)`): one hint with the last shape.
+            Some(r) => {
+                r.shape = row.shape.clone();
+                r.params += row.params;
+                r.macs += row.macs;
+                r.output_bytes += row.output_bytes;
+                r.instances = r.instances.max(row.instances);
+            }
+            None => {
+                rows.insert(row.line, row.clone());
+            }
+        }
+    }
+    Some((scenario, rows))
+}
+
+/// Inlay hints for the statements of `file` that end inside `range` (all when `None`).
+pub fn inlay_hints(
+    db: &dyn Db,
+    file: SourceFile,
+    range: Option<TextRange>,
+    chosen: Option<&ScenarioRef>,
+    config: &HintConfig,
+) -> Vec<InlayHint> {
+    if !config.enabled {
+        return Vec::new();
+    }
+    let Some((scenario, rows)) = rows_by_line(db, file, chosen) else { return Vec::new() };
+    let starts = line_starts(file.text(db));
+    // The end of the last statement that starts on each line.
+    let mut ends: BTreeMap<u32, u32> = BTreeMap::new();
+    for stmt in statements(db, file) {
+        let line = line_of(&starts, stmt.start);
+        let end = ends.entry(line).or_insert(stmt.end);
+        *end = (*end).max(stmt.end);
+    }
+    let mut out = Vec::new();
+    for (line, row) in rows {
+        let Some(&offset) = ends.get(&line) else { continue };
+        if range.is_some_and(|r| offset < r.start || offset > r.end) {
+            continue;
+        }
+        let figures = LineFigures { scenario: scenario.clone(), row };
+        let label = hint_label(&figures.row, config);
+        if label.is_empty() {
+            continue;
+        }
+        out.push(InlayHint { offset, label, tooltip: figures.markdown() });
+    }
+    out
+}
+
+/// The figures of the statement at `offset` (the innermost one), with its range.
+pub fn line_figures_at(
+    db: &dyn Db,
+    file: SourceFile,
+    offset: u32,
+    chosen: Option<&ScenarioRef>,
+) -> Option<(TextRange, LineFigures)> {
+    let stmt = statements(db, file).into_iter().rfind(|r| r.start <= offset && offset <= r.end)?;
+    let (scenario, mut rows) = rows_by_line(db, file, chosen)?;
+    let line = line_of(&line_starts(file.text(db)), stmt.start);
+    let row = rows.remove(&line)?;
+    Some((stmt, LineFigures { scenario, row }))
+}
+
+/// A code lens: a line of text above a scenario.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeLens {
+    /// The scenario's name.
+    pub range: TextRange,
+    /// What it says.
+    pub title: String,
+    /// The scenario (the lens's command makes it the active one).
+    pub scenario: ScenarioRef,
+    /// Whether it is the active scenario of this file.
+    pub active: bool,
+}
+
+/// One lens per scenario of `file`: its parameters and MACs, and whether it is active.
+pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) -> Vec<CodeLens> {
+    let parse = parse_file(db, file);
+    let active = active_scenario(db, file, chosen);
+    let mut out = Vec::new();
+    for (index, (item, spans)) in parse.tree.items.iter().zip(&parse.spans).enumerate() {
+        let Item::Scenario(s) = item else { continue };
+        let index = index as u32;
+        let is_active = active == Some((file, index));
+        let figures = match report_of(db, file, index) {
+            Some(r) => format!("{} · {} params · {} MACs", memory(r), count(r.params), count(r.macs)),
+            None => "no figures: the scenario does not elaborate".to_string(),
+        };
+        let title = if is_active { format!("● active · {figures}") } else { format!("○ set active · {figures}") };
+        out.push(CodeLens {
+            range: spans.range(s.name.id),
+            title,
+            scenario: ScenarioRef { file: file.name(db).clone(), name: s.name.text.clone() },
+            active: is_active,
+        });
+    }
+    out
+}
+
+/// The memory a scenario needs, against its budget: `2.0 GiB of 12.0 GiB budget (16 %)`.
+fn memory(r: &ScenarioReport) -> String {
+    match r.budget_bytes {
+        Some(budget) if budget > 0 => format!(
+            "{} of {} budget ({} %)",
+            bytes(r.total_bytes),
+            bytes(budget),
+            r.total_bytes.saturating_mul(100) / budget
+        ),
+        _ => format!("{} total", bytes(r.total_bytes)),
+    }
+}
+
+/// A scenario's totals, as Markdown, for a hover of its name.
+pub fn scenario_summary(db: &dyn Db, scenario: &ScenarioRef) -> Option<String> {
+    let file = lookup_file(db, &scenario.file)?;
+    let index = syntax_tree(db, file)
+        .items
+        .iter()
+        .position(|i| matches!(i, Item::Scenario(s) if s.name.text == scenario.name))?;
+    let r = report_of(db, file, index as u32)?;
+    let batch = r.batch.map(|b| format!(", batch {b}")).unwrap_or_default();
+    Some(format!(
+        "model `{}`{batch}: {} params, {} MACs per forward pass\n\npeak {} ({} phase, step {}); needs {}",
+        r.model,
+        thousands(r.params),
+        count(r.macs),
+        bytes(r.peak_bytes),
+        r.peak_phase,
+        r.peak_step,
+        memory(r),
+    ))
+}

@@ -1,0 +1,762 @@
+//! The netc language server: the Language Server Protocol over [`netc::ide`].
+//!
+//! This crate translates; it does not analyze. Every answer comes from `netc::ide`, which
+//! works on byte offsets and file names; [`convert`] maps them to UTF-16 positions and URIs.
+//!
+//! Concurrency (see ARCHITECTURE.md): one [`State`] behind a mutex owns the salsa database.
+//! Notifications that change text (`didOpen`, `didChange`, `didSave`, `didClose`, watched
+//! files) apply their edit under the lock before any `.await`, so a later edit can never
+//! overtake an earlier one. Requests take a `db.clone()` under the lock, release it, and
+//! compute on a blocking thread inside `salsa::Cancelled::catch`: a write cancels them (the
+//! answer is then `ContentModified`, as is an answer computed on a document that has changed
+//! since), and `$/cancelRequest` cancels their clone. Diagnostics are published by one
+//! task, in order, for the open documents, after each change.
+//!
+//! The server never writes files and never panics on what a client sends: positions out of
+//! range are clamped, unknown documents get empty answers, a panic in the analysis becomes
+//! an `InternalError` answer.
+
+pub mod convert;
+pub mod input;
+pub mod state;
+
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use netc::db::{Database, SourceFile, lookup_file};
+use netc::diagnostics::FileName;
+use netc::ide::{self, HintConfig, ScenarioRef};
+use salsa::Database as _;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types as lsp;
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+use convert::{LineMap, Uris};
+pub use state::State;
+
+/// The command that makes a scenario the active one: arguments `[uri, name]`.
+pub const SET_ACTIVE_SCENARIO: &str = "netc.setActiveScenario";
+
+/// Serves the protocol on standard input and output until the client exits; the exit code.
+pub fn run_stdio() -> u8 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the language server: {e}");
+            return 2;
+        }
+    };
+    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    // Blocking tasks still computing stale answers are not waited for.
+    runtime.shutdown_background();
+    0
+}
+
+/// Serves the protocol on `input` and `output`. The input goes through [`input::sanitize`]
+/// first, so that a malformed message is answered with an error and the session goes on.
+pub async fn serve<I, O>(input: I, output: O)
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite,
+{
+    let (checked, reader) = tokio::io::duplex(1 << 16);
+    tokio::spawn(input::sanitize(input, checked));
+    let (service, socket) = LspService::build(Backend::new)
+        .custom_method("netc/stdlibSource", Backend::stdlib_source)
+        .custom_method(input::MALFORMED, Backend::malformed)
+        .finish();
+    Server::new(reader, output, socket).serve(service).await;
+}
+
+/// Where the stdlib sources are on disk when netc runs from its repository.
+fn stdlib_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../stdlib");
+    dir.is_dir().then(|| dir.canonicalize().unwrap_or(dir))
+}
+
+/// The language server.
+pub struct Backend {
+    client: Client,
+    state: Arc<Mutex<State>>,
+    changed: mpsc::UnboundedSender<()>,
+    /// The client can watch files for us.
+    watch_files: AtomicBool,
+    /// The client can refresh inlay hints when asked.
+    refresh_hints: AtomicBool,
+    /// The client can refresh code lenses when asked.
+    refresh_lenses: AtomicBool,
+}
+
+/// What a request computes on: a database clone and the document's file.
+struct Snapshot {
+    db: Database,
+    file: SourceFile,
+    uris: Uris,
+    chosen: Option<ScenarioRef>,
+    hints: HintConfig,
+}
+
+impl Snapshot {
+    fn text(&self) -> &str {
+        self.file.text(&self.db)
+    }
+
+    fn location(&self, target: &ide::NavTarget) -> Option<lsp::Location> {
+        let uri = self.uris.uri(&target.file)?;
+        let file = lookup_file(&self.db, &target.file)?;
+        let map = LineMap::new(file.text(&self.db));
+        Some(lsp::Location { uri, range: map.range(target.focus_range) })
+    }
+}
+
+/// Cancels a database clone when the request that uses it is dropped (`$/cancelRequest`).
+struct CancelOnDrop(Option<salsa::CancellationToken>);
+
+impl CancelOnDrop {
+    /// The request finished: nothing to cancel.
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(token) = self.0.take() {
+            token.cancel();
+        }
+    }
+}
+
+fn content_modified() -> Error {
+    Error::content_modified()
+}
+
+impl Backend {
+    fn new(client: Client) -> Self {
+        let state = Arc::new(Mutex::new(State::new(stdlib_dir().as_deref())));
+        let (changed, rx) = mpsc::unbounded_channel();
+        tokio::spawn(publish_diagnostics(client.clone(), state.clone(), rx));
+        Backend {
+            client,
+            state,
+            changed,
+            watch_files: AtomicBool::new(false),
+            refresh_hints: AtomicBool::new(false),
+            refresh_lenses: AtomicBool::new(false),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while the lock was held left the state as it was: keep serving.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on a snapshot of the document `uri` on a blocking thread. `None` when the
+    /// document is not open (and not a file on disk).
+    async fn read<T, F>(&self, uri: &lsp::Uri, f: F) -> Result<Option<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Snapshot) -> Option<T> + Send + 'static,
+    {
+        let (snapshot, edits) = {
+            let mut state = self.lock();
+            let file = match state.doc(uri) {
+                Some(doc) => doc.file,
+                None => {
+                    // Not open: a workspace file (or the stdlib), if the database has it.
+                    let name = state.uris.name(uri);
+                    match lookup_file(&state.db, &name) {
+                        Some(f) => f,
+                        None => {
+                            state.disk_change(uri, false);
+                            match state.db.file(&name) {
+                                Some(f) => f,
+                                None => return Ok(None),
+                            }
+                        }
+                    }
+                }
+            };
+            let edits = state.doc(uri).map(|d| d.edits);
+            let snapshot = Snapshot {
+                db: state.db.clone(),
+                file,
+                uris: state.uris.clone(),
+                chosen: state.chosen.clone(),
+                hints: state.hints,
+            };
+            (snapshot, edits)
+        };
+        let guard = CancelOnDrop(Some(snapshot.db.cancellation_token()));
+        let outcome = tokio::task::spawn_blocking(move || {
+            std::panic::catch_unwind(AssertUnwindSafe(|| salsa::Cancelled::catch(AssertUnwindSafe(|| f(&snapshot)))))
+        })
+        .await;
+        guard.disarm();
+        let value = match outcome {
+            Ok(Ok(Ok(value))) => value,
+            Ok(Ok(Err(_cancelled))) => return Err(content_modified()),
+            Ok(Err(_)) | Err(_) => return Err(Error::internal_error()),
+        };
+        if self.lock().doc(uri).map(|d| d.edits) != edits {
+            return Err(content_modified());
+        }
+        Ok(value)
+    }
+
+    fn changed(&self) {
+        let _ = self.changed.send(());
+    }
+
+    /// `netc/stdlibSource`: the text of a standard-library URI (`netc-std:///nn.net`), for
+    /// editors that show it.
+    async fn stdlib_source(&self, params: lsp::TextDocumentIdentifier) -> Result<Option<String>> {
+        Ok(self.lock().uris.stdlib_text(&params.uri).map(str::to_string))
+    }
+
+    /// The answer to a message that was not JSON-RPC (see [`input`]).
+    async fn malformed(&self, params: Value) -> Result<Value> {
+        let code = params.get("code").and_then(Value::as_i64).unwrap_or(-32700);
+        let message = if code == -32600 { "Invalid request" } else { "Parse error" };
+        Err(Error { code: ErrorCode::from(code), message: message.into(), data: None })
+    }
+
+    fn configure(&self, settings: &Value) {
+        let settings = settings.get("netc").unwrap_or(settings);
+        let mut state = self.lock();
+        if let Some(h) = settings.get("inlayHints") {
+            let flag = |key: &str, default: bool| h.get(key).and_then(Value::as_bool).unwrap_or(default);
+            let d = HintConfig::default();
+            state.hints = HintConfig {
+                enabled: flag("enabled", d.enabled),
+                shape: flag("shape", d.shape),
+                bytes: flag("bytes", d.bytes),
+                params: flag("params", d.params),
+                macs: flag("macs", d.macs),
+                instances: flag("instances", d.instances),
+                max_length: h
+                    .get("maxLength")
+                    .and_then(Value::as_u64)
+                    .map_or(d.max_length, |n| n.clamp(8, 200) as usize),
+            };
+        }
+        if let Some(s) = settings.get("activeScenario") {
+            let file = s.get("file").and_then(Value::as_str);
+            let name = s.get("name").and_then(Value::as_str);
+            if let (Some(file), Some(name)) = (file, name) {
+                let file = file.parse::<lsp::Uri>().map(|u| state.uris.name(&u)).unwrap_or(FileName::new(file));
+                state.chosen = Some(ScenarioRef { file, name: name.to_string() });
+            }
+        }
+    }
+
+    /// Asks the client to ask again for hints and lenses. The requests are sent from a task
+    /// of their own: a handler that waited for the client's answer could hold up `exit`.
+    fn refresh(&self) {
+        let client = self.client.clone();
+        let (hints, lenses) = (self.refresh_hints.load(Ordering::Relaxed), self.refresh_lenses.load(Ordering::Relaxed));
+        tokio::spawn(async move {
+            if hints {
+                let _ = client.inlay_hint_refresh().await;
+            }
+            if lenses {
+                let _ = client.code_lens_refresh().await;
+            }
+        });
+    }
+}
+
+/// Publishes the diagnostics of every open document after each change, one batch at a time
+/// (so an older batch never overwrites a newer one).
+async fn publish_diagnostics(client: Client, state: Arc<Mutex<State>>, mut changed: mpsc::UnboundedReceiver<()>) {
+    while changed.recv().await.is_some() {
+        while changed.try_recv().is_ok() {}
+        let (db, docs, uris) = {
+            let state = state.lock().unwrap_or_else(|e| e.into_inner());
+            let docs: Vec<(lsp::Uri, SourceFile, i32, u64)> =
+                state.docs.values().map(|(uri, d)| (uri.clone(), d.file, d.version, d.edits)).collect();
+            (state.db.clone(), docs, state.uris.clone())
+        };
+        let outcome = tokio::task::spawn_blocking(move || {
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                salsa::Cancelled::catch(AssertUnwindSafe(|| {
+                    let db = &db;
+                    docs.into_iter()
+                        .map(|(uri, file, version, edits)| {
+                            let text = file.text(db);
+                            let map = LineMap::new(text);
+                            let texts = |name: &FileName| lookup_file(db, name).map(|f| f.text(db).clone());
+                            let list: Vec<lsp::Diagnostic> = ide::diagnostics(db, file)
+                                .iter()
+                                .map(|d| convert::diagnostic(d, &map, &uris, &texts))
+                                .collect();
+                            (uri, version, edits, list)
+                        })
+                        .collect::<Vec<_>>()
+                }))
+            }))
+        })
+        .await;
+        let Ok(Ok(Ok(batches))) = outcome else { continue };
+        for (uri, version, edits, list) in batches {
+            // A document changed since: the batch after this one has its diagnostics.
+            let current = {
+                let state = state.lock().unwrap_or_else(|e| e.into_inner());
+                state.doc(&uri).map(|d| d.edits)
+            };
+            if current != Some(edits) {
+                continue;
+            }
+            client.publish_diagnostics(uri, list, Some(version)).await;
+        }
+    }
+}
+
+fn text_document_sync() -> lsp::TextDocumentSyncCapability {
+    lsp::TextDocumentSyncCapability::Options(lsp::TextDocumentSyncOptions {
+        open_close: Some(true),
+        change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
+        will_save: None,
+        will_save_wait_until: None,
+        save: Some(lsp::TextDocumentSyncSaveOptions::SaveOptions(lsp::SaveOptions { include_text: Some(true) })),
+    })
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: lsp::InitializeParams) -> Result<lsp::InitializeResult> {
+        {
+            let mut state = self.lock();
+            let mut roots: Vec<PathBuf> = Vec::new();
+            for folder in params.workspace_folders.iter().flatten() {
+                if let Some(p) = folder.uri.to_file_path() {
+                    roots.push(p.into_owned());
+                }
+            }
+            #[allow(deprecated)]
+            if roots.is_empty()
+                && let Some(p) = params.root_uri.as_ref().and_then(|u| u.to_file_path())
+            {
+                roots.push(p.into_owned());
+            }
+            state.roots = roots;
+        }
+        if let Some(options) = &params.initialization_options {
+            self.configure(options);
+        }
+        let legend = lsp::SemanticTokensLegend {
+            token_types: convert::TOKEN_TYPES.to_vec(),
+            token_modifiers: convert::TOKEN_MODIFIERS.to_vec(),
+        };
+        let capabilities = lsp::ServerCapabilities {
+            position_encoding: Some(lsp::PositionEncodingKind::UTF16),
+            text_document_sync: Some(text_document_sync()),
+            hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
+            completion_provider: Some(lsp::CompletionOptions {
+                trigger_characters: Some([".", "(", ",", "=", ":"].iter().map(|s| s.to_string()).collect()),
+                ..Default::default()
+            }),
+            signature_help_provider: Some(lsp::SignatureHelpOptions {
+                trigger_characters: Some(vec!["(".into(), ",".into()]),
+                retrigger_characters: Some(vec![",".into(), "=".into()]),
+                work_done_progress_options: Default::default(),
+            }),
+            definition_provider: Some(lsp::OneOf::Left(true)),
+            references_provider: Some(lsp::OneOf::Left(true)),
+            document_symbol_provider: Some(lsp::OneOf::Left(true)),
+            workspace_symbol_provider: Some(lsp::OneOf::Left(true)),
+            code_lens_provider: Some(lsp::CodeLensOptions { resolve_provider: Some(false) }),
+            document_formatting_provider: Some(lsp::OneOf::Left(true)),
+            folding_range_provider: Some(lsp::FoldingRangeProviderCapability::Simple(true)),
+            inlay_hint_provider: Some(lsp::OneOf::Left(true)),
+            semantic_tokens_provider: Some(lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
+                lsp::SemanticTokensOptions {
+                    legend,
+                    range: Some(false),
+                    full: Some(lsp::SemanticTokensFullOptions::Bool(true)),
+                    work_done_progress_options: Default::default(),
+                },
+            )),
+            execute_command_provider: Some(lsp::ExecuteCommandOptions {
+                commands: vec![SET_ACTIVE_SCENARIO.to_string()],
+                work_done_progress_options: Default::default(),
+            }),
+            ..Default::default()
+        };
+        let watch = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.did_change_watched_files.as_ref())
+            .and_then(|d| d.dynamic_registration)
+            .unwrap_or(false);
+        self.watch_files.store(watch, Ordering::Relaxed);
+        let workspace = params.capabilities.workspace.as_ref();
+        let hints = workspace.and_then(|w| w.inlay_hint.as_ref()).and_then(|h| h.refresh_support);
+        let lenses = workspace.and_then(|w| w.code_lens.as_ref()).and_then(|c| c.refresh_support);
+        self.refresh_hints.store(hints.unwrap_or(false), Ordering::Relaxed);
+        self.refresh_lenses.store(lenses.unwrap_or(false), Ordering::Relaxed);
+        Ok(lsp::InitializeResult {
+            capabilities,
+            server_info: Some(lsp::ServerInfo { name: "netc".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: lsp::InitializedParams) {
+        if self.watch_files.load(Ordering::Relaxed) {
+            let options = lsp::DidChangeWatchedFilesRegistrationOptions {
+                watchers: vec![lsp::FileSystemWatcher {
+                    glob_pattern: lsp::GlobPattern::String("**/*.net".into()),
+                    kind: None,
+                }],
+            };
+            let registration = lsp::Registration {
+                id: "netc-watch-net-files".into(),
+                method: "workspace/didChangeWatchedFiles".into(),
+                register_options: serde_json::to_value(options).ok(),
+            };
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let _ = client.register_capability(vec![registration]).await;
+            });
+        }
+        // Read the workspace's files on a blocking thread, without the lock; then add them.
+        let roots = self.lock().roots.clone();
+        if let Ok(files) = tokio::task::spawn_blocking(move || state::scan(&roots)).await {
+            self.lock().add_disk_files(files);
+            self.changed();
+        }
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: lsp::DidOpenTextDocumentParams) {
+        let d = params.text_document;
+        self.lock().open(d.uri, d.version, d.text);
+        self.changed();
+    }
+
+    async fn did_change(&self, params: lsp::DidChangeTextDocumentParams) {
+        let d = params.text_document;
+        self.lock().change(&d.uri, d.version, params.content_changes);
+        self.changed();
+    }
+
+    async fn did_save(&self, params: lsp::DidSaveTextDocumentParams) {
+        if let Some(text) = params.text {
+            let mut state = self.lock();
+            if let Some(version) = state.doc(&params.text_document.uri).map(|d| d.version) {
+                let change = lsp::TextDocumentContentChangeEvent { range: None, range_length: None, text };
+                state.change(&params.text_document.uri, version, vec![change]);
+            }
+        }
+        self.changed();
+    }
+
+    async fn did_close(&self, params: lsp::DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        self.lock().close(&uri);
+        self.changed();
+        self.client.publish_diagnostics(uri, Vec::new(), None).await;
+    }
+
+    async fn did_change_watched_files(&self, params: lsp::DidChangeWatchedFilesParams) {
+        {
+            let mut state = self.lock();
+            for change in params.changes {
+                state.disk_change(&change.uri, change.typ == lsp::FileChangeType::DELETED);
+            }
+        }
+        self.changed();
+    }
+
+    async fn did_change_configuration(&self, params: lsp::DidChangeConfigurationParams) {
+        self.configure(&params.settings);
+        self.refresh();
+    }
+
+    async fn hover(&self, params: lsp::HoverParams) -> Result<Option<lsp::Hover>> {
+        let p = params.text_document_position_params;
+        self.read(&p.text_document.uri, move |s| {
+            let map = LineMap::new(s.text());
+            let hover = ide::hover(&s.db, s.file, map.offset(p.position), s.chosen.as_ref())?;
+            Some(lsp::Hover {
+                contents: lsp::HoverContents::Markup(convert::markdown(hover.markdown)),
+                range: Some(map.range(hover.range)),
+            })
+        })
+        .await
+    }
+
+    async fn inlay_hint(&self, params: lsp::InlayHintParams) -> Result<Option<Vec<lsp::InlayHint>>> {
+        self.read(&params.text_document.uri, move |s| {
+            let map = LineMap::new(s.text());
+            let range = map.text_range(params.range);
+            let hints = ide::inlay_hints(&s.db, s.file, Some(range), s.chosen.as_ref(), &s.hints);
+            Some(
+                hints
+                    .into_iter()
+                    .map(|h| lsp::InlayHint {
+                        position: map.position(h.offset),
+                        label: lsp::InlayHintLabel::String(h.label),
+                        kind: None,
+                        text_edits: None,
+                        tooltip: Some(lsp::InlayHintTooltip::MarkupContent(convert::markdown(h.tooltip))),
+                        padding_left: Some(true),
+                        padding_right: None,
+                        data: None,
+                    })
+                    .collect(),
+            )
+        })
+        .await
+    }
+
+    async fn code_lens(&self, params: lsp::CodeLensParams) -> Result<Option<Vec<lsp::CodeLens>>> {
+        let uri = params.text_document.uri;
+        self.read(&uri.clone(), move |s| {
+            let map = LineMap::new(s.text());
+            let lenses = ide::code_lenses(&s.db, s.file, s.chosen.as_ref());
+            Some(
+                lenses
+                    .into_iter()
+                    .map(|l| lsp::CodeLens {
+                        range: map.range(l.range),
+                        command: Some(lsp::Command {
+                            title: l.title,
+                            command: SET_ACTIVE_SCENARIO.to_string(),
+                            arguments: Some(vec![
+                                Value::String(uri.as_str().to_string()),
+                                Value::String(l.scenario.name),
+                            ]),
+                        }),
+                        data: None,
+                    })
+                    .collect(),
+            )
+        })
+        .await
+    }
+
+    async fn execute_command(&self, params: lsp::ExecuteCommandParams) -> Result<Option<lsp::LSPAny>> {
+        if params.command != SET_ACTIVE_SCENARIO {
+            return Err(Error::invalid_params(format!("unknown command `{}`", params.command)));
+        }
+        let (uri, name) = match params.arguments.as_slice() {
+            [Value::String(uri), Value::String(name), ..] => (uri.clone(), name.clone()),
+            _ => return Err(Error::invalid_params("expected the arguments [uri, scenario name]")),
+        };
+        {
+            let mut state = self.lock();
+            let file = match uri.parse::<lsp::Uri>() {
+                Ok(u) => state.uris.name(&u),
+                Err(_) => FileName::new(uri),
+            };
+            state.chosen = Some(ScenarioRef { file, name });
+        }
+        self.refresh();
+        Ok(None)
+    }
+
+    async fn goto_definition(&self, params: lsp::GotoDefinitionParams) -> Result<Option<lsp::GotoDefinitionResponse>> {
+        let p = params.text_document_position_params;
+        self.read(&p.text_document.uri, move |s| {
+            let map = LineMap::new(s.text());
+            let targets = ide::goto_definition(&s.db, s.file, map.offset(p.position));
+            let locations: Vec<lsp::Location> = targets.iter().filter_map(|t| s.location(t)).collect();
+            (!locations.is_empty()).then_some(lsp::GotoDefinitionResponse::Array(locations))
+        })
+        .await
+    }
+
+    async fn references(&self, params: lsp::ReferenceParams) -> Result<Option<Vec<lsp::Location>>> {
+        let p = params.text_document_position;
+        let include = params.context.include_declaration;
+        self.read(&p.text_document.uri, move |s| {
+            let map = LineMap::new(s.text());
+            let targets = ide::references(&s.db, s.file, map.offset(p.position), include);
+            Some(targets.iter().filter_map(|t| s.location(t)).collect())
+        })
+        .await
+    }
+
+    async fn document_symbol(&self, params: lsp::DocumentSymbolParams) -> Result<Option<lsp::DocumentSymbolResponse>> {
+        self.read(&params.text_document.uri, move |s| {
+            let map = LineMap::new(s.text());
+            #[allow(deprecated)]
+            fn convert(sym: ide::DocumentSymbol, map: &LineMap<'_>) -> lsp::DocumentSymbol {
+                lsp::DocumentSymbol {
+                    name: if sym.name.is_empty() { "_".into() } else { sym.name },
+                    detail: sym.detail,
+                    kind: convert::symbol_kind(sym.kind),
+                    tags: None,
+                    deprecated: None,
+                    range: map.range(sym.range),
+                    selection_range: map.range(sym.selection_range),
+                    children: Some(sym.children.into_iter().map(|c| convert(c, map)).collect()),
+                }
+            }
+            let symbols = ide::document_symbols(&s.db, s.file);
+            Some(lsp::DocumentSymbolResponse::Nested(symbols.into_iter().map(|x| convert(x, &map)).collect()))
+        })
+        .await
+    }
+
+    async fn symbol(&self, params: lsp::WorkspaceSymbolParams) -> Result<Option<lsp::WorkspaceSymbolResponse>> {
+        let (db, uris) = {
+            let state = self.lock();
+            (state.db.clone(), state.uris.clone())
+        };
+        let outcome = tokio::task::spawn_blocking(move || {
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                salsa::Cancelled::catch(AssertUnwindSafe(|| {
+                    let mut out = Vec::new();
+                    for sym in ide::workspace_symbols(&db, &params.query) {
+                        let (Some(uri), Some(file)) = (uris.uri(&sym.file), lookup_file(&db, &sym.file)) else {
+                            continue;
+                        };
+                        let range = LineMap::new(file.text(&db)).range(sym.range);
+                        out.push(lsp::WorkspaceSymbol {
+                            name: sym.name,
+                            kind: convert::symbol_kind(sym.kind),
+                            tags: None,
+                            container_name: Some(sym.file.to_string()),
+                            location: lsp::OneOf::Left(lsp::Location { uri, range }),
+                            data: None,
+                        });
+                    }
+                    out
+                }))
+            }))
+        })
+        .await;
+        match outcome {
+            Ok(Ok(Ok(symbols))) => Ok(Some(lsp::WorkspaceSymbolResponse::Nested(symbols))),
+            Ok(Ok(Err(_))) => Err(content_modified()),
+            _ => Err(Error::internal_error()),
+        }
+    }
+
+    async fn completion(&self, params: lsp::CompletionParams) -> Result<Option<lsp::CompletionResponse>> {
+        let p = params.text_document_position;
+        self.read(&p.text_document.uri, move |s| {
+            let map = LineMap::new(s.text());
+            let items = ide::completions(&s.db, s.file, map.offset(p.position));
+            let items: Vec<lsp::CompletionItem> = items
+                .into_iter()
+                .map(|c| lsp::CompletionItem {
+                    label: c.label.clone(),
+                    kind: Some(convert::completion_kind(c.kind)),
+                    detail: c.detail,
+                    documentation: c.documentation.map(|d| lsp::Documentation::MarkupContent(convert::markdown(d))),
+                    sort_text: Some(format!("{}{}", convert::completion_sort(c.kind), c.label)),
+                    text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit {
+                        range: map.range(c.replace),
+                        new_text: c.insert_text,
+                    })),
+                    ..Default::default()
+                })
+                .collect();
+            Some(lsp::CompletionResponse::Array(items))
+        })
+        .await
+    }
+
+    async fn signature_help(&self, params: lsp::SignatureHelpParams) -> Result<Option<lsp::SignatureHelp>> {
+        let p = params.text_document_position_params;
+        self.read(&p.text_document.uri, move |s| {
+            let map = LineMap::new(s.text());
+            let sig = ide::signature_help(&s.db, s.file, map.offset(p.position))?;
+            let parameters = sig
+                .params
+                .into_iter()
+                .map(|label| lsp::ParameterInformation {
+                    label: lsp::ParameterLabel::Simple(label),
+                    documentation: None,
+                })
+                .collect();
+            Some(lsp::SignatureHelp {
+                signatures: vec![lsp::SignatureInformation {
+                    label: sig.label,
+                    documentation: sig.documentation.map(|d| lsp::Documentation::MarkupContent(convert::markdown(d))),
+                    parameters: Some(parameters),
+                    active_parameter: sig.active,
+                }],
+                active_signature: Some(0),
+                active_parameter: sig.active,
+            })
+        })
+        .await
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: lsp::SemanticTokensParams,
+    ) -> Result<Option<lsp::SemanticTokensResult>> {
+        self.read(&params.text_document.uri, move |s| {
+            let map = LineMap::new(s.text());
+            let tokens = ide::semantic_tokens(&s.db, s.file);
+            Some(lsp::SemanticTokensResult::Tokens(lsp::SemanticTokens {
+                result_id: None,
+                data: convert::semantic_tokens(&tokens, &map),
+            }))
+        })
+        .await
+    }
+
+    async fn folding_range(&self, params: lsp::FoldingRangeParams) -> Result<Option<Vec<lsp::FoldingRange>>> {
+        self.read(&params.text_document.uri, move |s| {
+            let folds = ide::folding_ranges(&s.db, s.file);
+            Some(
+                folds
+                    .into_iter()
+                    .map(|f| lsp::FoldingRange {
+                        start_line: f.start_line,
+                        start_character: None,
+                        end_line: f.end_line,
+                        end_character: None,
+                        kind: Some(match f.kind {
+                            ide::FoldKind::Region => lsp::FoldingRangeKind::Region,
+                            ide::FoldKind::Comment => lsp::FoldingRangeKind::Comment,
+                            ide::FoldKind::Imports => lsp::FoldingRangeKind::Imports,
+                        }),
+                        collapsed_text: None,
+                    })
+                    .collect(),
+            )
+        })
+        .await
+    }
+
+    async fn formatting(&self, params: lsp::DocumentFormattingParams) -> Result<Option<Vec<lsp::TextEdit>>> {
+        let result = self
+            .read(&params.text_document.uri, move |s| {
+                let text = s.text();
+                let map = LineMap::new(text);
+                Some(match ide::formatted(&s.db, s.file) {
+                    Ok(out) if out == text => Ok(Vec::new()),
+                    Ok(out) => {
+                        let whole = netc::diagnostics::TextRange::new(0, text.len() as u32);
+                        Ok(vec![lsp::TextEdit { range: map.range(whole), new_text: out }])
+                    }
+                    Err(e) => Err(e.to_string()),
+                })
+            })
+            .await?;
+        match result {
+            None => Ok(None),
+            Some(Ok(edits)) => Ok(Some(edits)),
+            Some(Err(message)) => Err(Error {
+                code: ErrorCode::ServerError(-32803),
+                message: format!("cannot format: {message}").into(),
+                data: None,
+            }),
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! The server's state: the one salsa database (its only writer is whoever holds the state's
+//! lock), the open documents, the settings, and the loading of files from disk.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use netc::db::{Database, SourceFile, imported_names};
+use netc::diagnostics::FileName;
+use netc::ide::{HintConfig, ScenarioRef};
+use tower_lsp_server::ls_types as lsp;
+
+use crate::convert::{LineMap, Uris};
+
+/// An open document.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The version the client gave with its last change.
+    pub version: i32,
+    /// Its file in the database.
+    pub file: SourceFile,
+    /// Counts every change: a request computed on an older edit is stale.
+    pub edits: u64,
+}
+
+/// Everything the server knows.
+pub struct State {
+    /// The database. Written only through `&mut State`, under the lock.
+    pub db: Database,
+    /// Open documents by URI.
+    pub docs: HashMap<String, (lsp::Uri, Document)>,
+    /// URIs and file names.
+    pub uris: Uris,
+    /// The scenario the user made active.
+    pub chosen: Option<ScenarioRef>,
+    /// What inlay hints show.
+    pub hints: HintConfig,
+    /// The workspace folders.
+    pub roots: Vec<PathBuf>,
+    /// Increases with every write: a read that started before a write is stale.
+    pub generation: u64,
+}
+
+/// Files larger than this are not loaded from disk (they are read when opened).
+const MAX_DISK_FILE: u64 = 64 * 1024 * 1024;
+
+impl State {
+    /// An empty state.
+    pub fn new(stdlib_dir: Option<&Path>) -> Self {
+        State {
+            db: Database::new(),
+            docs: HashMap::new(),
+            uris: Uris::new(stdlib_dir),
+            chosen: None,
+            hints: HintConfig::default(),
+            roots: Vec::new(),
+            generation: 0,
+        }
+    }
+
+    /// The open document of a URI.
+    pub fn doc(&self, uri: &lsp::Uri) -> Option<&Document> {
+        self.docs.get(uri.as_str()).map(|(_, d)| d)
+    }
+
+    /// Sets a file's text (a new file or a changed one).
+    pub fn set_text(&mut self, name: FileName, text: String) -> SourceFile {
+        self.generation += 1;
+        self.db.set_file(name, text)
+    }
+
+    /// Opens a document.
+    pub fn open(&mut self, uri: lsp::Uri, version: i32, text: String) {
+        let name = self.uris.name(&uri);
+        self.uris.remember(&uri, &name);
+        let file = self.set_text(name, text);
+        self.docs.insert(uri.as_str().to_string(), (uri, Document { version, file, edits: 0 }));
+        self.load_imports(file);
+    }
+
+    /// Applies a document's changes, in order. Unknown documents are ignored.
+    pub fn change(&mut self, uri: &lsp::Uri, version: i32, changes: Vec<lsp::TextDocumentContentChangeEvent>) {
+        let Some((_, doc)) = self.docs.get(uri.as_str()) else { return };
+        let file = doc.file;
+        let mut text = file.text(&self.db).clone();
+        for change in changes {
+            match change.range {
+                Some(range) => {
+                    let r = LineMap::new(&text).text_range(range);
+                    text.replace_range(r.to_range(), &change.text);
+                }
+                None => text = change.text,
+            }
+        }
+        let name = file.name(&self.db).clone();
+        self.set_text(name, text);
+        if let Some((_, doc)) = self.docs.get_mut(uri.as_str()) {
+            doc.version = version;
+            doc.edits += 1;
+        }
+        self.load_imports(file);
+    }
+
+    /// Closes a document: the file goes back to its text on disk (or away, if it has none).
+    pub fn close(&mut self, uri: &lsp::Uri) {
+        let Some((_, doc)) = self.docs.remove(uri.as_str()) else { return };
+        let name = doc.file.name(&self.db).clone();
+        match read(Path::new(name.as_str())) {
+            Some(text) => {
+                self.set_text(name, text);
+            }
+            None => {
+                self.generation += 1;
+                netc::ide::remove_file(&mut self.db, &name);
+            }
+        }
+    }
+
+    /// A file changed, appeared or disappeared on disk. Open documents keep their text.
+    pub fn disk_change(&mut self, uri: &lsp::Uri, deleted: bool) {
+        if self.doc(uri).is_some() {
+            return;
+        }
+        let name = self.uris.name(uri);
+        if deleted {
+            self.generation += 1;
+            netc::ide::remove_file(&mut self.db, &name);
+            return;
+        }
+        if let Some(text) = read(Path::new(name.as_str())) {
+            let file = self.set_text(name, text);
+            self.load_imports(file);
+        }
+    }
+
+    /// Adds files read from disk (see [`scan`]), except those open in the editor.
+    pub fn add_disk_files(&mut self, files: Vec<(FileName, String)>) {
+        for (name, text) in files {
+            let open = self.docs.values().any(|(_, d)| d.file.name(&self.db) == &name);
+            if !open {
+                self.set_text(name, text);
+            }
+        }
+    }
+
+    /// Loads the files `file` imports that are on disk but not in the database, and theirs.
+    fn load_imports(&mut self, file: SourceFile) {
+        let mut queue = vec![file];
+        let mut steps = 0;
+        while let Some(f) = queue.pop() {
+            steps += 1;
+            if steps > 10_000 {
+                break;
+            }
+            for name in imported_names(&self.db, f) {
+                if self.db.file(&name).is_some() {
+                    continue;
+                }
+                if let Some(text) = read(Path::new(name.as_str())) {
+                    let g = self.set_text(name, text);
+                    queue.push(g);
+                }
+            }
+        }
+    }
+}
+
+/// Every `.net` file below `roots`, read (the files that are not UTF-8 are left out).
+pub fn scan(roots: &[PathBuf]) -> Vec<(FileName, String)> {
+    let mut found = Vec::new();
+    for root in roots {
+        net_files_below(root, &mut found, 0);
+    }
+    found
+        .into_iter()
+        .filter_map(|path| Some((FileName::new(path.to_string_lossy().replace('\\', "/")), read(&path)?)))
+        .collect()
+}
+
+/// A UTF-8 file's text; `None` for anything else (missing, too large, not UTF-8).
+fn read(path: &Path) -> Option<String> {
+    if !path.is_absolute() || std::fs::metadata(path).ok()?.len() > MAX_DISK_FILE || !path.is_file() {
+        return None;
+    }
+    String::from_utf8(std::fs::read(path).ok()?).ok()
+}
+
+/// The `.net` files below `dir`, skipping hidden directories, `target` and `node_modules`.
+fn net_files_below(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if path.is_dir() {
+            if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                net_files_below(&path, out, depth + 1);
+            }
+        } else if path.extension().is_some_and(|e| e == "net") {
+            out.push(path);
+        }
+    }
+}

@@ -1,0 +1,1166 @@
+//! The language server, driven as an editor drives it: the real `netc lsp` binary over stdio,
+//! with a small JSON-RPC client written here. One test per feature; inlay hints and hovers
+//! are snapshotted by writing them into the source text; a stress test applies thousands of
+//! random edits (with requests in between) and compares the final answers with those of a
+//! fresh server that only saw the final text.
+//!
+//! The binary is `target/<profile>/netc`: `cargo test --workspace` builds it first (the
+//! `netc-cli` package has an integration test); `cargo build -p netc-cli` does too.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `target/<profile>/netc`, next to the directory of this test executable (`deps/`).
+fn netc_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable");
+    let name = format!("netc{}", std::env::consts::EXE_SUFFIX);
+    exe.ancestors().skip(1).take(3).map(|dir| dir.join(&name)).find(|p| p.is_file()).unwrap_or_else(|| {
+        panic!(
+            "the netc binary is not built next to {exe:?}: run `cargo build -p netc-cli` (or `cargo test --workspace`)"
+        )
+    })
+}
+
+/// A fresh directory, removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(test: &str) -> Self {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let unique = format!("netc-lsp-{}-{}-{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        let path = std::env::temp_dir().join(unique).join(test);
+        std::fs::create_dir_all(&path).expect("create a temporary directory");
+        // The server sees canonical paths (macOS' /tmp is a link).
+        TempDir(path.canonicalize().expect("canonical"))
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("directories");
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    pub fn uri(&self, name: &str) -> String {
+        format!("file://{}", self.0.join(name).display())
+    }
+
+    fn redact(&self, text: &str) -> String {
+        text.replace(&format!("file://{}", self.0.display()), "file://<tmp>")
+            .replace(&self.0.display().to_string(), "<tmp>")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(self.0.parent().expect("unique parent"));
+    }
+}
+
+/// A running `netc lsp` and the client side of its connection.
+pub struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    incoming: Receiver<Value>,
+    /// Notifications and server requests not consumed yet.
+    queue: VecDeque<Value>,
+    next_id: i64,
+}
+
+fn frame(body: &Value) -> Vec<u8> {
+    let text = body.to_string();
+    format!("Content-Length: {}\r\n\r\n{text}", text.len()).into_bytes()
+}
+
+impl Server {
+    /// Starts the server and initializes it with `root` as the workspace folder.
+    pub fn start(root: Option<&Path>, options: Value) -> Self {
+        let mut child = Command::new(netc_binary())
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start netc lsp");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, incoming) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut length = None;
+                loop {
+                    let mut line = String::new();
+                    match reader.read_line(&mut line) {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) => {}
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(n) = line.strip_prefix("Content-Length: ") {
+                        length = n.parse::<usize>().ok();
+                    }
+                }
+                let Some(length) = length else { return };
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let Ok(value) = serde_json::from_slice::<Value>(&body) else { return };
+                if tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut server = Server { child, stdin, incoming, queue: VecDeque::new(), next_id: 0 };
+        let root_uri = root.map(|r| format!("file://{}", r.display()));
+        let folders = root_uri.as_ref().map(|u| json!([{ "uri": u, "name": "root" }]));
+        let init = server.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": root_uri,
+                "workspaceFolders": folders,
+                "initializationOptions": options,
+                "capabilities": {
+                    "workspace": {
+                        "didChangeWatchedFiles": { "dynamicRegistration": true },
+                        "inlayHint": { "refreshSupport": true },
+                        "codeLens": { "refreshSupport": true }
+                    },
+                    "textDocument": { "publishDiagnostics": { "relatedInformation": true, "versionSupport": true } }
+                }
+            }),
+        );
+        assert!(init["result"]["capabilities"]["inlayHintProvider"].as_bool().unwrap_or(false), "{init}");
+        server.notify("initialized", json!({}));
+        server
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to the server");
+        stdin.flush().expect("flush");
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send_raw(&frame(&json!({ "jsonrpc": "2.0", "method": method, "params": params })));
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send_raw(&frame(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })));
+        id
+    }
+
+    /// The next message from the server; requests from the server are answered with null.
+    fn receive(&mut self, deadline: Instant) -> Value {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.incoming.recv_timeout(left) {
+            Ok(message) => {
+                if message.get("method").is_some() && message.get("id").is_some() {
+                    let reply = json!({ "jsonrpc": "2.0", "id": message["id"], "result": null });
+                    self.send_raw(&frame(&reply));
+                }
+                message
+            }
+            Err(RecvTimeoutError::Timeout) => panic!("the server did not answer in {TIMEOUT:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the server closed its output"),
+        }
+    }
+
+    /// The response to request `id` (the whole message: `result` or `error`).
+    pub fn response(&mut self, id: i64) -> Value {
+        if let Some(i) = self.queue.iter().position(|m| m["id"] == json!(id) && m.get("method").is_none()) {
+            return self.queue.remove(i).expect("found");
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let message = self.receive(deadline);
+            if message["id"] == json!(id) && message.get("method").is_none() {
+                return message;
+            }
+            self.queue.push_back(message);
+        }
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params);
+        self.response(id)
+    }
+
+    /// The result of a request that must succeed.
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params);
+        assert!(response.get("error").is_none(), "{method} failed: {response}");
+        response["result"].clone()
+    }
+
+    /// Waits for a message from the server that satisfies `matches`.
+    pub fn wait_for(&mut self, matches: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.queue.iter().position(&matches) {
+            return self.queue.remove(i).expect("found");
+        }
+        let deadline = Instant::now() + TIMEOUT;
+        loop {
+            let message = self.receive(deadline);
+            if matches(&message) {
+                return message;
+            }
+            self.queue.push_back(message);
+        }
+    }
+
+    /// The diagnostics published for `uri` at `version` (the latest such notification).
+    pub fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
+        let message = self.wait_for(|m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == version
+        });
+        message["params"]["diagnostics"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// The codes of the first diagnostics published for `uri` that satisfy `until` (an
+    /// earlier publication of the same version may still be queued).
+    pub fn codes_until(&mut self, uri: &str, until: impl Fn(&[String]) -> bool) -> Vec<String> {
+        let codes_of = |m: &Value| -> Vec<String> {
+            let list = m["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+            list.iter().map(|d| d["code"].as_str().unwrap_or("").to_string()).collect()
+        };
+        let message = self.wait_for(|m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri && until(&codes_of(m))
+        });
+        codes_of(&message)
+    }
+
+    pub fn open(&mut self, uri: &str, text: &str) {
+        let doc = json!({ "uri": uri, "languageId": "net", "version": 1, "text": text });
+        self.notify("textDocument/didOpen", json!({ "textDocument": doc }));
+    }
+
+    pub fn change(&mut self, uri: &str, version: i64, changes: Value) {
+        self.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": changes }),
+        );
+    }
+
+    pub fn shutdown(mut self) {
+        let _ = self.call("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        self.stdin.take();
+        let deadline = Instant::now() + TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                assert!(status.success(), "netc lsp exited with {status:?}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("netc lsp did not exit after `exit`");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn pos(line: u32, character: u32) -> Value {
+    json!({ "line": line, "character": character })
+}
+
+fn doc_pos(uri: &str, line: u32, character: u32) -> Value {
+    json!({ "textDocument": { "uri": uri }, "position": pos(line, character) })
+}
+
+/// The (line, UTF-16 column) of the first occurrence of `needle` in `text`, plus `shift`.
+fn find(text: &str, needle: &str, shift: usize) -> (u32, u32) {
+    let at = text.find(needle).unwrap_or_else(|| panic!("`{needle}` not in the text")) + shift;
+    let line = text[..at].matches('\n').count() as u32;
+    let start = text[..at].rfind('\n').map_or(0, |p| p + 1);
+    (line, text[start..at].encode_utf16().count() as u32)
+}
+
+/// The byte offset of an LSP position in `text`.
+fn offset_of(text: &str, line: u64, character: u64) -> usize {
+    let mut start = 0;
+    for _ in 0..line {
+        match text[start..].find('\n') {
+            Some(p) => start += p + 1,
+            None => return text.len(),
+        }
+    }
+    let end = text[start..].find('\n').map_or(text.len(), |p| start + p);
+    let mut units = 0u64;
+    for (i, c) in text[start..end].char_indices() {
+        if units >= character {
+            return start + i;
+        }
+        units += c.len_utf16() as u64;
+    }
+    end
+}
+
+const BLOCKS: &str = include_str!("../../examples/blocks.net");
+const RESNET: &str = include_str!("../../examples/resnet18.net");
+
+/// A workspace with the ResNet-18 example and its blocks, and a server on it with
+/// `resnet18.net` open.
+fn resnet_workspace(test: &str) -> (TempDir, Server, String) {
+    let dir = TempDir::new(test);
+    dir.write("blocks.net", BLOCKS);
+    dir.write("resnet18.net", RESNET);
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("resnet18.net");
+    server.open(&uri, RESNET);
+    // No errors or warnings (lints may give advice: severity 3 or 4).
+    let diagnostics = server.diagnostics(&uri, 1);
+    assert!(diagnostics.iter().all(|d| d["severity"].as_u64() > Some(2)), "{diagnostics:?}");
+    (dir, server, uri)
+}
+
+/// `text` with each inlay hint written in at its position: `return x «f32[1, 10] · 40 B»`.
+fn with_hints(text: &str, hints: &Value) -> String {
+    let mut marks: Vec<(usize, String)> = hints
+        .as_array()
+        .expect("hints")
+        .iter()
+        .map(|h| {
+            let p = &h["position"];
+            let at = offset_of(text, p["line"].as_u64().unwrap(), p["character"].as_u64().unwrap());
+            (at, format!(" «{}»", h["label"].as_str().expect("a string label")))
+        })
+        .collect();
+    marks.sort_by_key(|m| std::cmp::Reverse(m.0));
+    let mut out = text.to_string();
+    for (at, mark) in marks {
+        out.insert_str(at, &mark);
+    }
+    out
+}
+
+fn whole(text: &str) -> Value {
+    let lines = text.matches('\n').count() as u32;
+    json!({ "start": pos(0, 0), "end": pos(lines + 1, 0) })
+}
+
+// ---------------------------------------------------------------------------------------
+// Diagnostics and text sync
+
+#[test]
+fn diagnostics_are_pushed_with_codes_and_related_information() {
+    let dir = TempDir::new("diagnostics");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("main.net");
+    let text = "block b(x) {\n    y = conv2d(x, 64, 3, 1, 0, 1, 1, true, 9)\n    return undefined_name\n}\n";
+    server.open(&uri, text);
+    let diagnostics = server.diagnostics(&uri, 1);
+    let codes: Vec<&str> = diagnostics.iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["E0207", "E0204"], "{diagnostics:#?}");
+    let too_many = &diagnostics[0];
+    assert_eq!(too_many["severity"], 1);
+    assert_eq!(too_many["source"], "netc");
+    let (line, col) = find(text, "9)", 0);
+    assert_eq!(too_many["range"]["start"], pos(line, col));
+    let related = too_many["relatedInformation"].as_array().expect("related information");
+    // The label points into the standard library, at the declaration of `conv2d`.
+    assert!(related.iter().any(|r| r["message"].as_str().unwrap().starts_with("defined as `conv2d(")), "{related:?}");
+    // Fixing the file clears them.
+    server.change(&uri, 2, json!([{ "range": { "start": pos(2, 11), "end": pos(2, 25) }, "text": "y" }]));
+    let d2 = server.diagnostics(&uri, 2);
+    assert_eq!(d2.len(), 1, "{d2:?}");
+    let (line, col) = find(text, ", 9)", 0);
+    server.change(&uri, 3, json!([{ "range": { "start": pos(line, col), "end": pos(line, col + 3) }, "text": "" }]));
+    assert_eq!(server.diagnostics(&uri, 3), Vec::<Value>::new());
+    // Saving publishes again; closing clears.
+    server.notify("textDocument/didSave", json!({ "textDocument": { "uri": uri } }));
+    server.notify("textDocument/didClose", json!({ "textDocument": { "uri": uri } }));
+    let cleared = server.wait_for(|m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri
+            && m["params"]["version"].is_null()
+    });
+    assert_eq!(cleared["params"]["diagnostics"], json!([]));
+    server.shutdown();
+}
+
+#[test]
+fn incremental_changes_use_utf16_columns() {
+    let dir = TempDir::new("utf16");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("emoji.net");
+    // `😀` is two UTF-16 units and four bytes; `é` one unit and two bytes.
+    let text = "block b(x) {  # 😀 é\n    y = relu(x)  # 😀😀\n    return y\n}\n";
+    server.open(&uri, text);
+    assert!(server.diagnostics(&uri, 1).is_empty());
+    // Insert after the emoji of line 1's comment (UTF-16 column 23, byte column 27), and
+    // replace the `y` of `return y` by `zé`.
+    server.change(
+        &uri,
+        2,
+        json!([
+            { "range": { "start": pos(1, 23), "end": pos(1, 23) }, "text": " é😀" },
+            { "range": { "start": pos(2, 11), "end": pos(2, 12) }, "text": "zé" }
+        ]),
+    );
+    let d = server.diagnostics(&uri, 2);
+    // `é` is not a name character (E0101, dropped), so `z` is undefined (E0204).
+    let found: Vec<(&str, &Value)> = d.iter().map(|d| (d["code"].as_str().unwrap(), &d["range"])).collect();
+    let e0204 = json!({ "start": pos(2, 11), "end": pos(2, 12) });
+    let e0101 = json!({ "start": pos(2, 12), "end": pos(2, 13) });
+    assert_eq!(found, [("E0204", &e0204), ("E0101", &e0101)], "{d:#?}");
+    // The comment got the insertion: a hover on line 1 past it still works.
+    let hover = server.call("textDocument/hover", doc_pos(&uri, 1, 10));
+    assert!(hover["contents"]["value"].as_str().unwrap().contains("relu"), "{hover}");
+    server.shutdown();
+}
+
+// ---------------------------------------------------------------------------------------
+// Figures: inlay hints, hovers, code lenses
+
+#[test]
+fn inlay_hints_show_shapes_and_bytes_of_the_active_scenario() {
+    let (dir, mut server, uri) = resnet_workspace("hints");
+    let hints =
+        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    for h in hints.as_array().unwrap() {
+        assert!(h["label"].as_str().unwrap().chars().count() <= 30, "{h}");
+        assert_eq!(h["paddingLeft"], true);
+        assert!(h["tooltip"]["value"].as_str().unwrap().contains("In scenario `imagenet`"), "{h}");
+    }
+    let resnet = with_hints(RESNET, &hints);
+    // The blocks file gets its figures from the scenario of the file that uses it.
+    let blocks_uri = dir.uri("blocks.net");
+    server.open(&blocks_uri, BLOCKS);
+    let hints =
+        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": blocks_uri }, "range": whole(BLOCKS) }));
+    let blocks = with_hints(BLOCKS, &hints);
+    insta::assert_snapshot!(format!("=== resnet18.net\n{resnet}=== blocks.net\n{blocks}"));
+    // Only the hints of the range asked for.
+    let some = server.call(
+        "textDocument/inlayHint",
+        json!({ "textDocument": { "uri": uri }, "range": { "start": pos(5, 0), "end": pos(7, 0) } }),
+    );
+    let lines: Vec<u64> = some.as_array().unwrap().iter().map(|h| h["position"]["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [5, 6], "{some}");
+    server.shutdown();
+}
+
+#[test]
+fn the_hint_settings_choose_the_figures() {
+    let (_dir, mut server, uri) = resnet_workspace("hint-settings");
+    let settings =
+        json!({ "netc": { "inlayHints": { "shape": false, "bytes": false, "params": true, "macs": true } } });
+    server.notify("workspace/didChangeConfiguration", json!({ "settings": settings }));
+    let hints =
+        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    let first = hints[0]["label"].as_str().unwrap();
+    assert!(first.contains("params") && first.contains("MACs") && !first.contains("f32"), "{hints}");
+    server.notify(
+        "workspace/didChangeConfiguration",
+        json!({ "settings": { "netc": { "inlayHints": { "enabled": false } } } }),
+    );
+    let none = server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    assert_eq!(none, json!([]));
+    server.shutdown();
+}
+
+/// Hovers at the given needles (the cursor after `shift` characters of each), written as a
+/// snapshot: the position, the hovered text, and the Markdown.
+fn hover_snapshot(server: &mut Server, uri: &str, text: &str, needles: &[(&str, usize)]) -> String {
+    let mut out = String::new();
+    for (needle, shift) in needles {
+        let (line, col) = find(text, needle, *shift);
+        let hover = server.call("textDocument/hover", doc_pos(uri, line, col));
+        out.push_str(&format!("=== hover at {}:{} `{needle}` (+{shift})\n", line + 1, col + 1));
+        if hover.is_null() {
+            out.push_str("(nothing)\n");
+            continue;
+        }
+        let r = &hover["range"];
+        let a = offset_of(text, r["start"]["line"].as_u64().unwrap(), r["start"]["character"].as_u64().unwrap());
+        let b = offset_of(text, r["end"]["line"].as_u64().unwrap(), r["end"]["character"].as_u64().unwrap());
+        // The hovered line, with the range marked under it.
+        let line_start = text[..a].rfind('\n').map_or(0, |p| p + 1);
+        let line_end = text[a..].find('\n').map_or(text.len(), |p| a + p);
+        let pad = text[line_start..a].chars().count();
+        let width = text[a..b.min(line_end)].chars().count().max(1);
+        out.push_str(&format!("{}\n{}{}\n", &text[line_start..line_end], " ".repeat(pad), "^".repeat(width)));
+        out.push_str(hover["contents"]["value"].as_str().unwrap());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn hovers_show_documentation_signatures_and_line_figures() {
+    let (dir, mut server, uri) = resnet_workspace("hovers");
+    let needles = [
+        ("conv2d(x, 64", 2),
+        ("maxpool2d(y", 0),
+        ("basic(y, 128, stride=2)", 1),
+        ("stride=2)", 2),
+        ("flatten(", 0),
+        ("input x", 6),
+        ("classes)", 0),
+        ("resnet18()\n    batch", 3),
+        ("batch 64", 0),
+        ("device t4", 8),
+        ("budget 12 GiB", 10),
+        ("imagenet", 0),
+        ("use \"blocks", 6),
+    ];
+    let snapshot = hover_snapshot(&mut server, &uri, RESNET, &needles);
+    // The memory figures belong to the memory model's tests (and change with it).
+    let snapshot: String = snapshot
+        .lines()
+        .map(|l| if l.starts_with("peak ") { "peak … (memory figures)\n".to_string() } else { format!("{l}\n") })
+        .collect();
+    insta::assert_snapshot!(dir.redact(&snapshot));
+    server.shutdown();
+}
+
+#[test]
+fn code_lenses_show_each_scenario_and_set_the_active_one() {
+    let (_dir, mut server, uri) = resnet_workspace("lenses");
+    let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
+    let titles: Vec<&str> =
+        lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    // The memory figures belong to the memory model's tests; here only their place.
+    assert!(titles[0].starts_with("● active · ") && titles[0].contains(" of 12.0 GiB budget ("), "{titles:?}");
+    assert!(titles[0].ends_with(" · 11.69 M params · 116.10 G MACs"), "{titles:?}");
+    assert!(
+        titles[1].starts_with("○ set active · ") && titles[1].ends_with("11.69 M params · 1.81 G MACs"),
+        "{titles:?}"
+    );
+    let before =
+        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    // The lens's command makes `serve` the active scenario.
+    let command = lenses[1]["command"].clone();
+    assert_eq!(command["command"], "netc.setActiveScenario");
+    let result = server.request(
+        "workspace/executeCommand",
+        json!({ "command": command["command"], "arguments": command["arguments"] }),
+    );
+    assert!(result.get("error").is_none(), "{result}");
+    // The server asks the client to refresh its hints and lenses.
+    server.wait_for(|m| m["method"] == "workspace/inlayHint/refresh");
+    let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
+    assert!(lenses[1]["command"]["title"].as_str().unwrap().starts_with("● active"), "{lenses}");
+    let after =
+        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    assert_ne!(before, after);
+    assert!(after[0]["label"].as_str().unwrap().starts_with("f32[1,3,224,224] · "), "{after}");
+    // An unknown command is an error, not a crash.
+    let unknown = server.request("workspace/executeCommand", json!({ "command": "netc.nothing", "arguments": [] }));
+    assert!(unknown.get("error").is_some());
+    server.shutdown();
+}
+
+// ---------------------------------------------------------------------------------------
+// Navigation
+
+fn location_text(dir: &TempDir, location: &Value) -> String {
+    let uri = location["uri"].as_str().unwrap();
+    let r = &location["range"];
+    let path = uri.strip_prefix("file://").unwrap_or(uri);
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let a = offset_of(&text, r["start"]["line"].as_u64().unwrap(), r["start"]["character"].as_u64().unwrap());
+    let b = offset_of(&text, r["end"]["line"].as_u64().unwrap(), r["end"]["character"].as_u64().unwrap());
+    format!("{}:{}: `{}`", dir.redact(uri), r["start"]["line"].as_u64().unwrap() + 1, &text[a..b])
+}
+
+#[test]
+fn go_to_definition_finds_blocks_files_ops_parameters_and_variables() {
+    let (dir, mut server, uri) = resnet_workspace("definition");
+    let mut found = Vec::new();
+    for (needle, shift) in
+        [("basic(y, 128", 0), ("\"blocks.net\"", 1), ("y = maxpool2d(y", 14), ("classes)", 0), ("stride=2)", 0)]
+    {
+        let (line, col) = find(RESNET, needle, shift);
+        let result = server.call("textDocument/definition", doc_pos(&uri, line, col));
+        let locations = result.as_array().unwrap_or_else(|| panic!("{needle}: {result}"));
+        found.push(format!("{needle} -> {}", location_text(&dir, &locations[0])));
+    }
+    let expected = [
+        "basic(y, 128 -> file://<tmp>/blocks.net:5: `basic`",
+        "\"blocks.net\" -> file://<tmp>/blocks.net:1: ``",
+        "y = maxpool2d(y -> file://<tmp>/resnet18.net:7: `y`",
+        "classes) -> file://<tmp>/resnet18.net:5: `classes`",
+        "stride=2) -> file://<tmp>/blocks.net:5: `stride`",
+    ];
+    assert_eq!(found, expected);
+    // `conv2d` and its keyword `pad` are defined in the standard library.
+    for needle in ["conv2d(x", "pad=3"] {
+        let (line, col) = find(RESNET, needle, 0);
+        let result = server.call("textDocument/definition", doc_pos(&uri, line, col));
+        let target = result[0]["uri"].as_str().unwrap();
+        assert!(target.ends_with("stdlib/std/nn.net") || target.starts_with("netc-std:"), "{target}");
+    }
+    server.shutdown();
+}
+
+#[test]
+fn references_span_the_workspace() {
+    let (dir, mut server, _uri) = resnet_workspace("references");
+    let blocks_uri = dir.uri("blocks.net");
+    server.open(&blocks_uri, BLOCKS);
+    let (line, col) = find(BLOCKS, "block basic", 6);
+    let params = json!({ "textDocument": { "uri": blocks_uri }, "position": pos(line, col), "context": { "includeDeclaration": true } });
+    let refs = server.call("textDocument/references", params);
+    let mut found: Vec<String> = refs.as_array().unwrap().iter().map(|l| location_text(&dir, l)).collect();
+    found.sort();
+    let mut expected = vec!["file://<tmp>/blocks.net:5: `basic`".to_string()];
+    expected.extend((9..=15).map(|line| format!("file://<tmp>/resnet18.net:{line}: `basic`")));
+    expected.sort();
+    assert_eq!(found, expected);
+    // A local: every use of `s` in the block.
+    let (line, col) = find(BLOCKS, "s = x", 0);
+    let params = json!({ "textDocument": { "uri": blocks_uri }, "position": pos(line, col), "context": { "includeDeclaration": false } });
+    let refs = server.call("textDocument/references", params);
+    assert_eq!(refs.as_array().unwrap().len(), 1, "{refs}");
+    server.shutdown();
+}
+
+#[test]
+fn document_and_workspace_symbols() {
+    let (_dir, mut server, uri) = resnet_workspace("symbols");
+    let symbols = server.call("textDocument/documentSymbol", json!({ "textDocument": { "uri": uri } }));
+    let names: Vec<(String, u64)> = symbols
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap().to_string(), s["kind"].as_u64().unwrap()))
+        .collect();
+    let expected: Vec<(String, u64)> = [("\"blocks.net\"", 2), ("resnet18", 5), ("imagenet", 24), ("serve", 24)]
+        .iter()
+        .map(|(n, k)| (n.to_string(), *k))
+        .collect();
+    assert_eq!(names, expected);
+    assert_eq!(symbols[1]["children"][0]["name"], "x");
+    assert_eq!(symbols[1]["detail"], "model resnet18(classes: int = 1000)");
+    // Workspace symbols: the blocks file is found although it is not open.
+    let found = server.call("workspace/symbol", json!({ "query": "bas" }));
+    let names: Vec<&str> = found.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"basic"), "{names:?}");
+    let all = server.call("workspace/symbol", json!({ "query": "" }));
+    assert_eq!(all.as_array().unwrap().len(), 4, "{all}");
+    server.shutdown();
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing: completion, signature help
+
+fn labels(result: &Value) -> Vec<String> {
+    let items = if result.is_array() { result.clone() } else { result["items"].clone() };
+    items.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn completion_offers_ops_locals_keywords_and_settings() {
+    let dir = TempDir::new("completion");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("main.net");
+    let text = "model m(width: int = 8) {\n    input x: f32[N, 3, 32, 32]\n    y = con\n    z = conv2d(x, 16, k=3, \n    return x\n}\ninfer s {\n    model m()\n    device \n    \n}\n";
+    server.open(&uri, text);
+    let _ = server.diagnostics(&uri, 1);
+    let at = |needle: &str, shift: usize| {
+        let (line, col) = find(text, needle, shift);
+        doc_pos(&uri, line, col)
+    };
+    // An expression: ops, blocks, locals defined above.
+    let items = server.call("textDocument/completion", at("y = con", 7));
+    let conv = items.as_array().unwrap().iter().find(|i| i["label"] == "conv2d").expect("conv2d offered");
+    assert!(conv["detail"].as_str().unwrap().starts_with("op conv2d(x: tensor"), "{conv}");
+    assert!(conv["documentation"]["value"].as_str().unwrap().contains("2-D convolution"));
+    assert_eq!(conv["textEdit"]["range"]["start"], pos(2, 8));
+    let names = labels(&items);
+    for expected in ["x", "width", "N", "relu", "repeat"] {
+        assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
+    }
+    // Keyword arguments of the call around the cursor, without those given.
+    let names = labels(&server.call("textDocument/completion", at("k=3, ", 5)));
+    assert!(names.contains(&"stride=".to_string()) && names.contains(&"bias=".to_string()), "{names:?}");
+    assert!(!names.contains(&"k=".to_string()), "{names:?}");
+    // Scenario values and keys.
+    let names = labels(&server.call("textDocument/completion", at("device ", 7)));
+    assert!(names.contains(&"t4".to_string()) && names.contains(&"h100_80gb".to_string()), "{names:?}");
+    let names = labels(&server.call("textDocument/completion", at("device \n    ", 12)));
+    assert!(names.contains(&"batch".to_string()) && names.contains(&"no_grad".to_string()), "{names:?}");
+    assert!(!names.contains(&"model".to_string()) && !names.contains(&"optimizer".to_string()), "{names:?}");
+    // The top level: item keywords.
+    let names = labels(&server.call("textDocument/completion", doc_pos(&uri, 11, 0)));
+    assert_eq!(names, ["use", "op", "block", "model", "train", "infer"]);
+    // After `.`: the fields of a tensor. In a comment: nothing.
+    server.change(&uri, 2, json!([{ "range": { "start": pos(11, 0), "end": pos(11, 0) }, "text": "# relu" }]));
+    assert_eq!(labels(&server.call("textDocument/completion", doc_pos(&uri, 11, 6))), Vec::<String>::new());
+    server.change(
+        &uri,
+        3,
+        json!([{ "range": { "start": pos(2, 11), "end": pos(2, 11) }, "text": "2d(x, 8, k=1).sh" }]),
+    );
+    let names = labels(&server.call("textDocument/completion", doc_pos(&uri, 2, 27)));
+    assert_eq!(names, ["shape", "ndim"]);
+    server.shutdown();
+}
+
+#[test]
+fn signature_help_follows_the_argument() {
+    let dir = TempDir::new("signature");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("main.net");
+    let text = "block b(x) {\n    y = conv2d(x, 64, stride=2, )\n    return y\n}\n";
+    server.open(&uri, text);
+    let (line, col) = find(text, "64", 0);
+    let help = server.call("textDocument/signatureHelp", doc_pos(&uri, line, col));
+    let sig = &help["signatures"][0];
+    assert!(
+        sig["label"].as_str().unwrap().starts_with("conv2d(x: tensor, out_channels: int, k: int, stride: int = 1"),
+        "{sig}"
+    );
+    assert_eq!(help["activeParameter"], 1);
+    assert_eq!(sig["parameters"][3]["label"], "stride: int = 1");
+    let (line, col) = find(text, "stride=2", 8);
+    let help = server.call("textDocument/signatureHelp", doc_pos(&uri, line, col));
+    assert_eq!(help["activeParameter"], 3, "{help}");
+    let (line, col) = find(text, "return", 0);
+    let none = server.call("textDocument/signatureHelp", doc_pos(&uri, line, col));
+    assert!(none.is_null(), "{none}");
+    server.shutdown();
+}
+
+// ---------------------------------------------------------------------------------------
+// Semantic tokens, folding, formatting
+
+#[test]
+fn semantic_tokens_classify_names_by_what_they_are() {
+    let (_dir, mut server, uri) = resnet_workspace("tokens");
+    let legend = {
+        let init_types = [
+            "keyword",
+            "function",
+            "method",
+            "class",
+            "event",
+            "variable",
+            "parameter",
+            "property",
+            "enumMember",
+            "type",
+            "number",
+            "string",
+            "comment",
+            "operator",
+            "namespace",
+        ];
+        init_types.map(String::from)
+    };
+    let result = server.call("textDocument/semanticTokens/full", json!({ "textDocument": { "uri": uri } }));
+    let data: Vec<u64> = result["data"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let (mut line, mut col) = (0u64, 0u64);
+    let mut decoded: Vec<(String, String, u64)> = Vec::new();
+    for chunk in data.chunks(5) {
+        if chunk[0] > 0 {
+            line += chunk[0];
+            col = chunk[1];
+        } else {
+            col += chunk[1];
+        }
+        let a = offset_of(RESNET, line, col);
+        let b = offset_of(RESNET, line, col + chunk[2]);
+        decoded.push((RESNET[a..b].to_string(), legend[chunk[3] as usize].clone(), chunk[4]));
+    }
+    let class_of = |word: &str| decoded.iter().find(|(w, _, _)| w == word).map(|(_, c, m)| (c.as_str(), *m));
+    assert_eq!(class_of("model"), Some(("keyword", 0)));
+    assert_eq!(class_of("resnet18"), Some(("class", 1)), "declaration");
+    assert_eq!(class_of("conv2d"), Some(("function", 2)), "default library");
+    assert_eq!(class_of("basic"), Some(("method", 0)));
+    assert_eq!(class_of("classes"), Some(("parameter", 1)));
+    assert_eq!(class_of("x"), Some(("variable", 1)));
+    assert_eq!(class_of("stride"), Some(("parameter", 0)));
+    assert_eq!(class_of("batch"), Some(("property", 0)));
+    assert_eq!(class_of("adam"), Some(("enumMember", 0)));
+    assert_eq!(class_of("64"), Some(("number", 0)));
+    assert_eq!(class_of("\"blocks.net\""), Some(("string", 0)));
+    assert_eq!(class_of("## ResNet-18 for ImageNet-sized inputs."), Some(("comment", 4)));
+    assert_eq!(class_of("f32"), Some(("type", 0)));
+    server.shutdown();
+}
+
+#[test]
+fn folding_ranges_fold_bodies_comments_and_imports() {
+    let dir = TempDir::new("folding");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("main.net");
+    let text = "# one\n# two\nuse std.nn\nuse std.nn\nblock b(x) {\n    y = conv2d(\n        x,\n        8, k=1)\n    return y\n}\n";
+    server.open(&uri, text);
+    let folds = server.call("textDocument/foldingRange", json!({ "textDocument": { "uri": uri } }));
+    let found: Vec<(u64, u64, String)> = folds
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (f["startLine"].as_u64().unwrap(), f["endLine"].as_u64().unwrap(), f["kind"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let expected: Vec<(u64, u64, String)> = [(0, 1, "comment"), (2, 3, "imports"), (4, 8, "region"), (5, 7, "region")]
+        .iter()
+        .map(|(a, b, k)| (*a, *b, k.to_string()))
+        .collect();
+    assert_eq!(found, expected);
+    server.shutdown();
+}
+
+#[test]
+fn formatting_returns_the_formatted_text_and_refuses_syntax_errors() {
+    let dir = TempDir::new("formatting");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("main.net");
+    let ugly = "block b( x ){\nreturn relu(x) # done\n}\n";
+    server.open(&uri, ugly);
+    let params = json!({ "textDocument": { "uri": uri }, "options": { "tabSize": 4, "insertSpaces": true } });
+    let edits = server.call("textDocument/formatting", params.clone());
+    assert_eq!(edits.as_array().unwrap().len(), 1);
+    assert_eq!(edits[0]["newText"], "block b(x) {\n    return relu(x)  # done\n}\n");
+    assert_eq!(edits[0]["range"], json!({ "start": pos(0, 0), "end": pos(3, 0) }));
+    // Formatted text: no edits. Broken text: an error, and the text is left alone.
+    server.change(&uri, 2, json!([{ "text": "block b(x) {\n    return relu(x)  # done\n}\n" }]));
+    assert_eq!(server.call("textDocument/formatting", params.clone()), json!([]));
+    server.change(&uri, 3, json!([{ "text": "block b(x) {\n    return relu(x\n}\n" }]));
+    let broken = server.request("textDocument/formatting", params);
+    assert!(broken["error"]["message"].as_str().unwrap().contains("syntax error"), "{broken}");
+    server.shutdown();
+}
+
+// ---------------------------------------------------------------------------------------
+// Files on disk
+
+#[test]
+fn files_on_disk_are_read_and_watched() {
+    let dir = TempDir::new("watched");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    server.wait_for(|m| m["method"] == "client/registerCapability");
+    let uri = dir.uri("main.net");
+    let text = "use \"extra.net\"\nmodel m() {\n    input x: f32[N, 8]\n    return helper(x)\n}\n";
+    server.open(&uri, text);
+    assert_eq!(server.codes_until(&uri, |c| !c.is_empty()), ["E0201"]);
+    // The file appears on disk: the import resolves.
+    dir.write("extra.net", "block helper(x) { return relu(x) }\n");
+    let change = json!({ "changes": [{ "uri": dir.uri("extra.net"), "type": 1 }] });
+    server.notify("workspace/didChangeWatchedFiles", change);
+    assert_eq!(server.codes_until(&uri, |c| c.is_empty()), Vec::<String>::new());
+    // It changes on disk: the new text counts.
+    dir.write("extra.net", "block helper(x, n: int) { return relu(x) }\n");
+    server
+        .notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": dir.uri("extra.net"), "type": 2 }] }));
+    assert_eq!(server.codes_until(&uri, |c| !c.is_empty()), ["E0208"]);
+    // It is deleted: the import fails again.
+    std::fs::remove_file(dir.0.join("extra.net")).expect("delete");
+    server
+        .notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": dir.uri("extra.net"), "type": 3 }] }));
+    assert_eq!(server.codes_until(&uri, |c| c.iter().any(|c| c == "E0201")), ["E0201"]);
+    // The server never wrote anything.
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, Vec::<String>::new());
+    server.shutdown();
+}
+
+// ---------------------------------------------------------------------------------------
+// Robustness
+
+#[test]
+fn bad_messages_and_positions_do_not_stop_the_server() {
+    let dir = TempDir::new("robust");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    // Malformed JSON: a parse error answer.
+    server.send_raw(b"Content-Length: 9\r\n\r\n{\"oops\": ");
+    let error = server.wait_for(|m| m.get("error").is_some() && m["id"].is_null());
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    // Valid JSON that is not a message, a request without params.
+    server.send_raw(b"Content-Length: 5\r\n\r\n[1,2]");
+    let _ = server.wait_for(|m| m.get("error").is_some() && m["id"].is_null());
+    let r = server.request("textDocument/hover", Value::Null);
+    assert!(r.get("error").is_some(), "{r}");
+    // Unknown methods.
+    let unknown = server.request("netc/nothing", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601);
+    server.notify("netc/nothingEither", json!({}));
+    // A document nobody opened, which is not on disk.
+    let ghost = dir.uri("ghost.net");
+    assert!(server.call("textDocument/hover", doc_pos(&ghost, 0, 0)).is_null());
+    assert!(
+        server
+            .call("textDocument/inlayHint", json!({ "textDocument": { "uri": ghost }, "range": whole("") }))
+            .is_null()
+    );
+    server.change(&ghost, 2, json!([{ "text": "x" }]));
+    // Positions out of range and inside a surrogate pair; a document full of errors.
+    let uri = dir.uri("broken.net");
+    let text =
+        "# 😀\nblock b(x {\n    y = relu(x\n    return y +\n}\ninfer s { model b()  batch -1  device t5 }\nmodel \n";
+    server.open(&uri, text);
+    let d = server.diagnostics(&uri, 1);
+    assert!(!d.is_empty());
+    let positions = [pos(0, 3), pos(1, 9999), pos(9999, 0), pos(9999, 9999), pos(2, 8), pos(6, 6)];
+    for p in &positions {
+        let at = json!({ "textDocument": { "uri": uri }, "position": p });
+        for method in
+            ["textDocument/hover", "textDocument/completion", "textDocument/signatureHelp", "textDocument/definition"]
+        {
+            let r = server.request(method, at.clone());
+            assert!(r.get("error").is_none(), "{method} at {p}: {r}");
+        }
+        let refs = json!({ "textDocument": { "uri": uri }, "position": p, "context": { "includeDeclaration": true } });
+        assert!(server.request("textDocument/references", refs).get("error").is_none());
+    }
+    let doc = json!({ "textDocument": { "uri": uri } });
+    for method in [
+        "textDocument/codeLens",
+        "textDocument/documentSymbol",
+        "textDocument/semanticTokens/full",
+        "textDocument/foldingRange",
+    ] {
+        let r = server.request(method, doc.clone());
+        assert!(r.get("error").is_none(), "{method}: {r}");
+    }
+    let huge_range = json!({ "textDocument": { "uri": uri }, "range": { "start": pos(9999, 0), "end": pos(0, 0) } });
+    assert!(server.request("textDocument/inlayHint", huge_range).get("error").is_none());
+    // Edits with ranges out of range or reversed.
+    server.change(&uri, 2, json!([{ "range": { "start": pos(9999, 5), "end": pos(0, 1) }, "text": "\u{1F600}" }]));
+    server.change(&uri, 3, json!([{ "range": { "start": pos(0, 3), "end": pos(0, 3) }, "text": "x" }]));
+    let _ = server.diagnostics(&uri, 3);
+    // Still serving.
+    assert!(server.call("textDocument/documentSymbol", doc).is_array());
+    server.shutdown();
+}
+
+#[test]
+fn a_five_megabyte_file_is_served() {
+    let dir = TempDir::new("large");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("large.net");
+    let mut text = String::from("model big() {\n    input x: f32[N, 64]\n    y = x\n");
+    let padding = "# ".to_string() + &"padding ".repeat(12);
+    let mut lines = 0;
+    while text.len() < 5_000_000 {
+        // Mostly comments: `netc report`'s per-line figures cost time per statement line.
+        if lines % 100 == 0 {
+            text.push_str("    y = relu(y)\n");
+        } else {
+            text.push_str(&padding);
+            text.push('\n');
+        }
+        lines += 1;
+    }
+    text.push_str("    return y\n}\ninfer s { model big()  batch 2 }\n");
+    let started = Instant::now();
+    server.open(&uri, &text);
+    let d = server.diagnostics(&uri, 1);
+    assert!(d.is_empty(), "{:?}", &d[..d.len().min(3)]);
+    let last_line = text.matches('\n').count() as u32 - 2;
+    let hints = server.call(
+        "textDocument/inlayHint",
+        json!({ "textDocument": { "uri": uri }, "range": { "start": pos(last_line - 20, 0), "end": pos(last_line, 0) } }),
+    );
+    assert!(!hints.as_array().unwrap().is_empty(), "{hints}");
+    server.change(&uri, 2, json!([{ "range": { "start": pos(2, 4), "end": pos(2, 5) }, "text": "z" }]));
+    let d = server.diagnostics(&uri, 2);
+    assert!(!d.is_empty());
+    assert!(server.call("textDocument/hover", doc_pos(&uri, 3, 9)).is_object());
+    eprintln!("5 MB file: {:?} for open, diagnostics, hints, an edit and a hover", started.elapsed());
+    server.shutdown();
+}
+
+// ---------------------------------------------------------------------------------------
+// Stress: random edits, requests in between, final state equal to a fresh analysis
+
+/// A small deterministic random generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The LSP position of a byte offset of `text`.
+fn position_of(text: &str, offset: usize) -> Value {
+    let line = text[..offset].matches('\n').count();
+    let start = text[..offset].rfind('\n').map_or(0, |p| p + 1);
+    pos(line as u32, text[start..offset].encode_utf16().count() as u32)
+}
+
+/// The answers that describe a document completely enough to compare two servers.
+fn answers(server: &mut Server, uri: &str, text: &str) -> Vec<Value> {
+    let doc = json!({ "textDocument": { "uri": uri } });
+    let mut out = Vec::new();
+    for method in [
+        "textDocument/semanticTokens/full",
+        "textDocument/documentSymbol",
+        "textDocument/foldingRange",
+        "textDocument/codeLens",
+    ] {
+        out.push(server.call(method, doc.clone()));
+    }
+    out.push(server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(text) })));
+    let middle = text.len() / 2;
+    let middle = (0..=middle).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let at = json!({ "textDocument": { "uri": uri }, "position": position_of(text, middle) });
+    out.push(server.call("textDocument/hover", at.clone()));
+    out.push(server.call("textDocument/completion", at));
+    out
+}
+
+fn stress(edits: usize, seed: u64) {
+    let dir = TempDir::new("stress");
+    dir.write("blocks.net", BLOCKS);
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("resnet18.net");
+    let mut text = format!("# Ünïcödé 😀 in a comment\n{RESNET}");
+    server.open(&uri, &text);
+    let _ = server.diagnostics(&uri, 1);
+    const PIECES: &[&str] = &[
+        "",
+        " ",
+        "\n",
+        "y",
+        "x",
+        "relu(",
+        ")",
+        "(",
+        "conv2d(x, 8, k=3)",
+        "é",
+        "😀",
+        "# c\n",
+        "{",
+        "}",
+        "=",
+        ",",
+        "64",
+        "model",
+        "batch 2",
+        "\"s\"",
+        "basic(y, 64)",
+        "\n    y = relu(y)",
+        "infer t { model resnet18()  batch 4 }\n",
+        "#",
+        "return",
+        "    ",
+        "[",
+        "]",
+        "-",
+        "1e3",
+        "GiB",
+    ];
+    let mut rng = Rng(seed);
+    let mut pending = Vec::new();
+    let mut version = 1;
+    for i in 0..edits {
+        let boundaries: Vec<usize> = (0..=text.len()).filter(|&b| text.is_char_boundary(b)).collect();
+        let a = boundaries[rng.below(boundaries.len())];
+        let b = boundaries.iter().copied().filter(|&b| b >= a).take(1 + rng.below(12)).last().unwrap_or(a);
+        let piece = PIECES[rng.below(PIECES.len())];
+        let range = json!({ "start": position_of(&text, a), "end": position_of(&text, b) });
+        version += 1;
+        server.change(&uri, version, json!([{ "range": range, "text": piece }]));
+        text.replace_range(a..b, piece);
+        if i % 5 == 0 {
+            let offset = boundaries[rng.below(boundaries.len())].min(text.len());
+            let offset = (0..=offset).rev().find(|&o| text.is_char_boundary(o)).unwrap_or(0);
+            let at = json!({ "textDocument": { "uri": uri }, "position": position_of(&text, offset) });
+            let method = [
+                "textDocument/hover",
+                "textDocument/completion",
+                "textDocument/inlayHint",
+                "textDocument/semanticTokens/full",
+                "textDocument/codeLens",
+            ][rng.below(5)];
+            let params = if method == "textDocument/hover" || method == "textDocument/completion" {
+                at
+            } else if method == "textDocument/inlayHint" {
+                json!({ "textDocument": { "uri": uri }, "range": whole(&text) })
+            } else {
+                json!({ "textDocument": { "uri": uri } })
+            };
+            pending.push(server.send_request(method, params));
+        }
+        // Text replaced whole now and then.
+        if i % 500 == 499 {
+            version += 1;
+            server.change(&uri, version, json!([{ "text": text.clone() }]));
+        }
+    }
+    // Every request was answered, with a result or as stale.
+    let mut stale = 0;
+    for id in pending {
+        let response = server.response(id);
+        if let Some(error) = response.get("error") {
+            assert_eq!(error["code"], -32801, "{response}");
+            stale += 1;
+        }
+    }
+    let final_diagnostics = server.diagnostics(&uri, version);
+    let after = answers(&mut server, &uri, &text);
+    server.shutdown();
+    // A fresh server that only sees the final text.
+    let mut fresh = Server::start(Some(&dir.0), Value::Null);
+    fresh.open(&uri, &text);
+    let fresh_diagnostics = fresh.diagnostics(&uri, 1);
+    let expected = answers(&mut fresh, &uri, &text);
+    fresh.shutdown();
+    assert_eq!(final_diagnostics, fresh_diagnostics, "diagnostics differ; final text:\n{text}");
+    for (got, want) in after.iter().zip(&expected) {
+        assert_eq!(got, want, "answers differ; final text:\n{text}");
+    }
+    eprintln!("{edits} edits, {stale} stale answers");
+}
+
+#[test]
+fn stress_random_edits_end_in_the_state_of_a_fresh_analysis() {
+    let edits = std::env::var("NETC_LSP_STRESS_EDITS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
+    let started = Instant::now();
+    stress(edits, 0x9e37_79b9_7f4a_7c15);
+    eprintln!("stress: {:?}", started.elapsed());
+}
+
+#[test]
+fn the_library_command_line_says_the_server_is_not_built_in() {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = netc::cli::run(["netc", "lsp"].map(std::ffi::OsString::from), &mut out, &mut err, false);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(String::from_utf8_lossy(&err).contains("no language server"));
+    // With a server handed in, `netc lsp` runs it.
+    let code = netc::cli::run_with(["netc", "lsp"].map(std::ffi::OsString::from), &mut out, &mut err, false, &|| 7);
+    assert_eq!(code, 7);
+}
