@@ -1,0 +1,66 @@
+//! The accuracy of the memory simulation, as a table: every calibration case on each device
+//! (`cpu` against memory.json, `a100_80gb` against memory_cuda.json), predicted against
+//! measured, then per device the mean absolute error and the worst case, and last the
+//! relative errors as one Markdown table (the one in spec/memory.md).
+//!
+//! `cargo bench -p netc-tests --bench accuracy`. The driver is the accuracy tests'
+//! (tests/it/memory/accuracy.rs, used by tests/it/memory.rs), so the table is the one the
+//! tests check against their bar.
+
+#[path = "../it/memory/accuracy.rs"]
+mod accuracy;
+
+use std::fmt::Write as _;
+
+use accuracy::Case;
+
+fn main() {
+    let cpu = accuracy::cases("cpu", accuracy::CPU_FIXTURE);
+    let cuda = accuracy::cases("a100_80gb", accuracy::CUDA_FIXTURE);
+    for cases in [&cpu, &cuda] {
+        println!("{}", accuracy::table(cases));
+    }
+    println!(
+        "bar: peak within {:.0} %, phase right, each category within {:.0} % of the peak",
+        100.0 * accuracy::PEAK_BAR,
+        100.0 * accuracy::CATEGORY_BAR
+    );
+    println!("{}{}", accuracy::summary(&cpu), accuracy::summary(&cuda));
+    print!("{}", markdown(&cpu, &cuda));
+}
+
+/// A relative error in percent, signed, `0.00 %` when it rounds to nothing.
+fn percent(e: f64) -> String {
+    let p = (10_000.0 * e).round() / 100.0;
+    if p == 0.0 { "0.00 %".to_string() } else { format!("{p:+.2} %") }
+}
+
+/// One row per model and scenario: the error of each batch size on the CPU, on CUDA, and of
+/// CUDA's rounded peak.
+fn markdown(cpu: &[Case], cuda: &[Case]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| model | scenario | batch | cpu | a100_80gb | a100_80gb rounded | batch | cpu | a100_80gb | a100_80gb rounded |"
+    );
+    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---|---:|---:|---:|");
+    let mut rows: Vec<(&str, &str)> = Vec::new();
+    for c in cpu {
+        if !rows.contains(&(c.model, c.scenario)) {
+            rows.push((c.model, c.scenario));
+        }
+    }
+    for (model, scenario) in rows {
+        let _ = write!(out, "| {model} | {scenario} |");
+        for (c, g) in cpu
+            .iter()
+            .filter(|c| c.model == model && c.scenario == scenario)
+            .zip(cuda.iter().filter(|c| c.model == model && c.scenario == scenario))
+        {
+            let rounded = g.rounded_error().map(percent).unwrap_or_default();
+            let _ = write!(out, " {} | {} | {} | {rounded} |", c.batch, percent(c.error()), percent(g.error()));
+        }
+        out.push('\n');
+    }
+    out
+}

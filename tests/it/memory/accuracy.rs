@@ -1,0 +1,253 @@
+//! The accuracy driver: runs every calibration case (8 models x 6 scenarios x 2 batch sizes)
+//! on a device preset and compares netc's simulation with the figures PyTorch measured in
+//! that device's semantics. Shared by the accuracy tests (tests/it/memory.rs) and the accuracy
+//! benchmark (tests/benches/accuracy.rs), which prints [`table`] and [`summary`].
+//!
+//! The fixtures are in tests/fixtures/calibration/ (see the README there): `memory.json` from
+//! the calibration harness's results.json (CPU tensors), `memory_cuda.json` from its
+//! results_cuda.json (fake CUDA tensors: a bool dropout mask, foreach optimizers by default,
+//! and `peak_alloc512_bytes`, the peak with the caching allocator's 512-byte rounding). Both
+//! are PyTorch 2.15.0, exact live storage bytes, fp32.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use netc::costs::scenario_costs;
+use netc::db::{Database, ItemLoc, file_diagnostics, syntax_tree};
+use netc::diagnostics::{FileName, Severity};
+use netc::syntax::Item;
+use serde_json::Value;
+
+/// The CPU figures (results.json).
+pub const CPU_FIXTURE: &str = include_str!("../../fixtures/calibration/memory.json");
+/// The CUDA figures (results_cuda.json), with `peak_alloc512_bytes`.
+pub const CUDA_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_cuda.json");
+
+/// Relative error of the peaks allowed.
+pub const PEAK_BAR: f64 = 0.05;
+/// Difference allowed in each category of the breakdown, as a fraction of the peak.
+pub const CATEGORY_BAR: f64 = 0.10;
+
+const MODELS: &[(&str, &str)] = &[
+    ("simple_cnn", include_str!("../../fixtures/calibration/simple_cnn.net")),
+    ("simple_cnn_relu", include_str!("../../fixtures/calibration/simple_cnn_relu.net")),
+    ("mlp", include_str!("../../fixtures/calibration/mlp.net")),
+    ("resnet18", include_str!("../../fixtures/calibration/resnet18.net")),
+    ("vgg16", include_str!("../../fixtures/calibration/vgg16.net")),
+    ("mobilenet_v2", include_str!("../../fixtures/calibration/mobilenet_v2.net")),
+    ("alexnet", include_str!("../../fixtures/calibration/alexnet.net")),
+    ("gpt2_small", include_str!("../../fixtures/calibration/gpt2_small.net")),
+];
+
+/// The measured scenarios, as `.net` settings (the device is added).
+const SCENARIOS: &[(&str, &str, &str)] = &[
+    ("infer_nograd", "infer", "no_grad  eval"),
+    ("infer_grad_eval", "infer", "eval"),
+    ("train_sgd", "train", "optimizer sgd"),
+    ("train_sgd_momentum", "train", "optimizer momentum"),
+    // The harness's `train_adam` is `torch.optim.Adam` with its defaults: the for-loop on
+    // CPU, foreach on CUDA. netc's `adam` follows the device the same way.
+    ("train_adam", "train", "optimizer adam"),
+    ("train_adam_foreach", "train", "optimizer adam(foreach=true)"),
+];
+
+/// One predicted-vs-measured comparison.
+pub struct Case {
+    /// The device preset simulated.
+    pub device: &'static str,
+    pub model: &'static str,
+    /// `bs1`, `bs32`, ...
+    pub batch: String,
+    pub scenario: &'static str,
+    /// The allocated peak.
+    pub predicted: i128,
+    pub measured: i128,
+    /// The peak with the allocator's rounding (`rounded_peak` against `peak_alloc512_bytes`),
+    /// when the fixture has it.
+    pub rounded: Option<(i128, i128)>,
+    pub predicted_phase: String,
+    pub measured_phase: String,
+    /// Worst category difference at the peak, as a fraction of the measured peak.
+    pub worst_category: (String, f64),
+}
+
+impl Case {
+    /// Relative error of the allocated peak.
+    pub fn error(&self) -> f64 {
+        relative(self.predicted, self.measured)
+    }
+
+    /// Relative error of the rounded peak, when measured.
+    pub fn rounded_error(&self) -> Option<f64> {
+        self.rounded.map(|(p, m)| relative(p, m))
+    }
+
+    /// What is outside the bar (empty when the case passes).
+    pub fn misses(&self) -> Vec<String> {
+        let mut misses = Vec::new();
+        if self.error().abs() > PEAK_BAR {
+            misses.push(format!("peak {:+.2}%", 100.0 * self.error()));
+        }
+        if let Some(e) = self.rounded_error().filter(|e| e.abs() > PEAK_BAR) {
+            misses.push(format!("rounded peak {:+.2}%", 100.0 * e));
+        }
+        if self.predicted_phase != self.measured_phase {
+            misses.push(format!("phase {} instead of {}", self.predicted_phase, self.measured_phase));
+        }
+        if self.worst_category.1 > CATEGORY_BAR {
+            misses.push(format!("{} off by {:.1}% of the peak", self.worst_category.0, 100.0 * self.worst_category.1));
+        }
+        misses
+    }
+}
+
+fn relative(predicted: i128, measured: i128) -> f64 {
+    (predicted - measured) as f64 / measured as f64
+}
+
+fn model_name(text: &str) -> &str {
+    let at = text.find("\nmodel ").expect("a model") + "\nmodel ".len();
+    let end = text[at..].find('(').expect("parameters") + at;
+    &text[at..end]
+}
+
+/// `text` with one scenario per measured scenario, named `c_<scenario>`.
+fn with_scenarios(model: &str, text: &str, batch: &str, device: &str) -> String {
+    let name = model_name(text);
+    let seq = if model == "gpt2_small" { "  seq 512" } else { "" };
+    let mut source = text.to_string();
+    for (scenario, kind, settings) in SCENARIOS {
+        let _ = write!(
+            source,
+            "\n{kind} c_{scenario} {{ model {name}()  batch {batch}{seq}  {settings}  device {device} }}\n"
+        );
+    }
+    source
+}
+
+/// Checks `source` (it must have no error; lints such as `missing-no-grad` are expected: the
+/// calibration runs inference with gradients on purpose) and returns the database, the file
+/// and its scenarios' item indices by name.
+pub fn load(name: &str, source: String) -> (Database, netc::db::SourceFile, BTreeMap<String, u32>) {
+    let mut db = Database::new();
+    let file = db.set_file(FileName::new(name.to_string()), source);
+    let errors: Vec<_> = file_diagnostics(&db, file).iter().filter(|d| d.severity == Severity::Error).collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}");
+    let scenarios = syntax_tree(&db, file)
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| match item {
+            Item::Scenario(s) => Some((s.name.text.clone(), i as u32)),
+            _ => None,
+        })
+        .collect();
+    (db, file, scenarios)
+}
+
+/// Runs every calibration case on `device` against `fixture` (memory.json's structure).
+pub fn cases(device: &'static str, fixture: &str) -> Vec<Case> {
+    let fixture: Value = serde_json::from_str(fixture).expect("the fixture parses");
+    let mut out = Vec::new();
+    for (model, text) in MODELS {
+        for (batch, figures) in fixture["models"][model].as_object().expect("batches") {
+            let source = with_scenarios(model, text, batch.trim_start_matches("bs"), device);
+            let (db, file, scenarios) = load(&format!("{model}.net"), source);
+            for (scenario, _, _) in SCENARIOS {
+                let m = &figures[*scenario];
+                let index = scenarios[&format!("c_{scenario}")];
+                let costs = scenario_costs(&db, ItemLoc::new(&db, file, index)).as_ref().expect("simulates");
+                let peak = &costs.simulation.peak;
+                let measured = m["peak_bytes"].as_i64().expect("peak") as i128;
+                let breakdown = serde_json::to_value(peak.breakdown).expect("serializes");
+                let mut worst = (String::new(), 0.0f64);
+                for (category, value) in m["breakdown"].as_object().expect("breakdown") {
+                    let predicted = breakdown.get(category).and_then(Value::as_i64).unwrap_or(0);
+                    let diff = (predicted - value.as_i64().unwrap_or(0)).abs() as f64 / measured as f64;
+                    if diff > worst.1 {
+                        worst = (category.clone(), diff);
+                    }
+                }
+                let rounded = m["peak_alloc512_bytes"].as_i64().map(|r| (costs.simulation.rounded_peak, r as i128));
+                out.push(Case {
+                    device,
+                    model,
+                    batch: batch.clone(),
+                    scenario,
+                    predicted: peak.bytes,
+                    measured,
+                    rounded,
+                    predicted_phase: peak.phase.name().to_string(),
+                    measured_phase: m["phase"].as_str().unwrap_or("").to_string(),
+                    worst_category: worst,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// One line per case: predicted and measured peaks, the error, the phases, the worst category.
+pub fn table(cases: &[Case]) -> String {
+    let mut out = String::new();
+    for c in cases {
+        let _ = write!(
+            out,
+            "{:<10} {:<16} {:>5} {:<19} predicted {:>14} measured {:>14} {:>+7.2}%",
+            c.device,
+            c.model,
+            c.batch,
+            c.scenario,
+            c.predicted,
+            c.measured,
+            100.0 * c.error()
+        );
+        if let (Some((p, m)), Some(e)) = (c.rounded, c.rounded_error()) {
+            let _ = write!(out, "  rounded {p:>14} vs {m:>14} {:>+7.2}%", 100.0 * e);
+        }
+        let _ = write!(
+            out,
+            "  phase {:<9} vs {:<9} worst {} {:.1}%",
+            c.predicted_phase,
+            c.measured_phase,
+            c.worst_category.0,
+            100.0 * c.worst_category.1
+        );
+        let misses = c.misses();
+        if !misses.is_empty() {
+            let _ = write!(out, "  OFF: {}", misses.join(", "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The relative error of a peak of a case, if the case has that peak.
+type Metric = fn(&Case) -> Option<f64>;
+
+/// Mean absolute error and the worst case, of the allocated peak and of the rounded one.
+pub fn summary(cases: &[Case]) -> String {
+    let mut out = String::new();
+    let metrics: [(&str, Metric); 2] = [("allocated peak", |c| Some(c.error())), ("rounded peak", Case::rounded_error)];
+    for (what, error) in metrics {
+        let errors: Vec<(f64, &Case)> = cases.iter().filter_map(|c| error(c).map(|e| (e, c))).collect();
+        let Some(&(worst, w)) = errors.iter().max_by(|a, b| a.0.abs().total_cmp(&b.0.abs())) else { continue };
+        let mean = errors.iter().map(|(e, _)| e.abs()).sum::<f64>() / errors.len() as f64;
+        let _ = writeln!(
+            out,
+            "{:<10} {what:<14} {} cases, mean |error| {:.3}%, worst {:+.3}% ({} {} {})",
+            w.device,
+            errors.len(),
+            100.0 * mean,
+            100.0 * worst,
+            w.model,
+            w.batch,
+            w.scenario
+        );
+    }
+    let off = cases.iter().filter(|c| !c.misses().is_empty()).count();
+    if let Some(c) = cases.first() {
+        let _ = writeln!(out, "{:<10} outside the bar: {off} of {}", c.device, cases.len());
+    }
+    out
+}
