@@ -10,7 +10,8 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-NETC = os.environ.get("NETC_BIN", str(ROOT / "target" / "debug" / "netc"))
+TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+NETC = os.environ.get("NETC_BIN", str(TARGET / "debug" / "netc"))
 EXAMPLES = ROOT / "examples"
 RESNET = EXAMPLES / "resnet18.net"
 URI = RESNET.as_uri()
