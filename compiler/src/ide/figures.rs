@@ -87,8 +87,23 @@ impl LineFigures {
         out.push_str(&format!("- output bytes: {}\n", bytes(r.output_bytes)));
         out.push_str(&format!("- params: {}\n", thousands(r.params)));
         out.push_str(&format!("- MACs: {}\n", count(r.macs)));
-        out.push_str(&format!("- instances: {}", r.instances));
-        out
+        out.push_str(&format!("- instances: {}\n", r.instances));
+        // The line's memory, by ledger.
+        out.push_str(&format!(
+            "- activations (kept for backward, or made without autograd): {}\n",
+            bytes(r.activation_bytes)
+        ));
+        let ledgers = [
+            ("weights", r.weight_bytes),
+            ("buffers", r.buffer_bytes),
+            ("gradients", r.gradient_bytes),
+            ("optimizer state", r.optimizer_bytes),
+            ("workspace", r.workspace_bytes),
+        ];
+        for (name, value) in ledgers.iter().filter(|(_, v)| *v > 0) {
+            out.push_str(&format!("- {name}: {}\n", bytes(*value)));
+        }
+        out.trim_end().to_string()
     }
 }
 
@@ -99,7 +114,7 @@ pub struct HintConfig {
     pub enabled: bool,
     /// The output shape.
     pub shape: bool,
-    /// The line's output bytes.
+    /// The line's memory: the bytes it keeps for backward (or makes, without autograd).
     pub bytes: bool,
     /// The line's parameters.
     pub params: bool,
@@ -154,8 +169,12 @@ fn truncate(text: &str, max: usize) -> String {
 /// count goes (the tooltip keeps it), then the shape is cut.
 pub fn hint_label(row: &LineReport, config: &HintConfig) -> String {
     let mut figures: Vec<String> = Vec::new();
+    // The line's memory cost: what it keeps for backward (or makes, without autograd); a
+    // line that only calls a block keeps nothing itself (the block's lines do), so it
+    // shows its output's bytes.
     if config.bytes {
-        figures.push(bytes(row.output_bytes));
+        let cost = row.activation_bytes.max(row.workspace_bytes);
+        figures.push(bytes(if cost > 0 || row.params > 0 { cost } else { row.output_bytes }));
     }
     if config.params && row.params > 0 {
         figures.push(format!("{} params", count(row.params)));
@@ -249,6 +268,12 @@ fn rows_by_line(
                 r.params += row.params;
                 r.macs += row.macs;
                 r.output_bytes += row.output_bytes;
+                r.activation_bytes += row.activation_bytes;
+                r.workspace_bytes = r.workspace_bytes.max(row.workspace_bytes);
+                r.weight_bytes += row.weight_bytes;
+                r.buffer_bytes += row.buffer_bytes;
+                r.gradient_bytes += row.gradient_bytes;
+                r.optimizer_bytes += row.optimizer_bytes;
                 r.instances = r.instances.max(row.instances);
             }
             None => {
