@@ -375,6 +375,163 @@ pub struct Simulation {
     /// Per source line.
     #[serde(skip)]
     pub lines: BTreeMap<Site, LineMemory>,
+    /// Live bytes over the run, downsampled (for plots; not in the JSON report).
+    #[serde(skip)]
+    pub timeline: Timeline,
+}
+
+/// One moment of the run: what was live just after an allocation was checked for the peak,
+/// or when a phase began.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sample {
+    /// Its position in the run: how many samples came before it (before downsampling).
+    pub at: u32,
+    /// The step (1 or 2).
+    pub step: u8,
+    /// The phase.
+    pub phase: Phase,
+    /// The op that had just allocated; empty when the sample marks a phase's start or the
+    /// end of the run.
+    pub op: String,
+    /// Live bytes by category.
+    pub live: Breakdown,
+}
+
+/// The run's live bytes over time: a sample after every check for the peak and at every
+/// phase's start, downsampled on long runs to about [`TIMELINE_POINTS`] samples. Every phase
+/// start, the end and the peak are always kept; between them, each bucket of consecutive
+/// samples keeps its lowest and its highest, so spikes survive.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Timeline {
+    /// The samples kept, in run order.
+    pub samples: Vec<Sample>,
+    /// How many samples the run made (the `at` of the last one, plus one).
+    pub recorded: u32,
+    /// The `at` of the sample where the peak was reached.
+    pub peak_at: u32,
+}
+
+impl Timeline {
+    /// The sample of the peak.
+    pub fn peak(&self) -> Option<&Sample> {
+        self.samples.iter().find(|s| s.at == self.peak_at)
+    }
+}
+
+/// About how many samples a timeline keeps.
+pub const TIMELINE_POINTS: usize = 2000;
+
+/// Builds a [`Timeline`] in one pass: samples are grouped in buckets of `width` consecutive
+/// samples, each keeping its lowest and highest; when more than [`TIMELINE_POINTS`] are
+/// kept, the width doubles and the kept samples are merged pairwise. Linear overall.
+#[derive(Default)]
+struct Recorder {
+    /// Samples kept, with whether they must stay (phase starts, the end).
+    kept: Vec<(Sample, bool)>,
+    width: u64,
+    count: u64,
+    /// The current bucket and its lowest and highest samples so far.
+    bucket: u64,
+    low: Option<Sample>,
+    high: Option<Sample>,
+}
+
+impl Recorder {
+    fn record(&mut self, step: u8, phase: Phase, op: &str, totals: &[i128; CATEGORIES], forced: bool) {
+        let at = self.count;
+        self.count += 1;
+        let total: i128 = totals.iter().sum();
+        let sample = || Sample {
+            at: at.min(u32::MAX as u64) as u32,
+            step,
+            phase,
+            op: op.to_string(),
+            live: Breakdown::from_totals(totals),
+        };
+        let width = self.width.max(1);
+        if forced {
+            self.flush();
+            self.kept.push((sample(), true));
+        } else {
+            if at / width != self.bucket {
+                self.flush();
+                self.bucket = at / width;
+            }
+            if self.high.as_ref().is_none_or(|h| total > h.live.total()) {
+                self.high = Some(sample());
+            }
+            if self.low.as_ref().is_none_or(|l| total < l.live.total()) {
+                self.low = Some(sample());
+            }
+        }
+        if self.kept.len() > TIMELINE_POINTS {
+            self.compact();
+        }
+    }
+
+    /// Moves the current bucket's lowest and highest samples to `kept`, in run order.
+    fn flush(&mut self) {
+        let (low, high) = (self.low.take(), self.high.take());
+        match (low, high) {
+            (Some(l), Some(h)) if l.at == h.at => self.kept.push((h, false)),
+            (Some(l), Some(h)) => {
+                let (a, b) = if l.at < h.at { (l, h) } else { (h, l) };
+                self.kept.push((a, false));
+                self.kept.push((b, false));
+            }
+            (Some(s), None) | (None, Some(s)) => self.kept.push((s, false)),
+            (None, None) => {}
+        }
+    }
+
+    /// Doubles the bucket width and merges the kept samples accordingly.
+    fn compact(&mut self) {
+        self.width = self.width.max(1) * 2;
+        let width = self.width;
+        let old = std::mem::take(&mut self.kept);
+        let mut group: Option<u64> = None;
+        let (mut low, mut high): (Option<Sample>, Option<Sample>) = (None, None);
+        let mut out: Vec<(Sample, bool)> = Vec::with_capacity(old.len() / 2 + 2);
+        let flush = |low: &mut Option<Sample>, high: &mut Option<Sample>, out: &mut Vec<(Sample, bool)>| {
+            let mut pair: Vec<Sample> = low.take().into_iter().chain(high.take()).collect();
+            pair.sort_by_key(|s| s.at);
+            pair.dedup_by_key(|s| s.at);
+            out.extend(pair.into_iter().map(|s| (s, false)));
+        };
+        for (s, forced) in old {
+            if forced {
+                flush(&mut low, &mut high, &mut out);
+                group = None;
+                out.push((s, true));
+                continue;
+            }
+            let g = s.at as u64 / width;
+            if group != Some(g) {
+                flush(&mut low, &mut high, &mut out);
+                group = Some(g);
+            }
+            let total = s.live.total();
+            if low.as_ref().is_none_or(|l| total < l.live.total()) {
+                low = Some(s.clone());
+            }
+            if high.as_ref().is_none_or(|h| total > h.live.total()) {
+                high = Some(s);
+            }
+        }
+        flush(&mut low, &mut high, &mut out);
+        self.kept = out;
+        // The current bucket continues with the new width.
+        self.bucket = self.count.saturating_sub(1) / width;
+    }
+
+    fn finish(mut self, peak_at: u64) -> Timeline {
+        self.flush();
+        Timeline {
+            samples: self.kept.into_iter().map(|(s, _)| s).collect(),
+            recorded: self.count.min(u32::MAX as u64) as u32,
+            peak_at: peak_at.min(u32::MAX as u64) as u32,
+        }
+    }
 }
 
 /// The storages and what is live.
@@ -393,6 +550,9 @@ struct Store {
     phase: Phase,
     step: u8,
     phases: Vec<PhaseFigures>,
+    timeline: Recorder,
+    /// The timeline position of the peak.
+    peak_at: u64,
 }
 
 impl Store {
@@ -444,7 +604,9 @@ impl Store {
                 site: site.cloned(),
                 breakdown: Breakdown::from_totals(&self.totals),
             });
+            self.peak_at = self.timeline.count;
         }
+        self.timeline.record(self.step, self.phase, op, &self.totals, false);
     }
 
     fn begin(&mut self, step: u8, phase: Phase) {
@@ -452,6 +614,7 @@ impl Store {
         self.step = step;
         self.phase = phase;
         self.phases.push(PhaseFigures { step, phase, start: self.live_bytes, peak: self.live_bytes, end: 0 });
+        self.timeline.record(step, phase, "", &self.totals, true);
     }
 
     fn end_phase(&mut self) {
@@ -590,6 +753,8 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
         phase: Phase::Forward,
         step: 1,
         phases: Vec::new(),
+        timeline: Recorder::default(),
+        peak_at: 0,
     };
     let mut lines: BTreeMap<Site, LineMemory> = BTreeMap::new();
     let mut run = Run {
@@ -705,6 +870,7 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
         }
     }
     store.end_phase();
+    store.timeline.record(store.step, store.phase, "", &store.totals, true);
     // Gradients and optimizer state per line (training).
     if config.training {
         for (_, elements, site) in &run.params.all {
@@ -726,6 +892,7 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
         rounded_peak: store.rounded_peak,
         phases: store.phases,
         lines,
+        timeline: store.timeline.finish(store.peak_at),
     }
 }
 
@@ -792,6 +959,21 @@ fn run_forward(
             }
         }
         let mut made = 0;
+        // A `parameter` op's output is the parameter's own storage.
+        if op == "parameter"
+            && let (Some(&out), Some((s, _))) = (node.outputs.first(), run.params.of_node[i])
+        {
+            store.hold(s);
+            storage_of[out.0 as usize] = Some(s);
+            requires_grad[out.0 as usize] = recording;
+            store.check(op, Some(site));
+            for t in std::mem::take(&mut releases[i]) {
+                if let Some(s) = storage_of[t.0 as usize] {
+                    store.release(s);
+                }
+            }
+            continue;
+        }
         for (j, &out) in node.outputs.iter().enumerate() {
             let input = behaviour.aliases[j].and_then(|k| node.inputs.get(k).copied());
             // A view of a strided tensor reshaped is a copy.

@@ -270,6 +270,7 @@ pub fn apply(name: &str, args: &Args) -> OpOutcome {
         "concat" => concat(args),
         "split" => split(args),
         "slice" => slice(args),
+        "parameter" => parameter(args),
         // `sub` and `div` have no stdlib op: they are the operators `-` and `/` on tensors.
         "add" | "mul" | "sub" | "div" => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
@@ -335,6 +336,7 @@ pub const OPS: &[&str] = &[
     "concat",
     "split",
     "slice",
+    "parameter",
     "add",
     "mul",
     "sub",
@@ -881,6 +883,21 @@ fn slice(args: &Args) -> OpOutcome {
     let mut shape = x.shape.clone();
     shape[d] = size;
     Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
+/// A learned tensor: its own storage, created with the model.
+fn parameter(args: &Args) -> OpOutcome {
+    let shape = args.ints("shape")?;
+    if let Some(bad) = shape.iter().find(|d| d.certainly_nonpositive()) {
+        return Err(error(format!("a parameter's dimensions must be positive, found {bad}")).blame("shape", "here"));
+    }
+    let numel = product(&shape)?;
+    Ok(OpResult {
+        outputs: vec![TensorType::new(DType::F32, shape)],
+        weights: vec![Weight { name: "weight", numel }],
+        buffers: Vec::new(),
+        macs: k(0),
+    })
 }
 
 fn upsample(args: &Args) -> OpOutcome {
