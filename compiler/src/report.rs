@@ -12,7 +12,6 @@ use crate::costs::simulate::{Breakdown, PhaseFigures};
 use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, scenario_graph, scenario_setup, syntax_tree};
 use crate::diagnostics::FileName;
 use crate::elaborate::{Graph, Site, TensorId};
-use crate::render::line_col;
 use crate::shapes::Dim;
 use crate::syntax::{Item, NodeId};
 pub use crate::units::{bytes, count, thousands};
@@ -147,9 +146,20 @@ fn locate(db: &dyn Db, site: &Site) -> Option<(u32, String)> {
     let parse = parse_file(db, file);
     let range = parse.spans.get(site.at.item as usize)?.range(NodeId(site.at.node));
     let text = file.text(db);
-    let lc = line_col(text, range.start);
-    let line = text.lines().nth(lc.line as usize - 1).unwrap_or("").trim().to_string();
-    Some((lc.line, line))
+    // A binary search in the file's line starts: reports have a row per line.
+    let starts = line_starts(db, file);
+    let index = starts.partition_point(|&s| s <= range.start).saturating_sub(1);
+    let start = starts[index] as usize;
+    let end = starts.get(index + 1).map_or(text.len(), |&e| e as usize);
+    let line = text.get(start..end).unwrap_or("").trim().to_string();
+    Some((index as u32 + 1, line))
+}
+
+/// The byte offset of each line's start.
+#[salsa::tracked(returns(ref))]
+pub fn line_starts(db: &dyn Db, file: SourceFile) -> Vec<u32> {
+    let text = file.text(db);
+    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect()
 }
 
 fn shapes(graph: &Graph, tensors: &[TensorId]) -> String {

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use netc::db::{Database, SourceFile, lookup_file};
-use netc::diagnostics::FileName;
+use netc::diagnostics::{FileName, Place, TextRange};
 use netc::ide::{self, HintConfig, ScenarioRef};
 use salsa::Database as _;
 use serde_json::Value;
@@ -370,6 +370,7 @@ impl LanguageServer for Backend {
             workspace_symbol_provider: Some(lsp::OneOf::Left(true)),
             code_lens_provider: Some(lsp::CodeLensOptions { resolve_provider: Some(false) }),
             document_formatting_provider: Some(lsp::OneOf::Left(true)),
+            code_action_provider: Some(lsp::CodeActionProviderCapability::Simple(true)),
             folding_range_provider: Some(lsp::FoldingRangeProviderCapability::Simple(true)),
             inlay_hint_provider: Some(lsp::OneOf::Left(true)),
             semantic_tokens_provider: Some(lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
@@ -732,6 +733,55 @@ impl LanguageServer for Backend {
             )
         })
         .await
+    }
+
+    /// Quick fixes: the fixes of the diagnostics that overlap the requested range.
+    async fn code_action(&self, params: lsp::CodeActionParams) -> Result<Option<lsp::CodeActionResponse>> {
+        let range = params.range;
+        let actions = self
+            .read(&params.text_document.uri, move |s| {
+                let text = s.text();
+                let map = LineMap::new(text);
+                let wanted = map.text_range(range);
+                let texts = |name: &FileName| lookup_file(&s.db, name).map(|f| f.text(&s.db).clone());
+                let mut actions = Vec::new();
+                for d in ide::diagnostics(&s.db, s.file).iter() {
+                    let Place::Range(at) = d.primary().place else { continue };
+                    if at.end < wanted.start || at.start > wanted.end || d.fixes.is_empty() {
+                        continue;
+                    }
+                    for fix in &d.fixes {
+                        let mut changes: std::collections::HashMap<lsp::Uri, Vec<lsp::TextEdit>> = Default::default();
+                        for edit in &fix.edits {
+                            let (Place::Range(r), Some(uri), Some(edit_text)) =
+                                (&edit.place, s.uris.uri(&edit.file), texts(&edit.file))
+                            else {
+                                continue;
+                            };
+                            let edit_map = LineMap::new(&edit_text);
+                            let target = if edit.insert_after { TextRange::empty(r.end) } else { *r };
+                            changes
+                                .entry(uri)
+                                .or_default()
+                                .push(lsp::TextEdit { range: edit_map.range(target), new_text: edit.text.clone() });
+                        }
+                        if changes.is_empty() {
+                            continue;
+                        }
+                        actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+                            title: fix.title.clone(),
+                            kind: Some(lsp::CodeActionKind::QUICKFIX),
+                            diagnostics: Some(vec![convert::diagnostic(d, &map, &s.uris, &texts)]),
+                            edit: Some(lsp::WorkspaceEdit { changes: Some(changes), ..Default::default() }),
+                            is_preferred: Some(true),
+                            ..Default::default()
+                        }));
+                    }
+                }
+                Some(actions)
+            })
+            .await?;
+        Ok(actions.filter(|a| !a.is_empty()))
     }
 
     async fn formatting(&self, params: lsp::DocumentFormattingParams) -> Result<Option<Vec<lsp::TextEdit>>> {

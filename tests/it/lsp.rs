@@ -581,6 +581,47 @@ fn code_lenses_show_each_scenario_and_set_the_active_one() {
 // ---------------------------------------------------------------------------------------
 // Navigation
 
+#[test]
+fn quick_fixes_apply_the_lints_suggested_edits() {
+    let dir = TempDir::new("fixes");
+    // Nested calls: without `no_grad` autograd keeps the first `relu`'s output alive.
+    let text = "model m() {\n    input x: f32[N, 512]\n    return linear(relu(linear(relu(linear(x, 2048)), 2048)), 10)\n}\ninfer serve { model m()  batch 256  eval }\n";
+    dir.write("m.net", text);
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("m.net");
+    server.open(&uri, text);
+    let diagnostics = server.diagnostics(&uri, 1);
+    assert!(diagnostics.iter().any(|d| d["code"] == "L0003"), "{diagnostics:?}");
+    let actions = server.call(
+        "textDocument/codeAction",
+        json!({
+            "textDocument": { "uri": uri },
+            "range": { "start": pos(4, 0), "end": pos(4, 10) },
+            "context": { "diagnostics": [] }
+        }),
+    );
+    let fix = actions
+        .as_array()
+        .expect("actions")
+        .iter()
+        .find(|a| a["title"] == "add `no_grad`")
+        .unwrap_or_else(|| panic!("{actions}"))
+        .clone();
+    assert_eq!(fix["kind"], "quickfix");
+    let edits = fix["edit"]["changes"][uri.as_str()].as_array().expect("edits of this file");
+    assert_eq!(edits.len(), 1);
+    assert_eq!(edits[0]["newText"], "  no_grad");
+    // Inserted after the last setting, `eval`.
+    let after_eval = "infer serve { model m()  batch 256  eval".len() as u32;
+    assert_eq!(edits[0]["range"]["start"], pos(4, after_eval));
+    // Outside the diagnostic's range there is nothing to offer.
+    let none = server.call(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": uri }, "range": { "start": pos(1, 0), "end": pos(1, 4) }, "context": { "diagnostics": [] } }),
+    );
+    assert!(none.is_null() || none.as_array().is_some_and(|a| a.is_empty()), "{none}");
+}
+
 fn location_text(dir: &TempDir, location: &Value) -> String {
     let uri = location["uri"].as_str().unwrap();
     let r = &location["range"];
