@@ -50,7 +50,10 @@ fn main() {
         ("gpt2 train", zoo("gpt2", "train fit { model gpt2()  batch 8  seq 1024  optimizer adamw  device a100_80gb }")),
         ("generated", generated(1_250)),
     ];
-    println!("{:<16} {:>7} {:>12} {:>14} {:>16} {:>18}", "file", "lines", "cold hints", "comment edit", "statement edit", "edit->diagnostics");
+    println!(
+        "{:<16} {:>7} {:>12} {:>14} {:>16} {:>18}",
+        "file", "lines", "cold hints", "comment edit", "statement edit", "edit->diagnostics"
+    );
     let config = HintConfig::default();
     for (name, text) in cases {
         let file_name = FileName::new(format!("{}.net", name.replace(' ', "_")));
@@ -70,14 +73,25 @@ fn main() {
         let mut flip = false;
         let comment = best(10, || {
             flip = !flip;
-            let edited = text.replacen("# A user's file.", if flip { "# A user's file!" } else { "# A user's file." }, 1);
-            let edited = if edited == text { text.replacen("# A comment.", if flip { "# A comment!" } else { "# A comment." }, 1) } else { edited };
+            let edited =
+                text.replacen("# A user's file.", if flip { "# A user's file!" } else { "# A user's file." }, 1);
+            let edited = if edited == text {
+                text.replacen("# A comment.", if flip { "# A comment!" } else { "# A comment." }, 1)
+            } else {
+                edited
+            };
             db.set_file(file_name.clone(), edited);
             let _ = inlay_hints(&db, file, range, None, &config);
         });
         let statement = best(10, || {
             flip = !flip;
-            let (from, to) = if text.contains("batch 64") { ("batch 64", "batch 63") } else if text.contains("batch 8") { ("batch 8", "batch 7") } else { ("linear(h, width)", "linear(h, 64)") };
+            let (from, to) = if text.contains("batch 64") {
+                ("batch 64", "batch 63")
+            } else if text.contains("batch 8") {
+                ("batch 8", "batch 7")
+            } else {
+                ("linear(h, width)", "linear(h, 64)")
+            };
             let edited = if flip { text.replacen(from, to, 1) } else { text.clone() };
             db.set_file(file_name.clone(), edited);
             let _ = inlay_hints(&db, file, range, None, &config);
