@@ -89,6 +89,11 @@ pub struct Backend {
     refresh_hints: AtomicBool,
     /// The client can refresh code lenses when asked.
     refresh_lenses: AtomicBool,
+    /// The client pulls diagnostics (`textDocument/diagnostic`): nothing is pushed, so that
+    /// it does not show every problem twice.
+    pull_diagnostics: AtomicBool,
+    /// The client can be asked to pull the diagnostics of every document again.
+    refresh_diagnostics: AtomicBool,
 }
 
 /// What a request computes on: a database clone and the document's file.
@@ -147,6 +152,8 @@ impl Backend {
             watch_files: AtomicBool::new(false),
             refresh_hints: AtomicBool::new(false),
             refresh_lenses: AtomicBool::new(false),
+            pull_diagnostics: AtomicBool::new(false),
+            refresh_diagnostics: AtomicBool::new(false),
         }
     }
 
@@ -209,7 +216,22 @@ impl Backend {
     }
 
     fn changed(&self) {
-        let _ = self.changed.send(());
+        if !self.pull_diagnostics.load(Ordering::Relaxed) {
+            let _ = self.changed.send(());
+        }
+    }
+
+    /// Another file changed (on disk or saved): the diagnostics of open documents that
+    /// import it may have changed too. A pulling client is asked to pull again; a pushing
+    /// client gets them from [`Backend::changed`].
+    fn dependencies_changed(&self) {
+        self.changed();
+        if self.pull_diagnostics.load(Ordering::Relaxed) && self.refresh_diagnostics.load(Ordering::Relaxed) {
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let _ = client.workspace_diagnostic_refresh().await;
+            });
+        }
     }
 
     /// `netc/stdlibSource`: the text of a standard-library URI (`netc-std:///nn.net`), for
@@ -286,16 +308,7 @@ async fn publish_diagnostics(client: Client, state: Arc<Mutex<State>>, mut chang
                 salsa::Cancelled::catch(AssertUnwindSafe(|| {
                     let db = &db;
                     docs.into_iter()
-                        .map(|(uri, file, version, edits)| {
-                            let text = file.text(db);
-                            let map = LineMap::new(text);
-                            let texts = |name: &FileName| lookup_file(db, name).map(|f| f.text(db).clone());
-                            let list: Vec<lsp::Diagnostic> = ide::diagnostics(db, file)
-                                .iter()
-                                .map(|d| convert::diagnostic(d, &map, &uris, &texts))
-                                .collect();
-                            (uri, version, edits, list)
-                        })
+                        .map(|(uri, file, version, edits)| (uri, version, edits, document_diagnostics(db, file, &uris)))
                         .collect::<Vec<_>>()
                 }))
             }))
@@ -314,6 +327,13 @@ async fn publish_diagnostics(client: Client, state: Arc<Mutex<State>>, mut chang
             client.publish_diagnostics(uri, list, Some(version)).await;
         }
     }
+}
+
+/// The diagnostics of `file`, in LSP terms.
+fn document_diagnostics(db: &Database, file: SourceFile, uris: &Uris) -> Vec<lsp::Diagnostic> {
+    let map = LineMap::new(file.text(db));
+    let texts = |name: &FileName| lookup_file(db, name).map(|f| f.text(db).clone());
+    ide::diagnostics(db, file).iter().map(|d| convert::diagnostic(d, &map, uris, &texts)).collect()
 }
 
 fn text_document_sync() -> lsp::TextDocumentSyncCapability {
@@ -351,7 +371,20 @@ impl LanguageServer for Backend {
             token_types: convert::TOKEN_TYPES.to_vec(),
             token_modifiers: convert::TOKEN_MODIFIERS.to_vec(),
         };
+        let pull = params.capabilities.text_document.as_ref().is_some_and(|t| t.diagnostic.is_some());
+        self.pull_diagnostics.store(pull, Ordering::Relaxed);
+        let refresh =
+            params.capabilities.workspace.as_ref().and_then(|w| w.diagnostics.as_ref()).and_then(|d| d.refresh_support);
+        self.refresh_diagnostics.store(refresh.unwrap_or(false), Ordering::Relaxed);
         let capabilities = lsp::ServerCapabilities {
+            diagnostic_provider: pull.then(|| {
+                lsp::DiagnosticServerCapabilities::Options(lsp::DiagnosticOptions {
+                    identifier: Some("netc".into()),
+                    inter_file_dependencies: true,
+                    workspace_diagnostics: false,
+                    work_done_progress_options: Default::default(),
+                })
+            }),
             position_encoding: Some(lsp::PositionEncodingKind::UTF16),
             text_document_sync: Some(text_document_sync()),
             hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
@@ -457,7 +490,7 @@ impl LanguageServer for Backend {
                 state.change(&params.text_document.uri, version, vec![change]);
             }
         }
-        self.changed();
+        self.dependencies_changed();
     }
 
     async fn did_close(&self, params: lsp::DidCloseTextDocumentParams) {
@@ -474,7 +507,7 @@ impl LanguageServer for Backend {
                 state.disk_change(&change.uri, change.typ == lsp::FileChangeType::DELETED);
             }
         }
-        self.changed();
+        self.dependencies_changed();
     }
 
     async fn did_change_configuration(&self, params: lsp::DidChangeConfigurationParams) {
@@ -733,6 +766,20 @@ impl LanguageServer for Backend {
             )
         })
         .await
+    }
+
+    /// Pull diagnostics: the same list a push would carry, for the document as it is now.
+    async fn diagnostic(&self, params: lsp::DocumentDiagnosticParams) -> Result<lsp::DocumentDiagnosticReportResult> {
+        let items =
+            self.read(&params.text_document.uri, |s| Some(document_diagnostics(&s.db, s.file, &s.uris))).await?;
+        let report = lsp::RelatedFullDocumentDiagnosticReport {
+            related_documents: None,
+            full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
+                result_id: None,
+                items: items.unwrap_or_default(),
+            },
+        };
+        Ok(lsp::DocumentDiagnosticReportResult::Report(lsp::DocumentDiagnosticReport::Full(report)))
     }
 
     /// Quick fixes: the fixes of the diagnostics that overlap the requested range.

@@ -85,6 +85,11 @@ fn frame(body: &Value) -> Vec<u8> {
 impl Server {
     /// Starts the server and initializes it with `root` as the workspace folder.
     pub fn start(root: Option<&Path>, options: Value) -> Self {
+        Self::start_with(root, options, json!({}))
+    }
+
+    /// Like [`Server::start`], with `text_document` capabilities added to the client's.
+    pub fn start_with(root: Option<&Path>, options: Value, text_document: Value) -> Self {
         let mut child = Command::new(netc_binary())
             .arg("lsp")
             .stdin(Stdio::piped())
@@ -127,6 +132,10 @@ impl Server {
         let mut server = Server { child, stdin, incoming, queue: VecDeque::new(), next_id: 0 };
         let root_uri = root.map(|r| format!("file://{}", r.display()));
         let folders = root_uri.as_ref().map(|u| json!([{ "uri": u, "name": "root" }]));
+        let mut capabilities = json!({ "publishDiagnostics": { "relatedInformation": true, "versionSupport": true } });
+        if let (Some(all), Value::Object(extra)) = (capabilities.as_object_mut(), text_document) {
+            all.extend(extra);
+        }
         let init = server.request(
             "initialize",
             json!({
@@ -140,7 +149,7 @@ impl Server {
                         "inlayHint": { "refreshSupport": true },
                         "codeLens": { "refreshSupport": true }
                     },
-                    "textDocument": { "publishDiagnostics": { "relatedInformation": true, "versionSupport": true } }
+                    "textDocument": capabilities
                 }
             }),
         );
@@ -366,6 +375,31 @@ fn whole(text: &str) -> Value {
 
 // ---------------------------------------------------------------------------------------
 // Diagnostics and text sync
+
+#[test]
+fn a_client_that_pulls_diagnostics_gets_them_on_request_and_none_pushed() {
+    let dir = TempDir::new("pull");
+    let text = "model m() {\n    input x: f32[N, 8]\n    return linear(y, 4)\n}\n";
+    dir.write("m.net", text);
+    let mut server = Server::start_with(Some(&dir.0), Value::Null, json!({ "diagnostic": {} }));
+    let uri = dir.uri("m.net");
+    server.open(&uri, text);
+    let report = server.call("textDocument/diagnostic", json!({ "textDocument": { "uri": uri } }));
+    assert_eq!(report["kind"], "full", "{report}");
+    let codes: Vec<&str> = report["items"].as_array().unwrap().iter().filter_map(|d| d["code"].as_str()).collect();
+    assert_eq!(codes, ["E0204"], "{report}");
+    // The fix is seen on the next pull.
+    server.change(&uri, 2, json!([{ "text": text.replace("(y,", "(x,") }]));
+    let report = server.call("textDocument/diagnostic", json!({ "textDocument": { "uri": uri } }));
+    assert_eq!(report["items"], json!([]), "{report}");
+    // Nothing was pushed: the client would show each problem twice.
+    server.call("textDocument/documentSymbol", json!({ "textDocument": { "uri": uri } }));
+    while let Ok(message) = server.incoming.recv_timeout(std::time::Duration::from_millis(200)) {
+        server.queue.push_back(message);
+    }
+    assert!(!server.queue.iter().any(|m| m["method"] == "textDocument/publishDiagnostics"), "{:?}", server.queue);
+    server.shutdown();
+}
 
 #[test]
 fn diagnostics_are_pushed_with_codes_and_related_information() {

@@ -39,15 +39,18 @@ async def client(lsp_client: LanguageClient):
 
 
 async def next_diagnostics(client: LanguageClient, until=lambda d: True, timeout: float = 30.0):
-    """The diagnostics of URI in the next notification for it that satisfies `until`."""
+    """The diagnostics of URI, pulled (VS Code's capabilities ask for pull diagnostics, so
+    the server pushes none) until they satisfy `until`."""
 
-    async def wait():
+    async def pull():
+        params = types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=URI))
         while True:
-            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-            if URI in client.diagnostics and until(list(client.diagnostics[URI])):
-                return list(client.diagnostics[URI])
+            report = await client.text_document_diagnostic_async(params)
+            if until(list(report.items)):
+                return list(report.items)
+            await asyncio.sleep(0.05)
 
-    return await asyncio.wait_for(wait(), timeout)
+    return await asyncio.wait_for(pull(), timeout)
 
 
 def whole_document(text: str) -> types.Range:
