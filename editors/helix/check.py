@@ -1,0 +1,32 @@
+"""Checks editors/helix: the TOML parses and says what Helix needs to start `netc lsp` for
+.net files with the server's settings (Helix itself is not packaged for the build machines,
+so it cannot be driven here). Prints `N passed, N failed`; exits 1 on a failure."""
+
+import pathlib
+import sys
+import tomllib
+
+HERE = pathlib.Path(__file__).resolve().parent
+SETTINGS = {"enabled", "shape", "bytes", "params", "macs", "instances", "maxLength"}
+
+checks = []
+
+
+def check(name, ok):
+    checks.append(ok)
+    print(("ok   " if ok else "FAIL ") + name)
+
+
+languages = tomllib.loads((HERE / "languages.toml").read_text())
+config = tomllib.loads((HERE / "config.toml").read_text())
+server = languages["language-server"]["netc"]
+check("the server is `netc lsp`", [server["command"], *server["args"]] == ["netc", "lsp"])
+hints = server["config"]["netc"]["inlayHints"]
+check("its settings are the server's inlay-hint settings", set(hints) <= SETTINGS and hints["enabled"] is True)
+(language,) = [lang for lang in languages["language"] if lang["name"] == "netc"]
+check(".net files are netc", language["file-types"] == ["net"])
+check("the language uses the server", language["language-servers"] == ["netc"])
+check("# comments, 4-space indentation", language["comment-token"] == "#" and language["indent"]["unit"] == "    ")
+check("inlay hints are displayed", config["editor"]["lsp"]["display-inlay-hints"] is True)
+print(f"helix config: {sum(checks)} passed, {len(checks) - sum(checks)} failed")
+sys.exit(0 if all(checks) else 1)

@@ -1,0 +1,185 @@
+// The extension's side of the protocol against the real `netc lsp` (no VS Code here): the
+// initialization options and configuration it sends, the code lenses it reads the status bar
+// from, the command that sets the active scenario, the workspace symbols its quick pick lists,
+// and the report page made from the real `netc report`. NETC_BIN names the binary (default:
+// the workspace's target/debug/netc); without one, these tests are skipped, unless NETC_BIN
+// is set (CI sets it), when a missing binary fails them.
+import assert from "node:assert/strict";
+import { ChildProcess, execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
+import { after, before, describe, it } from "node:test";
+import {
+  CodeLensRequest,
+  createProtocolConnection,
+  DidChangeConfigurationNotification,
+  DidOpenTextDocumentNotification,
+  ExecuteCommandRequest,
+  ExitNotification,
+  InitializedNotification,
+  InitializeRequest,
+  InlayHintRequest,
+  ProtocolConnection,
+  PublishDiagnosticsNotification,
+  PublishDiagnosticsParams,
+  ShutdownRequest,
+  StreamMessageReader,
+  StreamMessageWriter,
+  SymbolKind,
+  WorkspaceSymbolRequest,
+} from "vscode-languageserver-protocol/node";
+
+import { parseLens, ScenarioLens, SET_ACTIVE_SCENARIO, statusOf } from "../../src/lenses";
+import { report, svgModeOf } from "../../src/netcCli";
+import { reportHtml } from "../../src/report";
+import { serverSettings } from "../../src/settings";
+
+const REPO = path.resolve(__dirname, "../../../..");
+const TARGET = process.env.CARGO_TARGET_DIR ? path.resolve(REPO, process.env.CARGO_TARGET_DIR) : path.join(REPO, "target");
+const NETC = process.env.NETC_BIN ?? path.join(TARGET, "debug", "netc");
+const EXAMPLES = path.join(REPO, "examples");
+const RESNET = path.join(EXAMPLES, "resnet18.net");
+const URI = pathToFileURL(RESNET).toString();
+const available = fs.existsSync(NETC);
+const skip = !available && !process.env.NETC_BIN ? `no netc binary at ${NETC}` : false;
+
+function settings(values: Record<string, unknown>) {
+  return { netc: serverSettings((key) => values[key], undefined, (f) => pathToFileURL(path.resolve(EXAMPLES, f)).toString()) };
+}
+
+describe("the extension against netc lsp", { skip }, () => {
+  let server: ChildProcess;
+  let connection: ProtocolConnection;
+  const diagnostics: PublishDiagnosticsParams[] = [];
+  let waiters: (() => void)[] = [];
+
+  before(async () => {
+    assert.ok(available, `NETC_BIN=${NETC} does not exist`);
+    server = spawn(NETC, ["lsp"], { stdio: ["pipe", "pipe", "inherit"] });
+    connection = createProtocolConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
+    connection.onNotification(PublishDiagnosticsNotification.type, (p) => {
+      diagnostics.push(p);
+      const w = waiters;
+      waiters = [];
+      w.forEach((f) => f());
+    });
+    // What VS Code answers to the server's requests.
+    connection.onRequest("client/registerCapability", () => null);
+    connection.onRequest("workspace/inlayHint/refresh", () => null);
+    connection.onRequest("workspace/codeLens/refresh", () => null);
+    connection.listen();
+    const init = await connection.sendRequest(InitializeRequest.type, {
+      processId: process.pid,
+      rootUri: pathToFileURL(EXAMPLES).toString(),
+      workspaceFolders: [{ uri: pathToFileURL(EXAMPLES).toString(), name: "examples" }],
+      capabilities: {
+        workspace: { inlayHint: { refreshSupport: true }, codeLens: { refreshSupport: true }, didChangeWatchedFiles: { dynamicRegistration: true } },
+        textDocument: { inlayHint: {}, codeLens: {}, publishDiagnostics: {} },
+      },
+      // The options the extension starts the server with: no shapes, parameters shown.
+      initializationOptions: settings({ "inlayHints.shape": false, "inlayHints.params": true, "inlayHints.maxLength": 60 }),
+    });
+    assert.ok(init.capabilities.codeLensProvider);
+    assert.deepEqual(init.capabilities.executeCommandProvider?.commands, [SET_ACTIVE_SCENARIO]);
+    await connection.sendNotification(InitializedNotification.type, {});
+    await connection.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri: URI, languageId: "netc", version: 1, text: fs.readFileSync(RESNET, "utf8") },
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("no diagnostics within 60 s")), 60_000);
+      const check = () => {
+        if (diagnostics.some((d) => d.uri === URI)) {
+          clearTimeout(timer);
+          resolve();
+        } else waiters.push(check);
+      };
+      check();
+    });
+  });
+
+  after(async () => {
+    if (!connection) return;
+    await connection.sendRequest(ShutdownRequest.type).catch(() => undefined);
+    await connection.sendNotification(ExitNotification.type).catch(() => undefined);
+    connection.dispose();
+    server.kill();
+  });
+
+  async function lenses(): Promise<ScenarioLens[]> {
+    const result = (await connection.sendRequest(CodeLensRequest.type, { textDocument: { uri: URI } })) ?? [];
+    return result.map((l) => parseLens(l.command?.title ?? "", l.command?.command, l.command?.arguments)).filter((l): l is ScenarioLens => !!l);
+  }
+
+  async function hintLabels(): Promise<string[]> {
+    const hints = await connection.sendRequest(InlayHintRequest.type, {
+      textDocument: { uri: URI },
+      range: { start: { line: 0, character: 0 }, end: { line: 1000, character: 0 } },
+    });
+    return (hints ?? []).map((h) => (typeof h.label === "string" ? h.label : h.label.map((p) => p.value).join("")));
+  }
+
+  it("publishes diagnostics for the opened file", () => {
+    assert.ok(diagnostics.some((d) => d.uri === URI));
+  });
+
+  it("applies the initialization options: hints with parameters and without shapes", async () => {
+    const labels = await hintLabels();
+    assert.ok(labels.length > 5, labels.join(" | "));
+    assert.ok(labels.some((l) => / params/.test(l)), labels.join(" | "));
+    assert.ok(!labels.some((l) => l.includes("f32[")), labels.join(" | "));
+  });
+
+  it("reads the status bar's text from the lenses: the first scenario is active", async () => {
+    const found = await lenses();
+    assert.deepEqual(found.map((l) => [l.name, l.active]), [["imagenet", true], ["serve", false]]);
+    const status = statusOf(found);
+    assert.match(status.text, /^\$\(pulse\) imagenet: [\d.]+ [KMG]iB \/ 12\.0 GiB \(\d+ %\)$/);
+  });
+
+  it("makes another scenario active with the command", async () => {
+    await connection.sendRequest(ExecuteCommandRequest.type, { command: SET_ACTIVE_SCENARIO, arguments: [URI, "serve"] });
+    const found = await lenses();
+    assert.deepEqual(found.map((l) => [l.name, l.active]), [["imagenet", false], ["serve", true]]);
+    assert.match(statusOf(found).text, /^\$\(pulse\) serve: [\d.]+ [KMG]iB \/ 1\.0 GiB \(\d+ %\)$/);
+  });
+
+  it("follows a change of configuration: the active scenario setting and the hints' figures", async () => {
+    await connection.sendNotification(DidChangeConfigurationNotification.type, {
+      settings: settings({ activeScenario: { file: "resnet18.net", name: "imagenet" } }),
+    });
+    const found = await lenses();
+    assert.equal(found.find((l) => l.active)?.name, "imagenet");
+    const labels = await hintLabels();
+    assert.ok(labels.some((l) => l.includes("f32[")), labels.join(" | "));
+  });
+
+  it("lists the workspace's scenarios for the quick pick", async () => {
+    const symbols = (await connection.sendRequest(WorkspaceSymbolRequest.type, { query: "" })) ?? [];
+    const scenarios = symbols.filter((s) => s.kind === SymbolKind.Event).map((s) => s.name);
+    assert.ok(scenarios.includes("imagenet") && scenarios.includes("serve"), scenarios.join(", "));
+  });
+
+  it("makes the report page from netc report, with a timeline per scenario", async () => {
+    const result = await report(NETC, "resnet18.net", EXAMPLES);
+    assert.equal(result.error, undefined);
+    assert.deepEqual(result.scenarios.map((s) => s.name), ["imagenet", "serve"]);
+    // netc's own SVGs when this netc draws them (`report --svg`), else none: the page draws them.
+    const help = execFileSync(NETC, ["report", "--help"], { encoding: "utf8" });
+    assert.equal(result.svgs.size, svgModeOf(help) === "none" ? 0 : 2);
+    const html = reportHtml({ fileName: "examples/resnet18.net", ...result, cspSource: "vscode-webview:" });
+    assert.equal((html.match(/<table>/g) ?? []).length, 2);
+    assert.equal((html.match(/<svg /g) ?? []).length, 2);
+    assert.ok(html.indexOf("scenario <code>imagenet</code>") < html.indexOf("<svg "));
+    fs.writeFileSync(path.resolve(__dirname, "../report-resnet18.html"), html);
+  });
+
+  it("shows why there is no report", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "netc-report-"));
+    fs.writeFileSync(path.join(dir, "bad.net"), "model m() {\n    input x: f32[N, 8]\n    return lineer(x, 4)\n}\ninfer s { model m()  batch 1 }\n");
+    const result = await report(NETC, "bad.net", dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+    assert.match(result.error ?? "", /lineer/);
+  });
+});
