@@ -567,10 +567,17 @@ impl LanguageServer for Backend {
                             command: SET_ACTIVE_SCENARIO.to_string(),
                             arguments: Some(vec![
                                 Value::String(uri.as_str().to_string()),
-                                Value::String(l.scenario.name),
+                                Value::String(l.scenario.name.clone()),
                             ]),
                         }),
-                        data: None,
+                        // The figures as numbers, for clients that show them elsewhere (a
+                        // status bar) and should not parse the title.
+                        data: Some(serde_json::json!({
+                            "scenario": l.scenario.name,
+                            "active": l.active,
+                            "totalBytes": l.total_bytes.map(|b| b as f64),
+                            "budgetBytes": l.budget_bytes.map(|b| b as f64),
+                        })),
                     })
                     .collect(),
             )
@@ -582,9 +589,11 @@ impl LanguageServer for Backend {
         if params.command != SET_ACTIVE_SCENARIO {
             return Err(Error::invalid_params(format!("unknown command `{}`", params.command)));
         }
+        // `[uri, name]` chooses a scenario; `[uri, null]` (or no name) goes back to the default.
         let (uri, name) = match params.arguments.as_slice() {
-            [Value::String(uri), Value::String(name), ..] => (uri.clone(), name.clone()),
-            _ => return Err(Error::invalid_params("expected the arguments [uri, scenario name]")),
+            [Value::String(uri), Value::String(name), ..] => (uri.clone(), Some(name.clone())),
+            [Value::String(uri)] | [Value::String(uri), Value::Null, ..] => (uri.clone(), None),
+            _ => return Err(Error::invalid_params("expected the arguments [uri, scenario name or null]")),
         };
         {
             let mut state = self.lock();
@@ -592,7 +601,7 @@ impl LanguageServer for Backend {
                 Ok(u) => state.uris.name(&u),
                 Err(_) => FileName::new(uri),
             };
-            state.chosen = Some(ScenarioRef { file, name });
+            state.chosen = name.map(|name| ScenarioRef { file, name });
         }
         self.refresh();
         Ok(None)

@@ -606,6 +606,22 @@ fn code_lenses_show_each_scenario_and_set_the_active_one() {
         server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
     assert_ne!(before, after);
     assert!(after[0]["label"].as_str().unwrap().starts_with("f32[1,3,224,224] · "), "{after}");
+    // The lens carries its figures as numbers too (a status bar reads them).
+    let data = &lenses[1]["data"];
+    assert_eq!(data["active"], true, "{data}");
+    assert!(data["totalBytes"].as_f64().is_some_and(|b| b > 1e6), "{data}");
+    assert_eq!(lenses[0]["data"]["active"], false);
+    // `null` for the name goes back to the default scenario.
+    let result = server.request(
+        "workspace/executeCommand",
+        json!({ "command": command["command"], "arguments": [command["arguments"][0], null] }),
+    );
+    assert!(result.get("error").is_none(), "{result}");
+    let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
+    assert!(lenses[0]["command"]["title"].as_str().unwrap().starts_with("● active"), "{lenses}");
+    let back =
+        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    assert_eq!(before, back);
     // An unknown command is an error, not a crash.
     let unknown = server.request("workspace/executeCommand", json!({ "command": "netc.nothing", "arguments": [] }));
     assert!(unknown.get("error").is_some());

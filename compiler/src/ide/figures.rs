@@ -345,6 +345,11 @@ pub struct CodeLens {
     pub scenario: ScenarioRef,
     /// Whether it is the active scenario of this file.
     pub active: bool,
+    /// The memory the scenario needs, when it elaborates (for clients that show it
+    /// elsewhere, like a status bar, without reading the title).
+    pub total_bytes: Option<i128>,
+    /// Its budget, if it has one.
+    pub budget_bytes: Option<i128>,
 }
 
 /// One lens per scenario of `file`: its parameters and MACs, and whether it is active.
@@ -356,7 +361,8 @@ pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) 
         let Item::Scenario(s) = item else { continue };
         let index = index as u32;
         let is_active = active == Some((file, index));
-        let figures = match report_of(db, file, index) {
+        let report = report_of(db, file, index);
+        let figures = match report {
             Some(r) => format!("{} · {} params · {} MACs", memory(r), count(r.params), count(r.macs)),
             None => "no figures: the scenario does not elaborate".to_string(),
         };
@@ -366,6 +372,8 @@ pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) 
             title,
             scenario: ScenarioRef { file: file.name(db).clone(), name: s.name.text.clone() },
             active: is_active,
+            total_bytes: report.map(|r| r.total_bytes),
+            budget_bytes: report.and_then(|r| r.budget_bytes),
         });
     }
     out
