@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use netc::db::{Database, SourceFile, lookup_file};
+use netc::db::{Database, Db as _, Level, SourceFile, lookup_file};
 use netc::diagnostics::{FileName, Place, TextRange};
 use netc::ide::{self, HintConfig, ScenarioRef};
 use salsa::Database as _;
@@ -274,6 +274,31 @@ impl Backend {
                 state.chosen = Some(ScenarioRef { file, name: name.to_string() });
             }
         }
+        if let Some(Value::Object(lints)) = settings.get("lints") {
+            // As `netc check -A/-W/-D` takes them: by name or code, or `warnings`. A value
+            // that is no level is ignored (and said once in the client's log).
+            let mut levels = std::collections::BTreeMap::new();
+            let mut ignored = Vec::new();
+            for (name, value) in lints {
+                match value.as_str().and_then(level) {
+                    Some(l) => {
+                        levels.insert(name.clone(), l);
+                    }
+                    None => ignored.push(format!("{name} = {value}")),
+                }
+            }
+            if state.db.config().levels(&state.db) != &levels {
+                state.db.set_levels(levels);
+            }
+            if !ignored.is_empty() {
+                let client = self.client.clone();
+                let message = format!(
+                    "netc: ignored lint levels (expected \"allow\", \"warn\" or \"deny\"): {}",
+                    ignored.join(", ")
+                );
+                tokio::spawn(async move { client.log_message(lsp::MessageType::WARNING, message).await });
+            }
+        }
     }
 
     /// Asks the client to ask again for hints and lenses. The requests are sent from a task
@@ -326,6 +351,16 @@ async fn publish_diagnostics(client: Client, state: Arc<Mutex<State>>, mut chang
             }
             client.publish_diagnostics(uri, list, Some(version)).await;
         }
+    }
+}
+
+/// A lint level by its name in settings.
+fn level(name: &str) -> Option<Level> {
+    match name {
+        "allow" => Some(Level::Allow),
+        "warn" => Some(Level::Warn),
+        "deny" => Some(Level::Deny),
+        _ => None,
     }
 }
 
@@ -513,6 +548,8 @@ impl LanguageServer for Backend {
     async fn did_change_configuration(&self, params: lsp::DidChangeConfigurationParams) {
         self.configure(&params.settings);
         self.refresh();
+        // Lint levels change the diagnostics of every document.
+        self.dependencies_changed();
     }
 
     async fn hover(&self, params: lsp::HoverParams) -> Result<Option<lsp::Hover>> {

@@ -619,8 +619,7 @@ fn code_lenses_show_each_scenario_and_set_the_active_one() {
     assert!(result.get("error").is_none(), "{result}");
     let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
     assert!(lenses[0]["command"]["title"].as_str().unwrap().starts_with("● active"), "{lenses}");
-    let back =
-        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    let back = server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
     assert_eq!(before, back);
     // An unknown command is an error, not a crash.
     let unknown = server.request("workspace/executeCommand", json!({ "command": "netc.nothing", "arguments": [] }));
@@ -630,6 +629,35 @@ fn code_lenses_show_each_scenario_and_set_the_active_one() {
 
 // ---------------------------------------------------------------------------------------
 // Navigation
+
+#[test]
+fn lint_levels_come_from_the_settings() {
+    let dir = TempDir::new("levels");
+    // Nested calls: without `no_grad` autograd keeps the first `relu`'s output alive (L0003).
+    let text = "model m() {\n    input x: f32[N, 512]\n    return linear(relu(linear(relu(linear(x, 2048)), 2048)), 10)\n}\ninfer serve { model m()  batch 256  eval }\n";
+    dir.write("m.net", text);
+    let mut server = Server::start(Some(&dir.0), json!({ "lints": { "missing-no-grad": "allow" } }));
+    let uri = dir.uri("m.net");
+    server.open(&uri, text);
+    let diagnostics = server.diagnostics(&uri, 1);
+    assert!(!diagnostics.iter().any(|d| d["code"] == "L0003"), "{diagnostics:?}");
+    // By code, from a configuration change: now an error.
+    server.notify(
+        "workspace/didChangeConfiguration",
+        json!({ "settings": { "netc": { "lints": { "L0003": "deny" } } } }),
+    );
+    let message = server.wait_for(|m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["diagnostics"].as_array().is_some_and(|l| l.iter().any(|d| d["code"] == "L0003"))
+    });
+    let l0003 = message["params"]["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "L0003").cloned();
+    assert_eq!(l0003.unwrap()["severity"], 1);
+    // A value that is no level is ignored, and said in the log.
+    server.notify("workspace/didChangeConfiguration", json!({ "settings": { "lints": { "unused": "loud" } } }));
+    let log = server.wait_for(|m| m["method"] == "window/logMessage");
+    assert!(log["params"]["message"].as_str().unwrap().contains("unused = \"loud\""), "{log}");
+    server.shutdown();
+}
 
 #[test]
 fn quick_fixes_apply_the_lints_suggested_edits() {
