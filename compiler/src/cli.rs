@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::collections::BTreeMap;
 
 use crate::db::{Database, Level};
-use crate::diagnostics::{Code, Severity};
+use crate::diagnostics::Severity;
 use crate::render;
 use crate::workspace::check_paths;
 
@@ -33,6 +33,8 @@ enum Command {
     Report(ReportArgs),
     /// Format .net files in place (`--check`: only list the files that would change)
     Fmt(FmtArgs),
+    /// Write each model file's budget snapshot beside it (`--check`: fail if a figure moved)
+    Snapshot(SnapshotArgs),
     /// Run the language server on standard input and output
     Lsp,
 }
@@ -62,6 +64,22 @@ struct ReportArgs {
     /// When to use colour (for diagnostics)
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// Also write the memory timeline of the scenario as an SVG plot to FILE (one scenario:
+    /// name it with --scenario when there are several)
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct SnapshotArgs {
+    /// Files or directories (every .net file below a directory); default: `.`
+    paths: Vec<PathBuf>,
+    /// Write nothing; compare with the stored snapshots and exit 1 if a figure moved
+    #[arg(long)]
+    check: bool,
+    /// When to use colour (for diagnostics)
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -84,32 +102,28 @@ struct CheckArgs {
     /// When to use colour
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
-    /// Do not report this warning (a name such as `ineffective-setting`, or a code)
+    /// Do not report this lint or warning (a name such as `unused`, or a code); the command
+    /// line wins over netc.toml
     #[arg(short = 'A', long = "allow", value_name = "NAME")]
     allow: Vec<String>,
-    /// Report this warning as a warning, overriding the configuration
+    /// Report this lint or warning as a warning, overriding netc.toml
     #[arg(short = 'W', long = "warn", value_name = "NAME")]
     warn: Vec<String>,
-    /// Report this warning as an error (`--deny warnings`: every warning)
+    /// Report this lint or warning as an error (`--deny warnings`: every warning)
     #[arg(short = 'D', long = "deny", value_name = "NAME")]
     deny: Vec<String>,
 }
 
-/// The level overrides given on the command line, or an error naming an unknown warning.
+/// The level overrides given on the command line (they win over netc.toml, which the loader
+/// reads), or an error naming an unknown lint or warning.
 fn levels(args: &CheckArgs) -> Result<BTreeMap<String, Level>, String> {
     let mut levels = BTreeMap::new();
     let given = [(&args.allow, Level::Allow), (&args.warn, Level::Warn), (&args.deny, Level::Deny)];
     for (names, level) in given {
         for name in names {
-            let known = name == "warnings"
-                || Code::ALL.iter().any(|c| {
-                    let info = c.info();
-                    info.severity != Severity::Error && (info.name == name || info.code == name)
-                });
-            if !known {
-                let warnings = Code::ALL.iter().map(|c| c.info()).filter(|i| i.severity != Severity::Error);
-                let names: Vec<&str> = warnings.map(|i| i.name).chain(["warnings"]).collect();
-                let mut message = format!("`{name}` is not a warning that can be configured");
+            if !crate::config::is_configurable_name(name) {
+                let names = crate::config::configurable_names();
+                let mut message = format!("`{name}` is not a lint or warning that can be configured");
                 if let Some(s) = crate::suggest::closest(name, names.iter().copied()) {
                     message.push_str(&format!("; did you mean `{s}`?"));
                 } else {
@@ -131,6 +145,10 @@ enum Format {
     Short,
     /// A JSON document (schema in spec/diagnostics.md)
     Json,
+    /// SARIF 2.1.0, for code scanning (GitHub and others)
+    Sarif,
+    /// GitHub Actions workflow commands: annotations in a workflow run
+    Github,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -204,6 +222,22 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
             text.push('\n');
             text
         }
+        Format::Sarif => {
+            let mut text = render::sarif(&checked.diagnostics, &checked.sources);
+            text.push('\n');
+            text
+        }
+        Format::Github => {
+            // The annotations, then the summary as a plain line of the log.
+            let mut text = render::github(&checked.diagnostics, &checked.sources);
+            text.push_str(&format!(
+                "checked {}: {}, {}\n",
+                plural(checked.files, "file"),
+                plural(errors, "error"),
+                plural(warnings, "warning")
+            ));
+            text
+        }
     };
     if out.write_all(output.as_bytes()).is_err() {
         return 2;
@@ -235,6 +269,12 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
         let _ = writeln!(err, "error: no scenario named `{name}` in the given files");
         return 2;
     }
+    if let Some(path) = &args.svg
+        && let Err(message) = write_svg(&db, &checked.roots, args.scenario.as_deref(), path)
+    {
+        let _ = writeln!(err, "error: {message}");
+        return 2;
+    }
     let text = match args.format {
         ReportFormat::Table => crate::report::table(&report),
         ReportFormat::Markdown => crate::report::markdown(&report),
@@ -248,6 +288,108 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
         return 2;
     }
     0
+}
+
+/// Writes the timeline plot of the one scenario of `files` (named `only`) to `path`.
+fn write_svg(db: &Database, files: &[crate::db::SourceFile], only: Option<&str>, path: &PathBuf) -> Result<(), String> {
+    let found = crate::report::scenarios(db, files, only);
+    let [(file, index)] = found[..] else {
+        let names: Vec<String> =
+            crate::report::report(db, files, only).scenarios.iter().map(|s| format!("`{}`", s.name)).collect();
+        return Err(if names.is_empty() {
+            "--svg: the given files declare no scenario".to_string()
+        } else {
+            format!("--svg plots one scenario; choose one of {} with --scenario", names.join(", "))
+        });
+    };
+    let Some(svg) = crate::svg::scenario(db, file, index) else {
+        return Err("--svg: the scenario cannot be simulated".to_string());
+    };
+    std::fs::write(path, svg).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+}
+
+/// `netc snapshot`: writes the budget snapshot of every named file that declares scenarios
+/// beside it (`model.net` -> `model.netsnap`), or with `--check` compares them with the
+/// stored ones and shows what moved. Nothing is written for a program with errors.
+fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
+    let mut db = Database::new();
+    let checked = check_paths(&mut db, &paths);
+    let errors: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
+    if !errors.is_empty() {
+        let _ = err.write_all(render::human(&errors, &checked.sources, use_color(args.color, terminal)).as_bytes());
+        let _ = writeln!(err, "error: cannot snapshot: {}", plural(errors.len(), "error"));
+        return if checked.io_failed { 2 } else { 1 };
+    }
+    let (mut written, mut same, mut moved, mut code) = (0, 0, 0, 0);
+    for &file in &checked.roots {
+        let Some(text) = crate::snapshot::render(&db, file) else { continue };
+        let name = file.name(&db).clone();
+        let path = crate::snapshot::snapshot_path(&name);
+        let shown = crate::workspace::file_name_of(&path);
+        let stored = match std::fs::read_to_string(&path) {
+            Ok(stored) => Some(stored),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                let _ = writeln!(err, "error: cannot read `{shown}`: {e}");
+                code = 2;
+                continue;
+            }
+        };
+        if stored.as_deref() == Some(text.as_str()) {
+            same += 1;
+            continue;
+        }
+        if !args.check {
+            match std::fs::write(&path, &text) {
+                Ok(()) => {
+                    written += 1;
+                    let _ = writeln!(out, "wrote {shown}");
+                }
+                Err(e) => {
+                    let _ = writeln!(err, "error: cannot write `{shown}`: {e}");
+                    code = 2;
+                }
+            }
+            continue;
+        }
+        moved += 1;
+        let mut report = String::new();
+        match &stored {
+            None => report.push_str(&format!("{name}: no snapshot `{shown}` (run `netc snapshot {name}`)\n")),
+            Some(stored) => {
+                for line in crate::snapshot::compare(name.as_str(), stored, &text) {
+                    report.push_str(&line);
+                    report.push('\n');
+                }
+                let (old, new) = (format!("{shown} (stored)"), format!("{shown} (now)"));
+                report.push_str(&crate::snapshot::unified_diff(stored, &text, &old, &new));
+            }
+        }
+        if out.write_all(report.as_bytes()).and_then(|()| writeln!(out)).is_err() {
+            return 2;
+        }
+    }
+    let total = plural(written + same + moved, "snapshot");
+    let summary = if args.check {
+        if moved == 0 {
+            format!("checked {total}: up to date")
+        } else {
+            format!("checked {total}: {moved} moved (run `netc snapshot` to accept the new figures)")
+        }
+    } else {
+        format!("{total}: {written} written, {same} unchanged")
+    };
+    if writeln!(out, "{summary}").is_err() {
+        return 2;
+    }
+    if code != 0 {
+        code
+    } else if moved > 0 {
+        1
+    } else {
+        0
+    }
 }
 
 /// `netc fmt`: formats the named files in place, or with `--check` lists those that would
@@ -353,6 +495,7 @@ fn dispatch(
         Command::Check(args) => check(args, out, err, terminal),
         Command::Report(args) => report(args, out, err, terminal),
         Command::Fmt(args) => fmt(args, out, err, terminal),
+        Command::Snapshot(args) => snapshot(args, out, err, terminal),
         Command::Lsp => match language_server {
             Some(serve) => serve(),
             None => {

@@ -11,12 +11,16 @@
 //! `parse_file` and `syntax_tree`, and everything after them is reused (salsa backdates the
 //! equal tree). Semantic diagnostics point at nodes; only `file_diagnostics` turns them into
 //! byte ranges, using the current `parse_file`.
+//!
+//! Levels come last: `file_diagnostics` applies those of `file_levels` (the file's `netc.toml`
+//! layers and the command line's, from [`Config`]), so a change of configuration re-runs no
+//! analysis, only the final step of the files whose levels changed.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use salsa::{Durability, Setter};
 
-use crate::diagnostics::{Code, Diagnostic, FileName, Label, NodeRef, Place, Severity};
+use crate::diagnostics::{Code, CodeInfo, Diagnostic, FileName, Label, NodeRef, Place, Severity};
 use crate::elaborate::{self, Graph, Request, Site};
 use crate::paths;
 use crate::semantics::check::ItemChecker;
@@ -61,14 +65,28 @@ pub enum Level {
     Deny,
 }
 
+/// Levels set for some files only: a `netc.toml`'s `[lints]` (for every file it governs) or
+/// one of its `[[overrides]]` entries (for the files its `paths` match). The loader decides
+/// which files; see [`crate::config`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LevelOverride {
+    /// The files the levels apply to.
+    pub files: BTreeSet<FileName>,
+    /// Levels by name, code or `warnings`, as in [`Config::levels`].
+    pub levels: BTreeMap<String, Level>,
+}
+
 /// Configuration (from `netc.toml` and the command line).
 #[salsa::input(debug)]
 pub struct Config {
     /// Level overrides by diagnostic name (`ineffective-setting`), code (`W0306`), or
-    /// `warnings` for every warning. Only warnings can be changed: an error means the program
-    /// is wrong and stays an error.
+    /// `warnings` for every warning, from the command line: they win over `overrides`. Only
+    /// warnings and lints can be changed: an error means the program is wrong and stays one.
     #[returns(ref)]
     pub levels: BTreeMap<String, Level>,
+    /// Levels from `netc.toml` files, weakest first: for a file, those whose `files` hold it.
+    #[returns(ref)]
+    pub overrides: Vec<LevelOverride>,
 }
 
 /// The module every file sees without `use`.
@@ -158,7 +176,7 @@ impl Database {
             .collect();
         let stdlib = StdLib::builder(modules).durability(Durability::HIGH).new(&db);
         let workspace = Workspace::new(&db, BTreeMap::new());
-        let config = Config::builder(BTreeMap::new()).durability(Durability::MEDIUM).new(&db);
+        let config = Config::builder(BTreeMap::new(), Vec::new()).durability(Durability::MEDIUM).new(&db);
         db.inputs = Some((workspace, stdlib, config));
         db
     }
@@ -184,11 +202,41 @@ impl Database {
         self.workspace().files(self).get(name).copied()
     }
 
-    /// Sets the level overrides.
+    /// Sets the level overrides of the command line.
     pub fn set_levels(&mut self, levels: BTreeMap<String, Level>) {
         let config = self.config();
         config.set_levels(self).to(levels);
     }
+
+    /// Sets the levels of `netc.toml` files, weakest first (see [`Config::overrides`]).
+    pub fn set_overrides(&mut self, overrides: Vec<LevelOverride>) {
+        let config = self.config();
+        if config.overrides(self) != &overrides {
+            config.set_overrides(self).to(overrides);
+        }
+    }
+}
+
+/// The level configured for a diagnostic of code `info` and default `severity`, from
+/// `layers` of level settings, weakest first (a `netc.toml`'s `[lints]`, its matching
+/// `[[overrides]]`, the command line), or `None` to keep its default.
+///
+/// The strongest layer that names the diagnostic (by name, else by code) decides. If the
+/// result is a warning, `warnings` in a stronger layer than that one (in any layer when none
+/// names it) then decides: `-D warnings` denies a lint that `netc.toml` sets to `warn`, but not
+/// one that it allows, and `-W unused` on the command line wins over `warnings = "deny"`.
+pub fn configured_level(layers: &[&BTreeMap<String, Level>], info: CodeInfo, severity: Severity) -> Option<Level> {
+    let named =
+        layers.iter().enumerate().rev().find_map(|(rank, layer)| {
+            layer.get(info.name).or_else(|| layer.get(info.code)).map(|&level| (rank, level))
+        });
+    let warning = match named {
+        Some((_, level)) => level == Level::Warn,
+        None => severity == Severity::Warning,
+    };
+    let stronger = named.map_or(0, |(rank, _)| rank + 1);
+    let group = if warning { layers[stronger..].iter().rev().find_map(|layer| layer.get("warnings")) } else { None };
+    group.copied().or(named.map(|(_, level)| level))
 }
 
 /// The file name of a stdlib module: `std.nn` is `<std>/nn.net`.
@@ -419,6 +467,19 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     diagnostics
 }
 
+/// The level settings that apply to a file, weakest first: its `netc.toml`'s `[lints]` and
+/// matching `[[overrides]]`, then the command line's. Equal across configuration changes
+/// that do not concern the file, so its diagnostics are not re-run by them.
+#[salsa::tracked(returns(ref))]
+pub fn file_levels(db: &dyn Db, file: SourceFile) -> Vec<BTreeMap<String, Level>> {
+    let config = db.config();
+    let name = file.name(db);
+    let mut layers: Vec<BTreeMap<String, Level>> =
+        config.overrides(db).iter().filter(|o| o.files.contains(name)).map(|o| o.levels.clone()).collect();
+    layers.push(config.levels(db).clone());
+    layers
+}
+
 /// Every diagnostic of a file, with byte ranges, configured levels applied, in source order.
 #[salsa::tracked(returns(ref))]
 pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
@@ -431,19 +492,14 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     all.extend(lint_diagnostics(db, file).iter().cloned());
     let (suppressions, unknown) = crate::lints::suppress::suppressions(file.name(db), file.text(db), parse);
     all.extend(unknown);
-    let levels = db.config().levels(db);
+    let layers: Vec<&BTreeMap<String, Level>> = file_levels(db, file).iter().collect();
     let mut out: Vec<Diagnostic> = all
         .into_iter()
         .filter_map(|mut d| {
             let info = d.code.info();
             // Lints and warnings take their configured level; errors in the program do not.
-            if info.is_lint() || info.severity != Severity::Error {
-                let warning = d.severity == Severity::Warning;
-                let configured = levels
-                    .get(info.name)
-                    .or_else(|| levels.get(info.code))
-                    .or_else(|| if warning { levels.get("warnings") } else { None });
-                match configured {
+            if info.is_configurable() {
+                match configured_level(&layers, info, d.severity) {
                     Some(Level::Allow) => return None,
                     Some(Level::Warn) => d.severity = Severity::Warning,
                     Some(Level::Deny) => d.severity = Severity::Error,

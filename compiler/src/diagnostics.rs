@@ -239,6 +239,12 @@ impl CodeInfo {
     pub fn is_lint(&self) -> bool {
         self.code.starts_with('L')
     }
+
+    /// Whether configuration (`-A`/`-W`/`-D`, `netc.toml`) can change its level: lints and
+    /// warnings can; errors in the program cannot.
+    pub fn is_configurable(&self) -> bool {
+        self.is_lint() || self.severity != Severity::Error
+    }
 }
 
 macro_rules! codes {
@@ -330,6 +336,8 @@ codes! {
     // Files: E04xx.
     UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
     NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),
+    InvalidConfig = ("E0403", "invalid-config", Error, "a `netc.toml` that is not valid TOML or not a valid configuration"),
+    UnknownConfigLint = ("W0404", "unknown-lint-in-config", Warning, "a `netc.toml` level for a name that is no configurable lint or warning"),
 }
 
 impl fmt::Display for Code {

@@ -4,7 +4,9 @@
 //! salsa query in [`db`]. Rendering happens at the edge ([`render`]); the command line is
 //! [`cli`], a thin layer over [`workspace`] (the only IO) and [`render`].
 
+pub mod analysis;
 pub mod cli;
+pub mod config;
 pub mod costs;
 pub mod db;
 pub mod diagnostics;
@@ -17,7 +19,11 @@ pub mod render;
 pub mod report;
 pub mod semantics;
 pub mod shapes;
+pub mod snapshot;
 pub mod suggest;
+pub mod svg;
 pub mod syntax;
 pub mod units;
 pub mod workspace;
+
+pub use analysis::{AnalyzeError, analyze};

@@ -2,7 +2,9 @@
 //!
 //! - `human`: miette's graphical report (colour on a terminal, plain text otherwise);
 //! - `short`: codespan-reporting's one-line rustc style, `file:line:col: error[E0204]: ...`;
-//! - `json`: a stable, documented schema (spec/diagnostics.md), version 1.
+//! - `json`: a stable, documented schema (spec/diagnostics.md), version 1;
+//! - `sarif`: SARIF 2.1.0 for code scanning ([`sarif`](mod@sarif));
+//! - `github`: GitHub Actions workflow commands, annotations in a run ([`github`](mod@github)).
 //!
 //! Renderers read source texts through [`Sources`]; every diagnostic's labels must already be
 //! byte ranges (see [`crate::db::file_diagnostics`]).
@@ -16,6 +18,12 @@ use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource};
 use serde::Serialize;
 
 use crate::diagnostics::{Diagnostic, FileName, Label, Place, Severity, TextRange};
+
+pub mod github;
+pub mod sarif;
+
+pub use github::github;
+pub use sarif::sarif;
 
 /// Access to the text of files, by name.
 pub trait Sources {

@@ -200,6 +200,11 @@ fn row<'a>(
 
 /// The report of one scenario, or `None` if it cannot be elaborated (see its diagnostics).
 pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<ScenarioReport> {
+    build(db, file, index).map(|(report, _)| report)
+}
+
+/// The report of one scenario and the statement of each of its lines.
+fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, Vec<Site>)> {
     let loc = ItemLoc::new(db, file, index);
     let Item::Scenario(scenario) = syntax_tree(db, file).items.get(index as usize)? else { return None };
     let setup = scenario_setup(db, loc).as_ref()?;
@@ -241,7 +246,8 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
         r.gradient_bytes = memory.gradients;
         r.optimizer_bytes = memory.optimizer;
     }
-    let lines = order.iter().filter_map(|site| rows.remove(site)).collect();
+    let (sites, lines): (Vec<Site>, Vec<LineReport>) =
+        order.into_iter().filter_map(|site| rows.remove(&site).map(|row| (site, row))).unzip();
     let peak = &simulation.peak;
     let b = peak.breakdown;
     let ledgers = Ledgers {
@@ -255,7 +261,7 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
     };
     let peak_line =
         peak.site.as_ref().and_then(|site| locate(db, site).map(|(line, _)| format!("{}:{line}", site.file)));
-    Some(ScenarioReport {
+    let report = ScenarioReport {
         name: scenario.name.text.clone(),
         kind: scenario.kind.keyword(),
         file: file.name(db).clone(),
@@ -281,23 +287,151 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
         host_bytes: costs.host,
         host_budget_bytes: costs.host_budget,
         lines,
-    })
+    };
+    Some((report, sites))
 }
 
-/// The report of every scenario of `files`, optionally only those named `only`.
-pub fn report(db: &dyn Db, files: &[SourceFile], only: Option<&str>) -> Report {
-    let mut scenarios = Vec::new();
+/// The scenarios declared in `files` (optionally only those named `only`), as files and
+/// item indices, in file and source order.
+pub fn scenarios(db: &dyn Db, files: &[SourceFile], only: Option<&str>) -> Vec<(SourceFile, u32)> {
+    let mut found = Vec::new();
     for &file in files {
         for (index, item) in syntax_tree(db, file).items.iter().enumerate() {
             if let Item::Scenario(s) = item
                 && only.is_none_or(|name| name == s.name.text)
-                && let Some(r) = scenario_report(db, file, index as u32)
             {
-                scenarios.push(r);
+                found.push((file, index as u32));
             }
         }
     }
+    found
+}
+
+/// The report of every scenario of `files`, optionally only those named `only`.
+pub fn report(db: &dyn Db, files: &[SourceFile], only: Option<&str>) -> Report {
+    let scenarios =
+        scenarios(db, files, only).into_iter().filter_map(|(file, index)| scenario_report(db, file, index)).collect();
     Report { version: REPORT_VERSION, scenarios }
+}
+
+/// A block's share of a scenario: the sums of the per-line figures of the lines that ran
+/// inside it, directly or through the blocks it called.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct BlockTotals {
+    /// The block's name (with its file when two blocks of the scenario share a name).
+    pub name: String,
+    /// Parameters created inside it.
+    pub params: i128,
+    /// MACs of one forward pass inside it.
+    pub macs: i128,
+    /// Parameter bytes.
+    pub weight_bytes: i128,
+    /// Buffer bytes.
+    pub buffer_bytes: i128,
+    /// Gradient bytes (training).
+    pub gradient_bytes: i128,
+    /// Optimizer state bytes (training).
+    pub optimizer_bytes: i128,
+    /// Bytes its lines keep for backward (or make, without autograd).
+    pub activation_bytes: i128,
+    /// The largest workspace of its lines (workspace is transient: not summed).
+    pub workspace_bytes: i128,
+}
+
+/// The name of the item a site is in, if it is a block.
+fn block_name(db: &dyn Db, site: &Site) -> Option<String> {
+    let file = lookup_file(db, &site.file)?;
+    match syntax_tree(db, file).items.get(site.at.item as usize)? {
+        Item::Block(b) => Some(b.name.text.clone()),
+        _ => None,
+    }
+}
+
+/// The report of a scenario and, per block, the per-line figures of the lines that ran
+/// inside it, in the order the blocks were first called (outer blocks before the blocks they
+/// call); `None` when the scenario cannot be elaborated. A line counts in every block of the chain of calls it ran through
+/// ([`crate::elaborate::Origin::chain`]); a line that ran through different chains (a block
+/// called from two different blocks) is shared between them in proportion to how many times
+/// it ran through each.
+pub fn block_totals(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, Vec<BlockTotals>)> {
+    let (report, sites) = build(db, file, index)?;
+    let graph = scenario_graph(db, ItemLoc::new(db, file, index)).as_ref()?;
+    // A block is its file and item.
+    type Key = (FileName, u32);
+    let key = |site: &Site| (site.file.clone(), site.at.item);
+    // The blocks each execution of a statement ran inside, outermost first.
+    let path = |origin: &crate::elaborate::Origin| -> Vec<Key> {
+        if origin.chain.is_empty() {
+            return Vec::new();
+        }
+        let mut path: Vec<Key> = origin.chain.iter().skip(1).map(key).chain([key(&origin.stmt)]).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        path.retain(|k| seen.insert(k.clone()));
+        path
+    };
+    let mut order: Vec<Key> = Vec::new();
+    let mut paths: BTreeMap<&Site, BTreeMap<Vec<Key>, u64>> = BTreeMap::new();
+    let origins = graph.stmt_values.iter().map(|v| &v.origin);
+    // Statements without a value (none in practice) are counted by their ops.
+    let ops = graph.nodes.iter().map(|n| &n.origin);
+    let mut with_values = std::collections::BTreeSet::new();
+    for origin in origins.clone() {
+        with_values.insert(&origin.stmt);
+    }
+    for origin in origins.chain(ops.filter(|o| !with_values.contains(&o.stmt))) {
+        let p = path(origin);
+        for k in &p {
+            if !order.contains(k) {
+                order.push(k.clone());
+            }
+        }
+        *paths.entry(&origin.stmt).or_default().entry(p).or_default() += 1;
+    }
+    let mut totals: BTreeMap<Key, BlockTotals> = BTreeMap::new();
+    for (site, line) in sites.iter().zip(&report.lines) {
+        let Some(by_path) = paths.get(site) else { continue };
+        let runs: u64 = by_path.values().sum();
+        for (p, &n) in by_path {
+            // The share of this path: exact when the line ran through one path only.
+            let share = |v: i128| if n == runs { v } else { v * n as i128 / runs as i128 };
+            for k in p {
+                let t = totals.entry(k.clone()).or_insert_with(|| BlockTotals {
+                    name: String::new(),
+                    params: 0,
+                    macs: 0,
+                    weight_bytes: 0,
+                    buffer_bytes: 0,
+                    gradient_bytes: 0,
+                    optimizer_bytes: 0,
+                    activation_bytes: 0,
+                    workspace_bytes: 0,
+                });
+                t.params += share(line.params);
+                t.macs += share(line.macs);
+                t.weight_bytes += share(line.weight_bytes);
+                t.buffer_bytes += share(line.buffer_bytes);
+                t.gradient_bytes += share(line.gradient_bytes);
+                t.optimizer_bytes += share(line.optimizer_bytes);
+                t.activation_bytes += share(line.activation_bytes);
+                t.workspace_bytes = t.workspace_bytes.max(line.workspace_bytes);
+            }
+        }
+    }
+    let names: Vec<(Key, String)> = order
+        .iter()
+        .map(|(file, item)| {
+            let site = Site { file: file.clone(), at: crate::diagnostics::NodeRef { item: *item, node: 0 } };
+            ((file.clone(), *item), block_name(db, &site).unwrap_or_default())
+        })
+        .collect();
+    let mut blocks = Vec::new();
+    for (k, (_, name)) in order.into_iter().zip(&names) {
+        let shared = names.iter().filter(|(_, n)| n == name).count() > 1;
+        let Some(mut t) = totals.remove(&k) else { continue };
+        t.name = if shared { format!("{name} ({})", k.0) } else { name.clone() };
+        blocks.push(t);
+    }
+    Some((report, blocks))
 }
 
 fn header(s: &ScenarioReport) -> String {

@@ -3,12 +3,16 @@
 //! `load` expands directories into their `.net` files, reads each file, and then follows
 //! `use "..."` until every imported file that exists is loaded. Unreadable and non-UTF-8
 //! files become diagnostics (E0401, E0402) naming the file; the other files are still loaded.
+//!
+//! `configure` then reads the `netc.toml` nearest to each loaded file (its directory, else the
+//! closest ancestor that has one) and sets the levels it gives in the database.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::db::{Database, SourceFile, file_diagnostics, imported_names};
-use crate::diagnostics::{Code, Diagnostic, FileName, Place, TextRange};
+use crate::config::{self, ProjectConfig};
+use crate::db::{Database, Db, Level, LevelOverride, SourceFile, configured_level, file_diagnostics, imported_names};
+use crate::diagnostics::{Code, Diagnostic, FileName, Place, Severity, TextRange};
 
 /// The result of loading.
 #[derive(Debug, Default)]
@@ -129,6 +133,149 @@ pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
     loaded
 }
 
+/// The outcome of reading the `netc.toml` files of loaded files.
+#[derive(Debug, Default)]
+pub struct Configured {
+    /// Their diagnostics: unreadable files (E0401, E0402), malformed ones (E0403), unknown
+    /// lint names (W0404, at the level the file and the command line give it).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Whether one could not be read or is malformed (exit code 2); the files it governs
+    /// were configured as if it did not exist.
+    pub failed: bool,
+    /// The texts of the `netc.toml` files that have diagnostics, for rendering.
+    pub sources: BTreeMap<FileName, String>,
+}
+
+/// One `netc.toml` found.
+struct Found {
+    /// Its directory, canonical.
+    dir: PathBuf,
+    /// The configuration, or `None` when unreadable or malformed.
+    config: Option<ProjectConfig>,
+    /// The files it governs, with their paths relative to `dir` (`/` separators).
+    files: Vec<(FileName, String)>,
+}
+
+/// The name a `netc.toml` at canonical `path` is shown as: relative to the current directory
+/// when it is below it, else absolute.
+fn config_file_name(path: &Path) -> FileName {
+    let cwd = std::env::current_dir().and_then(|d| d.canonicalize());
+    match cwd.as_ref().ok().and_then(|cwd| path.strip_prefix(cwd).ok()) {
+        Some(relative) => file_name_of(relative),
+        None => file_name_of(path),
+    }
+}
+
+/// `path` relative to `dir`, with `/` separators.
+fn relative_to(path: &Path, dir: &Path) -> Option<String> {
+    let relative = path.strip_prefix(dir).ok()?;
+    let parts: Vec<String> = relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    Some(parts.join("/"))
+}
+
+/// Finds the `netc.toml` nearest to each loaded file (in its directory or the closest
+/// ancestor), reads and parses each once, and sets the levels they give for the files they
+/// govern ([`crate::db::Config::overrides`]): `[lints]` for every one, each matching
+/// `[[overrides]]` entry after it. The command line's levels, set before, still win.
+pub fn configure(db: &mut Database, loaded: &Loaded) -> Configured {
+    let mut found: Vec<Found> = Vec::new();
+    // Directory (canonical) to the index in `found` of the netc.toml that governs it.
+    let mut nearest: HashMap<PathBuf, Option<usize>> = HashMap::new();
+    let mut configured = Configured::default();
+    for &file in &loaded.files {
+        let name = file.name(db).clone();
+        let path = Path::new(name.as_str());
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let (Ok(dir), Some(file_part)) = (parent.canonicalize(), path.file_name()) else { continue };
+        let mut visited = Vec::new();
+        let mut governing = None;
+        for ancestor in dir.ancestors() {
+            if let Some(&known) = nearest.get(ancestor) {
+                governing = known;
+                break;
+            }
+            visited.push(ancestor.to_path_buf());
+            let candidate = ancestor.join(config::FILE_NAME);
+            if candidate.is_file() {
+                let config_name = config_file_name(&candidate);
+                let (config, diagnostics, text) = read_config(&candidate, &config_name);
+                configured.failed |= diagnostics.iter().any(|d| d.severity == Severity::Error);
+                if !diagnostics.is_empty() {
+                    configured.sources.insert(config_name.clone(), text);
+                }
+                // Unknown names take the level the file itself and the command line give W0404.
+                let own = config.as_ref().map(|c| c.lints.clone()).unwrap_or_default();
+                for mut d in diagnostics {
+                    let info = d.code.info();
+                    if info.is_configurable() {
+                        match configured_level(&[&own, db.config().levels(db)], info, d.severity) {
+                            Some(Level::Allow) => continue,
+                            Some(Level::Warn) => d.severity = Severity::Warning,
+                            Some(Level::Deny) => d.severity = Severity::Error,
+                            None => {}
+                        }
+                    }
+                    configured.diagnostics.push(d);
+                }
+                found.push(Found { dir: ancestor.to_path_buf(), config, files: Vec::new() });
+                governing = Some(found.len() - 1);
+                break;
+            }
+        }
+        for dir in visited {
+            nearest.insert(dir, governing);
+        }
+        if let Some(index) = governing
+            && let Some(relative) = relative_to(&dir.join(file_part), &found[index].dir)
+        {
+            found[index].files.push((name, relative));
+        }
+    }
+    let mut overrides = Vec::new();
+    for f in &found {
+        let Some(config) = &f.config else { continue };
+        let all: BTreeSet<FileName> = f.files.iter().map(|(name, _)| name.clone()).collect();
+        overrides.push(LevelOverride { files: all, levels: config.lints.clone() });
+        for entry in &config.overrides {
+            let files = f.files.iter().filter(|(_, path)| entry.matches(path)).map(|(name, _)| name.clone()).collect();
+            overrides.push(LevelOverride { files, levels: entry.lints.clone() });
+        }
+    }
+    db.set_overrides(overrides);
+    configured
+}
+
+/// Reads and parses one `netc.toml`: the configuration, its diagnostics, and its text.
+fn read_config(path: &Path, name: &FileName) -> (Option<ProjectConfig>, Vec<Diagnostic>, String) {
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => {
+                let (config, diagnostics) = config::parse(name, &text);
+                (config, diagnostics, text)
+            }
+            Err(e) => {
+                let offset = e.utf8_error().valid_up_to() as u32;
+                let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                let d = Diagnostic::new(
+                    Code::NotUtf8,
+                    format!("`{name}` is not valid UTF-8"),
+                    name,
+                    Place::Range(TextRange::new(offset, offset + 1)),
+                )
+                .with_primary_message("invalid UTF-8 starts here")
+                .with_help("save the file as UTF-8");
+                (None, vec![d], lossy)
+            }
+        },
+        Err(e) => {
+            (None, vec![file_error(Code::UnreadableFile, name, format!("cannot read `{name}`: {e}"))], String::new())
+        }
+    }
+}
+
 /// The outcome of checking files.
 #[derive(Debug)]
 pub struct Checked {
@@ -138,20 +285,24 @@ pub struct Checked {
     pub files: usize,
     /// The files named (directories expanded), in order.
     pub roots: Vec<SourceFile>,
-    /// Whether any file could not be read (exit code 2).
+    /// Whether any file could not be read, or a `netc.toml` is malformed (exit code 2).
     pub io_failed: bool,
     /// Texts of every file a diagnostic may point into.
     pub sources: BTreeMap<FileName, String>,
 }
 
-/// Loads and checks `paths`: the library entry point behind `netc check`.
+/// Loads `paths`, reads their `netc.toml` files and checks them: the library entry point
+/// behind `netc check`. The command line's levels are set in `db` before.
 pub fn check_paths(db: &mut Database, paths: &[PathBuf]) -> Checked {
     let loaded = load(db, paths);
+    let configured = configure(db, &loaded);
     let mut diagnostics = loaded.io_errors.clone();
+    diagnostics.extend(configured.diagnostics);
     for &file in &loaded.files {
         diagnostics.extend(file_diagnostics(db, file).iter().cloned());
     }
     let mut sources = loaded.extra_sources.clone();
+    sources.extend(configured.sources);
     for d in &diagnostics {
         for label in &d.labels {
             if let Some(file) = crate::db::lookup_file(db, &label.file) {
@@ -163,7 +314,7 @@ pub fn check_paths(db: &mut Database, paths: &[PathBuf]) -> Checked {
         diagnostics,
         files: loaded.files.len(),
         roots: loaded.roots.clone(),
-        io_failed: !loaded.io_errors.is_empty(),
+        io_failed: !loaded.io_errors.is_empty() || configured.failed,
         sources,
     }
 }

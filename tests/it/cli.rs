@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A fresh directory under the system's temporary directory, removed on drop.
-struct TempDir {
-    path: PathBuf,
+pub(crate) struct TempDir {
+    pub(crate) path: PathBuf,
 }
 
 impl TempDir {
-    fn new(test: &str) -> Self {
+    pub(crate) fn new(test: &str) -> Self {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         let unique = format!(
             "netc-cli-{}-{}-{}",
@@ -26,19 +26,19 @@ impl TempDir {
     }
 
     /// Writes `contents` to `name` (a relative path; parent directories are created).
-    fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+    pub(crate) fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
         let path = self.path.join(name);
         std::fs::create_dir_all(path.parent().expect("a file has a parent")).expect("create directories");
         std::fs::write(&path, contents).expect("write a file");
         path
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.path.join(name)
     }
 
     /// `text` with this directory's path replaced by `<tmp>`, for snapshots.
-    fn redact(&self, text: &str) -> String {
+    pub(crate) fn redact(&self, text: &str) -> String {
         let prefix = self.path.to_string_lossy().replace('\\', "/");
         text.replace(&prefix, "<tmp>")
     }
@@ -52,10 +52,10 @@ impl Drop for TempDir {
 }
 
 /// What a run of netc printed, and its exit code.
-struct Run {
-    code: u8,
-    out: String,
-    err: String,
+pub(crate) struct Run {
+    pub(crate) code: u8,
+    pub(crate) out: String,
+    pub(crate) err: String,
 }
 
 /// Runs `netc ARGS...` in-process, with stdout not a terminal.
@@ -82,7 +82,7 @@ where
 }
 
 /// `netc check [flags] paths...`.
-fn check(flags: &[&str], paths: &[&Path]) -> Run {
+pub(crate) fn check(flags: &[&str], paths: &[&Path]) -> Run {
     let mut args: Vec<OsString> = vec!["check".into()];
     args.extend(flags.iter().map(OsString::from));
     args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
@@ -125,7 +125,7 @@ model net(classes: int = 10) {
 ";
 
 /// Only a warning: `margin` without `budget`.
-const WARNING: &str = "\
+pub(crate) const WARNING: &str = "\
 model net() {
     input x: f32[N, 8]
     return linear(x, 2)
@@ -398,6 +398,266 @@ fn json_format() {
     let json: serde_json::Value = serde_json::from_str(&run.out).expect("the output is JSON");
     assert_eq!(json["diagnostics"], serde_json::json!([]));
     assert_eq!(json["summary"], serde_json::json!({ "files": 1, "errors": 0, "warnings": 0 }));
+}
+
+/// Two lints: L0006 `linear-dominates-parameters` (help, with a `%` in its message) and
+/// L0001 `budget-exceeded` (an error).
+pub(crate) const OVER: &str = "\
+model m() {
+    input x: f32[N, 1024]
+    return linear(x, 1024)
+}
+infer serve { model m()  batch 64  no_grad  budget 1 MiB }
+";
+
+/// A scenario that runs without `no_grad`: L0003 `missing-no-grad`, which has a fix.
+const MISSING_NO_GRAD: &str = "use std.models.resnet\ninfer serve { model resnet18()  batch 8  eval }\n";
+
+/// Errors after a character that takes two UTF-16 code units (and one `char`), a secondary
+/// label, and a `%` in a message.
+const UNICODE: &str =
+    "block b(x) {\n    y = linear(\"\u{1F600}\", zz)\n    return y\n}\nblock b(x) {\n    return x % 2\n}\n";
+
+/// The official SARIF 2.1.0 schema (tests/fixtures/sarif/README.md), formats checked.
+fn sarif_validator() -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sarif/sarif-schema-2.1.0.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
+    // The OASIS Standard's language-tag pattern has a stray `]`, which is no ECMA-262 regex
+    // (the validator checks the schema against its meta-schema); the approved errata replace
+    // it with this one. netc writes no `language`.
+    let fixed = serde_json::json!("^[a-zA-Z]{2}(-[a-zA-Z]{2})?$");
+    for definition in ["run", "toolComponent"] {
+        let pattern = &mut schema["definitions"][definition]["properties"]["language"]["pattern"];
+        assert_eq!(pattern, "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$", "the vendored schema changed");
+        *pattern = fixed.clone();
+    }
+    jsonschema::options().should_validate_formats(true).build(&schema).expect("the schema compiles")
+}
+
+fn assert_valid_sarif(validator: &jsonschema::Validator, log: &serde_json::Value) {
+    let errors: Vec<String> = validator.iter_errors(log).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "invalid SARIF:\n{}\n{log:#}", errors.join("\n"));
+}
+
+#[test]
+fn sarif_format_is_valid_sarif_2_1_0() {
+    let validator = sarif_validator();
+    // The validator does reject what is not SARIF.
+    let broken = serde_json::json!({
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": { "name": "netc", "helpUri": "spec/x.md" } },
+            "results": [{ "level": "fatal", "message": { "text": "m" } }],
+        }],
+    });
+    assert!(validator.iter_errors(&broken).count() >= 2, "the schema must reject a bad level and a relative helpUri");
+
+    let dir = TempDir::new("sarif");
+    let errors = dir.write("errors.net", ERRORS);
+    let warning = dir.write("warn.net", WARNING);
+    let unicode = dir.write("unicode.net", UNICODE);
+    let clean = dir.write("clean.net", CLEAN);
+    let run = check(&["--format", "sarif", "--color", "always"], &[&errors, &warning, &unicode, &clean]);
+    assert_eq!(run.code, 1, "{}", run.err);
+    assert!(!run.out.contains('\x1b'), "SARIF is never coloured");
+    let log: serde_json::Value = serde_json::from_str(&run.out).expect("the output is JSON");
+    assert_valid_sarif(&validator, &log);
+    assert_eq!(log["version"], "2.1.0");
+    let runs = log["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1);
+    let run0 = &runs[0];
+    assert_eq!(run0["columnKind"], "utf16CodeUnits");
+
+    // The tool, with a rule for every code.
+    let driver = &run0["tool"]["driver"];
+    assert_eq!(driver["name"], "netc");
+    assert_eq!(driver["version"], env!("CARGO_PKG_VERSION"));
+    let rules = driver["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), netc::diagnostics::Code::ALL.len());
+    for (rule, code) in rules.iter().zip(netc::diagnostics::Code::ALL) {
+        let info = code.info();
+        assert_eq!(rule["id"], info.code);
+        assert_eq!(rule["name"], info.name);
+        assert_eq!(rule["shortDescription"]["text"], info.summary);
+        let level = match info.severity {
+            netc::diagnostics::Severity::Error => "error",
+            netc::diagnostics::Severity::Warning => "warning",
+            netc::diagnostics::Severity::Help => "note",
+        };
+        assert_eq!(rule["defaultConfiguration"]["level"], level, "{}", info.code);
+        let page = rule["properties"]["documentation"].as_str().expect("the page");
+        assert!(rule["help"]["text"].as_str().expect("help").contains(page), "{rule}");
+    }
+
+    // The results, in the order of the other formats.
+    let results = run0["results"].as_array().expect("results");
+    let ids: Vec<&str> = results.iter().map(|r| r["ruleId"].as_str().expect("ruleId")).collect();
+    assert_eq!(ids, ["E0204", "E0209", "E0104", "W0306", "E0211", "E0204", "E0205", "E0221"], "{}", run.out);
+    for result in results {
+        let index = result["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(rules[index]["id"], result["ruleId"]);
+    }
+    let first = &results[0];
+    assert_eq!(first["level"], "error");
+    assert_eq!(first["message"]["text"], "undefined name `z`\nhelp: did you mean `x`?");
+    let location = &first["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], format!("file://{}", errors.to_string_lossy().replace('\\', "/")));
+    assert_eq!(
+        location["region"],
+        serde_json::json!({ "startLine": 3, "startColumn": 21, "endLine": 3, "endColumn": 22 })
+    );
+    assert_eq!(results[3]["level"], "warning");
+
+    // Columns count UTF-16 code units: the emoji is two, so `zz` is one column further right
+    // than in the JSON format, which counts characters.
+    let zz = &results[5]["locations"][0]["physicalLocation"]["region"];
+    assert_eq!(zz, &serde_json::json!({ "startLine": 2, "startColumn": 22, "endLine": 2, "endColumn": 24 }));
+    let json = check(&["--format", "json"], &[&unicode]);
+    let json: serde_json::Value = serde_json::from_str(&json.out).expect("JSON");
+    assert_eq!(json["diagnostics"][1]["start"], serde_json::json!({ "line": 2, "column": 21 }));
+
+    // Secondary labels are related locations; notes and help follow the message.
+    let duplicate = &results[6];
+    assert_eq!(duplicate["message"]["text"], "`b` is defined twice\nhelp: rename one of them");
+    assert_eq!(duplicate["locations"][0]["message"]["text"], "block `b` redefined here");
+    let related = duplicate["relatedLocations"].as_array().expect("related locations");
+    assert_eq!(related.len(), 1);
+    assert_eq!(related[0]["message"]["text"], "first defined here (block)");
+    assert_eq!(related[0]["physicalLocation"]["region"]["startLine"], 1);
+    assert!(results[0].get("relatedLocations").is_none());
+    assert!(results[0].get("fixes").is_none());
+
+    // A clean run is a log with no results.
+    let run = check(&["--format", "sarif"], &[&clean]);
+    assert_eq!(run.code, 0);
+    let log: serde_json::Value = serde_json::from_str(&run.out).expect("JSON");
+    assert_valid_sarif(&validator, &log);
+    assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
+}
+
+/// Every rule names a page that exists: a lint's page, or a section of spec/diagnostics.md
+/// (by GitHub's heading anchor).
+#[test]
+fn sarif_rules_name_pages_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let catalogue = std::fs::read_to_string(root.join("spec/diagnostics.md")).expect("the catalogue");
+    let anchors: std::collections::HashSet<String> = catalogue
+        .lines()
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|heading| {
+            let text = heading.trim_start_matches('#').trim().to_lowercase();
+            let kept: String = text.chars().filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_')).collect();
+            kept.replace(' ', "-")
+        })
+        .collect();
+    for code in netc::diagnostics::Code::ALL {
+        let page = netc::render::sarif::documentation_path(code.info());
+        match page.split_once('#') {
+            Some((file, anchor)) => {
+                assert_eq!(file, "spec/diagnostics.md");
+                assert!(anchors.contains(anchor), "no section `{anchor}` in spec/diagnostics.md");
+            }
+            None => assert!(root.join(&page).is_file(), "{page} does not exist"),
+        }
+    }
+}
+
+#[test]
+fn sarif_fixes_are_replacements() {
+    let dir = TempDir::new("sarif-fix");
+    let file = dir.write("serve.net", MISSING_NO_GRAD);
+    let run = check(&["--format", "sarif"], &[&file]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    let log: serde_json::Value = serde_json::from_str(&run.out).expect("JSON");
+    assert_valid_sarif(&sarif_validator(), &log);
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    let result = results.iter().find(|r| r["ruleId"] == "L0003").expect("missing-no-grad");
+    assert_eq!(result["level"], "warning");
+    let fixes = result["fixes"].as_array().expect("fixes");
+    assert_eq!(fixes.len(), 1);
+    assert_eq!(fixes[0]["description"]["text"], "add `no_grad`");
+    let changes = fixes[0]["artifactChanges"].as_array().expect("changes");
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0]["artifactLocation"], result["locations"][0]["physicalLocation"]["artifactLocation"]);
+    let replacement = &changes[0]["replacements"][0];
+    // An insertion after `eval`: an empty region where the text goes.
+    let column = MISSING_NO_GRAD.lines().nth(1).expect("line 2").find("eval").expect("eval") + "eval".len() + 1;
+    let at = serde_json::json!({ "startLine": 2, "startColumn": column, "endLine": 2, "endColumn": column });
+    assert_eq!(replacement["deletedRegion"], at);
+    assert_eq!(replacement["insertedContent"]["text"], "  no_grad");
+
+    // Applying the replacement fixes the lint.
+    let line = MISSING_NO_GRAD.lines().nth(1).expect("line 2");
+    let fixed_line = format!("{}  no_grad{}", &line[..column - 1], &line[column - 1..]);
+    let fixed = MISSING_NO_GRAD.replace(line, &fixed_line);
+    std::fs::write(&file, fixed).expect("write");
+    let run = check(&["--format", "sarif"], &[&file]);
+    let log: serde_json::Value = serde_json::from_str(&run.out).expect("JSON");
+    assert!(
+        log["runs"][0]["results"].as_array().expect("results").iter().all(|r| r["ruleId"] != "L0003"),
+        "{}",
+        run.out
+    );
+}
+
+#[test]
+fn github_format_is_workflow_commands() {
+    let dir = TempDir::new("github");
+    let errors = dir.write("errors.net", ERRORS);
+    let warning = dir.write("warn.net", WARNING);
+    // Commas, colons and percent signs in a file name are escaped in the `file` property.
+    let odd = dir.write("a,b:c%.net", UNICODE);
+    let run = check(&["--format", "github", "--color", "always"], &[&errors, &warning, &odd]);
+    assert_eq!(run.code, 1, "{}", run.err);
+    let out = dir.redact(&run.out);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 9, "eight diagnostics and the summary:\n{out}");
+    assert_eq!(
+        lines[0],
+        "::error file=<tmp>/errors.net,line=3,col=21,endLine=3,endColumn=22,title=E0204 undefined-name::undefined name `z`%0Ahelp: did you mean `x`?"
+    );
+    assert!(lines[3].starts_with("::warning file=<tmp>/warn.net,line=6,"), "{}", lines[3]);
+    assert!(lines[3].contains(",title=W0306 ineffective-setting::"), "{}", lines[3]);
+    let odd_name = "<tmp>/a%2Cb%3Ac%25.net";
+    assert!(
+        lines[4].starts_with(&format!(
+            "::error file={odd_name},line=2,col=16,endLine=2,endColumn=19,title=E0211 argument-kind-mismatch::"
+        )),
+        "{}",
+        lines[4]
+    );
+    // Columns count characters, as in the JSON format.
+    assert!(lines[5].starts_with(&format!("::error file={odd_name},line=2,col=21,")), "{}", lines[5]);
+    assert_eq!(
+        lines[6],
+        format!(
+            "::error file={odd_name},line=5,col=7,endLine=5,endColumn=8,title=E0205 duplicate-definition::`b` is defined twice%0Ahelp: rename one of them"
+        )
+    );
+    // `%` in a message is escaped; `:` and `,` are not.
+    assert!(
+        lines[7].ends_with("title=E0221 invalid-operand::`%25` cannot combine a tensor and an integer"),
+        "{}",
+        lines[7]
+    );
+    for line in &lines[..8] {
+        assert!(!line.contains('\r') && !line.contains('\x1b'), "{line:?}");
+    }
+    assert_eq!(lines[8], "checked 3 files: 7 errors, 1 warning");
+
+    // Help-level lints are notices; a clean run prints the summary alone.
+    let over = dir.write("over.net", OVER);
+    let run = check(&["--format", "github"], &[&over]);
+    let out = dir.redact(&run.out);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("::notice file=<tmp>/over.net,line=3,col=12,"), "{out}");
+    assert!(lines[0].contains("::this linear layer holds 100 %25 of the model's parameters"), "{out}");
+    assert!(lines[1].starts_with("::error file=<tmp>/over.net,line=5,"), "{out}");
+    assert!(lines[1].contains(",title=L0001 budget-exceeded::"), "{out}");
+    let clean = dir.write("clean.net", CLEAN);
+    let run = check(&["--format", "github"], &[&clean]);
+    assert_eq!((run.code, run.out.as_str()), (0, "checked 1 file: 0 errors, 0 warnings\n"));
 }
 
 #[test]

@@ -136,10 +136,29 @@ fn edits_rerun_only_what_they_touch() {
     let ran = logged.edit("b.net", "width: int)", "width: int, depth: int = 1)");
     insta::assert_snapshot!("signature_edit_imported_file", ran.join("\n"));
 
-    // Configuration: only the final diagnostics query re-runs.
+    // Configuration: each file's levels are looked up again; they changed for every file (the
+    // command line's apply to all), so the final diagnostics query re-runs, and only it.
     logged.db.set_levels(BTreeMap::from([("ineffective-setting".to_string(), Level::Allow)]));
     let ran = logged.run();
     insta::assert_snapshot!("config_edit", ran.join("\n"));
+}
+
+#[test]
+fn netc_toml_edits_rerun_only_the_files_they_concern() {
+    let mut logged = Logged::new(&[("a.net", A), ("b.net", B), ("c.net", C)]);
+    // netc.toml's levels for a.net only: every file looks its levels up again, and only a.net,
+    // whose levels changed, has its diagnostics' levels resolved again; nothing before that.
+    let levels = BTreeMap::from([("unused".to_string(), Level::Deny)]);
+    let files = std::collections::BTreeSet::from([FileName::new("a.net")]);
+    logged.db.set_overrides(vec![netc::db::LevelOverride { files, levels }]);
+    let ran = logged.run();
+    let expected = ["file_diagnostics(a.net)", "file_levels(a.net)", "file_levels(b.net)", "file_levels(c.net)"];
+    assert_eq!(ran, expected, "{ran:#?}");
+    // Setting the same levels again changes nothing.
+    use netc::db::Db;
+    let same = logged.db.config().overrides(&logged.db).clone();
+    logged.db.set_overrides(same);
+    assert_eq!(logged.run(), Vec::<String>::new());
 }
 
 #[test]

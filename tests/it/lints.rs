@@ -70,7 +70,7 @@ fn pages() -> BTreeMap<String, String> {
     let dir = root().join("compiler/src/lints");
     let mut pages = BTreeMap::new();
     let mut index = String::from(
-        "# Lints\n\nGenerated from the lints' sources (compiler/src/lints/) by tests/it/lints.rs; do not edit.\nLevels can be changed with `-A`/`-W`/`-D NAME` or suppressed inline with `# netc: allow(NAME)`.\n\n| code | name | default level | what it reports |\n|---|---|---|---|\n",
+        "# Lints\n\nGenerated from the lints' sources (compiler/src/lints/) by tests/it/lints.rs; do not edit.\nLevels can be changed with `-A`/`-W`/`-D NAME`, in `netc.toml` (see ../diagnostics.md), or suppressed inline with `# netc: allow(NAME)`.\n\n| code | name | default level | what it reports |\n|---|---|---|---|\n",
     );
     for code in lint_codes() {
         let info = code.info();

@@ -1,7 +1,9 @@
 //! The integration tests of netc: one test binary, one module per concern.
 
+mod analyze;
 mod calibration;
 mod cli;
+mod config;
 mod diagnostics;
 mod fmt;
 mod incrementality;
@@ -12,6 +14,8 @@ mod no_panic;
 mod ops_doc;
 mod parser;
 mod shapes;
+mod snapshot_cmd;
 mod spec_examples;
 mod support;
+mod svg;
 mod zoo;

@@ -1,0 +1,256 @@
+//! SARIF 2.1.0 (OASIS), the format code-scanning services read: one run of the tool `netc`,
+//! with a rule for every code and a result for every diagnostic.
+//!
+//! Positions are 1-based lines and columns counted in UTF-16 code units (SARIF's default
+//! `columnKind`, stated in the run); `endColumn` is the column just after the region.
+//! Secondary labels are `relatedLocations`; fixes are `fixes` with their replacements. File
+//! names become URI references: relative ones stay relative (to the directory netc ran in,
+//! which code scanning takes as the repository root), absolute ones become `file:` URIs.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{Sources, range_of};
+use crate::diagnostics::{Code, CodeInfo, Diagnostic, Edit, FileName, Label, Place, Severity, TextRange};
+
+/// The JSON schema that `$schema` names.
+pub const SCHEMA: &str = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/os/schemas/sarif-schema-2.1.0.json";
+
+/// The repository-relative page that documents a code: `spec/lints/NAME.md` for a lint, the
+/// code's section of `spec/diagnostics.md` otherwise (GitHub's heading anchor).
+pub fn documentation_path(info: CodeInfo) -> String {
+    if info.is_lint() {
+        format!("spec/lints/{}.md", info.name)
+    } else {
+        format!("spec/diagnostics.md#{}-{}", info.code.to_lowercase(), info.name)
+    }
+}
+
+/// The absolute `helpUri` of a code's page, when netc's package names its repository: SARIF
+/// requires an absolute URI there, so without one the page is named in `help` only.
+fn help_uri(repository: &str, path: &str) -> Option<String> {
+    let repository = repository.trim_end_matches('/');
+    if repository.starts_with("https://") { Some(format!("{repository}/blob/HEAD/{path}")) } else { None }
+}
+
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Help => "note",
+    }
+}
+
+/// A file name as a URI reference: percent-encoded; absolute paths as `file:` URIs.
+pub fn file_uri(name: &FileName) -> String {
+    let path = name.as_str().replace('\\', "/");
+    let bytes = path.as_bytes();
+    let drive = bytes.len() >= 3 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && bytes[2] == b'/';
+    let mut out = String::new();
+    if path.starts_with('/') {
+        out.push_str("file://");
+    } else if drive {
+        out.push_str("file:///");
+    }
+    for (i, &b) in bytes.iter().enumerate() {
+        let keep = b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=@".contains(&b) || (drive && i == 1);
+        if keep {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A 1-based line and UTF-16 column of `offset` in `text` (clamped to the text).
+fn utf16_line_col(text: &str, offset: u32) -> (u32, u32) {
+    let mut offset = (offset as usize).min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() as u32 + 1;
+    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
+    let column = text[line_start..offset].encode_utf16().count() as u32 + 1;
+    (line, column)
+}
+
+fn region(sources: &dyn Sources, file: &FileName, range: TextRange) -> Value {
+    let text = sources.text(file).unwrap_or("");
+    let (start_line, start_column) = utf16_line_col(text, range.start);
+    let (end_line, end_column) = utf16_line_col(text, range.end);
+    json!({
+        "startLine": start_line,
+        "startColumn": start_column,
+        "endLine": end_line,
+        "endColumn": end_column,
+    })
+}
+
+fn location(sources: &dyn Sources, label: &Label) -> Value {
+    let mut location = json!({
+        "physicalLocation": {
+            "artifactLocation": { "uri": file_uri(&label.file) },
+            "region": region(sources, &label.file, range_of(label)),
+        }
+    });
+    if !label.message.is_empty() {
+        location["message"] = json!({ "text": label.message });
+    }
+    location
+}
+
+/// The message of a result: the diagnostic's, then its notes and help on lines of their own.
+fn message_text(d: &Diagnostic) -> String {
+    let mut text = d.message.clone();
+    for note in &d.notes {
+        text.push_str(&format!("\nnote: {note}"));
+    }
+    if let Some(help) = &d.help {
+        text.push_str(&format!("\nhelp: {help}"));
+    }
+    text
+}
+
+fn edit_region(sources: &dyn Sources, edit: &Edit) -> Value {
+    let range = match edit.place {
+        Place::Range(r) if edit.insert_after => TextRange::empty(r.end),
+        Place::Range(r) => r,
+        Place::Node(_) => TextRange::default(),
+    };
+    region(sources, &edit.file, range)
+}
+
+fn fix(sources: &dyn Sources, fix: &crate::diagnostics::Fix) -> Value {
+    // One artifactChange per file, its replacements in the fix's order.
+    let mut by_file: BTreeMap<&FileName, Vec<Value>> = BTreeMap::new();
+    for edit in &fix.edits {
+        by_file.entry(&edit.file).or_default().push(json!({
+            "deletedRegion": edit_region(sources, edit),
+            "insertedContent": { "text": edit.text },
+        }));
+    }
+    let changes: Vec<Value> = by_file
+        .into_iter()
+        .map(|(file, replacements)| {
+            json!({ "artifactLocation": { "uri": file_uri(file) }, "replacements": replacements })
+        })
+        .collect();
+    json!({ "description": { "text": fix.title }, "artifactChanges": changes })
+}
+
+fn rule(info: CodeInfo) -> Value {
+    let path = documentation_path(info);
+    let mut rule = json!({
+        "id": info.code,
+        "name": info.name,
+        "shortDescription": { "text": info.summary },
+        "help": {
+            "text": format!("{}. Documented in {path} in the netc repository.", info.summary),
+            "markdown": format!("{}. Documented in `{path}` in the netc repository.", info.summary),
+        },
+        "defaultConfiguration": { "level": level(info.severity) },
+        "properties": { "documentation": path, "tags": [if info.is_lint() { "lint" } else { "check" }] },
+    });
+    if let Some(uri) = help_uri(env!("CARGO_PKG_REPOSITORY"), &path) {
+        rule["helpUri"] = json!(uri);
+    }
+    rule
+}
+
+/// The SARIF log of `diagnostics` as a JSON value.
+pub fn sarif_log(diagnostics: &[Diagnostic], sources: &dyn Sources) -> Value {
+    let rules: Vec<Value> = Code::ALL.iter().map(|c| rule(c.info())).collect();
+    let results: Vec<Value> = diagnostics
+        .iter()
+        .map(|d| {
+            let info = d.code.info();
+            let mut result = json!({
+                "ruleId": info.code,
+                "ruleIndex": Code::ALL.iter().position(|&c| c == d.code).unwrap_or(0),
+                "level": level(d.severity),
+                "message": { "text": message_text(d) },
+                "locations": [location(sources, d.primary())],
+            });
+            let related: Vec<Value> = d
+                .labels
+                .iter()
+                .filter(|l| !l.primary)
+                .enumerate()
+                .map(|(id, l)| {
+                    let mut location = location(sources, l);
+                    location["id"] = json!(id);
+                    location
+                })
+                .collect();
+            if !related.is_empty() {
+                result["relatedLocations"] = json!(related);
+            }
+            let fixes: Vec<Value> = d.fixes.iter().filter(|f| !f.edits.is_empty()).map(|f| fix(sources, f)).collect();
+            if !fixes.is_empty() {
+                result["fixes"] = json!(fixes);
+            }
+            result
+        })
+        .collect();
+    json!({
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {
+                "driver": {
+                    "name": "netc",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "semanticVersion": env!("CARGO_PKG_VERSION"),
+                    "rules": rules,
+                }
+            },
+            "columnKind": "utf16CodeUnits",
+            "results": results,
+        }]
+    })
+}
+
+/// Renders the SARIF log of `diagnostics`, pretty-printed.
+pub fn sarif(diagnostics: &[Diagnostic], sources: &dyn Sources) -> String {
+    serde_json::to_string_pretty(&sarif_log(diagnostics, sources)).expect("plain data serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_become_uri_references() {
+        assert_eq!(file_uri(&FileName::new("examples/resnet18.net")), "examples/resnet18.net");
+        assert_eq!(file_uri(&FileName::new("/tmp/a b/c.net")), "file:///tmp/a%20b/c.net");
+        assert_eq!(file_uri(&FileName::new("C:\\models\\a.net")), "file:///C:/models/a.net");
+        assert_eq!(file_uri(&FileName::new("<std>/nn.net")), "%3Cstd%3E/nn.net");
+        assert_eq!(file_uri(&FileName::new("a:b.net")), "a%3Ab.net");
+        assert_eq!(file_uri(&FileName::new("caf\u{e9}.net")), "caf%C3%A9.net");
+    }
+
+    #[test]
+    fn columns_count_utf16_code_units() {
+        let text = "# \u{e9}\u{1F600}x\nab";
+        assert_eq!(utf16_line_col(text, 0), (1, 1));
+        let x = text.find('x').expect("x") as u32;
+        // `# ` is 2 units, `é` 1, the emoji 2: `x` is at column 6.
+        assert_eq!(utf16_line_col(text, x), (1, 6));
+        assert_eq!(utf16_line_col(text, text.len() as u32), (2, 3));
+    }
+
+    #[test]
+    fn help_uris_are_absolute_or_absent() {
+        assert_eq!(help_uri("", "spec/lints/unused.md"), None);
+        assert_eq!(
+            help_uri("https://example.org/netc/", "spec/lints/unused.md").as_deref(),
+            Some("https://example.org/netc/blob/HEAD/spec/lints/unused.md")
+        );
+        let undefined = Code::UndefinedName.info();
+        assert_eq!(documentation_path(undefined), "spec/diagnostics.md#e0204-undefined-name");
+        assert_eq!(documentation_path(Code::Unused.info()), "spec/lints/unused.md");
+    }
+}

@@ -1,0 +1,187 @@
+//! `netc snapshot`: budget snapshots beside the model files (`model.net` -> `model.netsnap`),
+//! written only by `netc snapshot`, compared by `netc snapshot --check`, which fails (exit 1)
+//! with the figures that moved and a unified diff. Every test works in a temporary directory.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A temporary directory, removed when dropped.
+struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    fn new(test: &str) -> Self {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let unique = format!("netc-snapshot-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+        let path = std::env::temp_dir().join(unique).join(test);
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create a temporary directory");
+        TempDir { path }
+    }
+
+    fn write(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.path.join(name);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("create directories");
+        std::fs::write(&path, contents).expect("write a file");
+        path
+    }
+
+    fn read(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.path.join(name)).ok()
+    }
+
+    /// `text` with this directory's path replaced by `<tmp>`.
+    fn redact(&self, text: &str) -> String {
+        text.replace(&self.path.to_string_lossy().replace('\\', "/"), "<tmp>")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(self.path.parent().expect("the unique directory"));
+    }
+}
+
+struct Run {
+    code: u8,
+    out: String,
+    err: String,
+}
+
+fn netc(args: &[&str], paths: &[&Path]) -> Run {
+    let mut argv: Vec<OsString> = vec!["netc".into()];
+    argv.extend(args.iter().map(OsString::from));
+    argv.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = netc::cli::run(argv, &mut out, &mut err, false);
+    Run { code, out: String::from_utf8(out).expect("UTF-8"), err: String::from_utf8(err).expect("UTF-8") }
+}
+
+const BLOCKS: &str = "\
+block basic(x, planes: int) {
+    y = relu(batchnorm(conv2d(x, planes, k=3, pad=1, bias=false)))
+    y = batchnorm(conv2d(y, planes, k=3, pad=1, bias=false))
+    return relu(y + x)
+}
+";
+
+fn model(batch: u32) -> String {
+    format!(
+        "\
+use \"../lib/blocks.net\"
+
+model net(classes: int = 10) {{
+    input x: f32[N, 64, 32, 32]
+    y = basic(x, 64)
+    y = basic(y, 64)
+    return linear(flatten(adaptive_avgpool2d(y, 1)), classes)
+}}
+
+train fit {{ model net()  batch {batch}  optimizer adam  device a100_40gb  budget 2 GiB }}
+infer serve {{ model net()  batch 1  no_grad  eval  device t4  budget 512 MiB }}
+"
+    )
+}
+
+/// A project: `lib/blocks.net` (no scenario) and `models/net.net` (two scenarios).
+fn project(test: &str, batch: u32) -> TempDir {
+    let dir = TempDir::new(test);
+    dir.write("lib/blocks.net", BLOCKS);
+    dir.write("models/net.net", &model(batch));
+    dir
+}
+
+// Reviewed: the snapshot of a training and an inference scenario. `fit` peaks in step 2's
+// backward (Adam's state is there from step 1); the block `basic` holds every weight but the
+// classifier's (2 x 2 x 36,864 + batch-norm parameters), and its lines keep most of the
+// activations. Names are relative to the snapshot (`../lib/blocks.net`), never the temporary
+// directory.
+#[test]
+fn snapshot_writes_beside_each_model_file() {
+    let dir = project("writes", 32);
+    let run = netc(&["snapshot"], &[&dir.path]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    assert_eq!(dir.redact(&run.out), "wrote <tmp>/models/net.netsnap\n1 snapshot: 1 written, 0 unchanged\n");
+    assert_eq!(dir.read("lib/blocks.netsnap"), None, "a file without scenarios has no snapshot");
+    let text = dir.read("models/net.netsnap").expect("written");
+    assert!(!text.contains(&*dir.path.to_string_lossy()), "no temporary path in the snapshot");
+    insta::assert_snapshot!(text);
+    // Again: nothing changes.
+    let again = netc(&["snapshot"], &[&dir.path]);
+    assert_eq!((again.code, again.out.as_str()), (0, "1 snapshot: 0 written, 1 unchanged\n"));
+    let check = netc(&["snapshot", "--check"], &[&dir.path]);
+    assert_eq!((check.code, check.out.as_str()), (0, "checked 1 snapshot: up to date\n"), "{}", check.err);
+}
+
+#[test]
+fn check_fails_with_the_figures_that_moved_and_writes_nothing() {
+    let dir = project("moved", 32);
+    assert_eq!(netc(&["snapshot"], &[&dir.path]).code, 0);
+    let stored = dir.read("models/net.netsnap").expect("written");
+    // A bigger batch: a memory regression.
+    dir.write("models/net.net", &model(48));
+    let run = netc(&["snapshot", "--check"], &[&dir.path]);
+    assert_eq!(run.code, 1, "{}", run.err);
+    let out = dir.redact(&run.out);
+    let first: Vec<&str> = out.lines().take(3).collect();
+    assert_eq!(
+        first,
+        [
+            "<tmp>/models/net.net scenario fit: run batch 32 -> batch 48",
+            "<tmp>/models/net.net scenario fit: peak 89.7 MiB -> 133.7 MiB (+44.0 MiB, +49.0 %)",
+            "<tmp>/models/net.net scenario fit: reserved 89.7 MiB -> 133.7 MiB (+44.0 MiB, +49.0 %)",
+        ],
+        "{out}"
+    );
+    assert!(out.contains("\n--- <tmp>/models/net.netsnap (stored)\n+++ <tmp>/models/net.netsnap (now)\n@@ "), "{out}");
+    assert!(out.contains("\n-  run             train, model net, batch 32, device a100_40gb\n"), "{out}");
+    assert!(out.contains("\n+  run             train, model net, batch 48, device a100_40gb\n"), "{out}");
+    assert!(!out.contains("scenario serve:"), "the inference scenario did not move:\n{out}");
+    assert!(out.ends_with("checked 1 snapshot: 1 moved (run `netc snapshot` to accept the new figures)\n"), "{out}");
+    assert_eq!(dir.read("models/net.netsnap").as_deref(), Some(stored.as_str()), "--check writes nothing");
+    // Accepting the new figures.
+    assert_eq!(netc(&["snapshot"], &[&dir.path]).code, 0);
+    assert_eq!(netc(&["snapshot", "--check"], &[&dir.path]).code, 0);
+}
+
+#[test]
+fn check_fails_when_a_snapshot_is_missing() {
+    let dir = project("missing", 32);
+    let run = netc(&["snapshot", "--check"], &[&dir.path]);
+    assert_eq!(run.code, 1);
+    let out = dir.redact(&run.out);
+    assert!(
+        out.starts_with(
+            "<tmp>/models/net.net: no snapshot `<tmp>/models/net.netsnap` (run `netc snapshot <tmp>/models/net.net`)\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(dir.read("models/net.netsnap"), None, "--check writes nothing");
+}
+
+#[test]
+fn a_scenario_added_or_removed_is_named() {
+    let dir = project("scenarios", 32);
+    assert_eq!(netc(&["snapshot"], &[&dir.path]).code, 0);
+    let text = model(32).replace("infer serve", "infer serve_fp16").replace("no_grad", "no_grad  precision fp16");
+    dir.write("models/net.net", &text);
+    let run = netc(&["snapshot", "--check"], &[&dir.path]);
+    assert_eq!(run.code, 1);
+    let out = dir.redact(&run.out);
+    assert!(out.contains("<tmp>/models/net.net scenario serve_fp16: new (not in the snapshot)\n"), "{out}");
+    assert!(out.contains("<tmp>/models/net.net scenario serve: gone (in the snapshot only)\n"), "{out}");
+}
+
+#[test]
+fn a_program_with_errors_gets_no_snapshot() {
+    let dir = project("errors", 32);
+    dir.write("models/net.net", &model(32).replace("flatten(", "flaten("));
+    let run = netc(&["snapshot"], &[&dir.path]);
+    assert_eq!(run.code, 1);
+    assert!(run.err.contains("error: cannot snapshot: 1 error"), "{}", run.err);
+    assert_eq!(dir.read("models/net.netsnap"), None);
+    let missing = netc(&["snapshot"], &[&dir.path.join("nope.net")]);
+    assert_eq!(missing.code, 2);
+}
