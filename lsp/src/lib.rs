@@ -215,6 +215,28 @@ impl Backend {
         Ok(value)
     }
 
+    /// Applies the workspace's `netc.toml` files; their problems go to the client's log and,
+    /// for a malformed file, a message (the files it governs keep the default levels).
+    fn configure_project(&self) {
+        let problems = self.lock().configure_project();
+        if problems.is_empty() {
+            return;
+        }
+        let malformed = problems.iter().any(|d| d.severity == netc::diagnostics::Severity::Error);
+        let text = problems
+            .iter()
+            .map(|d| format!("{}: {} [{}]", d.primary().file, d.message, d.code.info().code))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            client.log_message(lsp::MessageType::WARNING, text.clone()).await;
+            if malformed {
+                client.show_message(lsp::MessageType::ERROR, text).await;
+            }
+        });
+    }
+
     fn changed(&self) {
         if !self.pull_diagnostics.load(Ordering::Relaxed) {
             let _ = self.changed.send(());
@@ -354,6 +376,9 @@ async fn publish_diagnostics(client: Client, state: Arc<Mutex<State>>, mut chang
     }
 }
 
+/// How a project configuration's URI ends.
+const CONFIG_SUFFIX: &str = "/netc.toml";
+
 /// A lint level by its name in settings.
 fn level(name: &str) -> Option<Level> {
     match name {
@@ -478,10 +503,13 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: lsp::InitializedParams) {
         if self.watch_files.load(Ordering::Relaxed) {
             let options = lsp::DidChangeWatchedFilesRegistrationOptions {
-                watchers: vec![lsp::FileSystemWatcher {
-                    glob_pattern: lsp::GlobPattern::String("**/*.net".into()),
-                    kind: None,
-                }],
+                watchers: ["**/*.net", "**/netc.toml"]
+                    .into_iter()
+                    .map(|glob| lsp::FileSystemWatcher {
+                        glob_pattern: lsp::GlobPattern::String(glob.into()),
+                        kind: None,
+                    })
+                    .collect(),
             };
             let registration = lsp::Registration {
                 id: "netc-watch-net-files".into(),
@@ -497,6 +525,7 @@ impl LanguageServer for Backend {
         let roots = self.lock().roots.clone();
         if let Ok(files) = tokio::task::spawn_blocking(move || state::scan(&roots)).await {
             self.lock().add_disk_files(files);
+            self.configure_project();
             self.changed();
         }
     }
@@ -508,6 +537,8 @@ impl LanguageServer for Backend {
     async fn did_open(&self, params: lsp::DidOpenTextDocumentParams) {
         let d = params.text_document;
         self.lock().open(d.uri, d.version, d.text);
+        // A document outside the workspace folders may have a netc.toml of its own.
+        self.configure_project();
         self.changed();
     }
 
@@ -539,9 +570,14 @@ impl LanguageServer for Backend {
         {
             let mut state = self.lock();
             for change in params.changes {
-                state.disk_change(&change.uri, change.typ == lsp::FileChangeType::DELETED);
+                // A netc.toml is configuration, not a source file: it is read below.
+                if !change.uri.path().as_str().ends_with(CONFIG_SUFFIX) {
+                    state.disk_change(&change.uri, change.typ == lsp::FileChangeType::DELETED);
+                }
             }
         }
+        // New files need their levels too, so this runs after any change.
+        self.configure_project();
         self.dependencies_changed();
     }
 

@@ -142,6 +142,21 @@ impl State {
         }
     }
 
+    /// Reads the `netc.toml` nearest to each workspace file (as `netc check` does) and sets
+    /// the levels they give. Returns the problems with those files (malformed, unknown lint
+    /// names); the files a malformed one governs keep the default levels.
+    pub fn configure_project(&mut self) -> Vec<netc::diagnostics::Diagnostic> {
+        use netc::db::Db as _;
+        let files: Vec<SourceFile> = self.db.workspace().files(&self.db).values().copied().collect();
+        let loaded = netc::workspace::Loaded { files, ..Default::default() };
+        let before = self.db.config().overrides(&self.db).clone();
+        let configured = netc::workspace::configure(&mut self.db, &loaded);
+        if self.db.config().overrides(&self.db) != &before {
+            self.generation += 1;
+        }
+        configured.diagnostics
+    }
+
     /// Loads the files `file` imports that are on disk but not in the database, and theirs.
     fn load_imports(&mut self, file: SourceFile) {
         let mut queue = vec![file];

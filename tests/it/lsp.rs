@@ -660,6 +660,36 @@ fn lint_levels_come_from_the_settings() {
 }
 
 #[test]
+fn netc_toml_sets_levels_and_is_read_again_when_it_changes() {
+    let dir = TempDir::new("netc-toml");
+    let text = "model m() {\n    input x: f32[N, 512]\n    return linear(relu(linear(relu(linear(x, 2048)), 2048)), 10)\n}\ninfer serve { model m()  batch 256  eval }\n";
+    dir.write("m.net", text);
+    dir.write("netc.toml", "[lints]\nmissing-no-grad = \"allow\"\n");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("m.net");
+    server.open(&uri, text);
+    let diagnostics = server.diagnostics(&uri, 1);
+    assert!(!diagnostics.iter().any(|d| d["code"] == "L0003"), "{diagnostics:?}");
+    // The file changes on disk; the client's watcher says so.
+    dir.write("netc.toml", "[lints]\nmissing-no-grad = \"deny\"\n");
+    server
+        .notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": dir.uri("netc.toml"), "type": 2 }] }));
+    let message = server.wait_for(|m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["diagnostics"].as_array().is_some_and(|l| l.iter().any(|d| d["code"] == "L0003"))
+    });
+    let l0003 = message["params"]["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "L0003").cloned();
+    assert_eq!(l0003.unwrap()["severity"], 1);
+    // A malformed netc.toml is said to the user; the file keeps the default levels.
+    dir.write("netc.toml", "[lints\n");
+    server
+        .notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": dir.uri("netc.toml"), "type": 2 }] }));
+    let shown = server.wait_for(|m| m["method"] == "window/showMessage");
+    assert!(shown["params"]["message"].as_str().unwrap().contains("E0403"), "{shown}");
+    server.shutdown();
+}
+
+#[test]
 fn quick_fixes_apply_the_lints_suggested_edits() {
     let dir = TempDir::new("fixes");
     // Nested calls: without `no_grad` autograd keeps the first `relu`'s output alive.
