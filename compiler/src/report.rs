@@ -148,14 +148,19 @@ fn locate(db: &dyn Db, site: &Site) -> Option<(u32, String)> {
     let text = file.text(db);
     // A binary search in the file's line starts: reports have a row per line.
     let starts = line_starts(db, file);
-    let index = starts.partition_point(|&s| s <= range.start).saturating_sub(1);
+    let index = (line_of(starts, range.start) as usize).saturating_sub(1);
     let start = starts[index] as usize;
     let end = starts.get(index + 1).map_or(text.len(), |&e| e as usize);
     let line = text.get(start..end).unwrap_or("").trim().to_string();
     Some((index as u32 + 1, line))
 }
 
-/// The byte offset of each line's start.
+/// The 1-based line of `offset`, given the file's [`line_starts`].
+pub fn line_of(starts: &[u32], offset: u32) -> u32 {
+    starts.partition_point(|&s| s <= offset) as u32
+}
+
+/// The byte offset of each line's start (line 1 starts at 0), cached per text.
 #[salsa::tracked(returns(ref))]
 pub fn line_starts(db: &dyn Db, file: SourceFile) -> Vec<u32> {
     let text = file.text(db);

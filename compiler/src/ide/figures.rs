@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, syntax_tree};
 use crate::diagnostics::{FileName, TextRange};
-use crate::report::{LineReport, ScenarioReport, bytes, count, scenario_report, thousands};
+use crate::report::{LineReport, ScenarioReport, bytes, count, line_of, line_starts, scenario_report, thousands};
 use crate::syntax::{Body, Item, ItemSpans, StmtKind};
 
 /// Names a scenario: its file and name.
@@ -213,16 +213,6 @@ pub fn hint_label(row: &LineReport, config: &HintConfig) -> String {
     }
 }
 
-/// Start offsets of the lines of a text (line 1 starts at 0).
-pub(crate) fn line_starts(text: &str) -> Vec<u32> {
-    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect()
-}
-
-/// The 1-based line of `offset`.
-pub(crate) fn line_of(starts: &[u32], offset: u32) -> u32 {
-    starts.partition_point(|&s| s <= offset) as u32
-}
-
 /// The statements of a file that can have figures (not `if`): their ranges, in source order.
 fn statements(db: &dyn Db, file: SourceFile) -> Vec<TextRange> {
     fn walk(body: &Body, spans: &ItemSpans, out: &mut Vec<TextRange>) {
@@ -296,11 +286,11 @@ pub fn inlay_hints(
         return Vec::new();
     }
     let Some((scenario, rows)) = rows_by_line(db, file, chosen) else { return Vec::new() };
-    let starts = line_starts(file.text(db));
+    let starts = line_starts(db, file);
     // The end of the last statement that starts on each line.
     let mut ends: BTreeMap<u32, u32> = BTreeMap::new();
     for stmt in statements(db, file) {
-        let line = line_of(&starts, stmt.start);
+        let line = line_of(starts, stmt.start);
         let end = ends.entry(line).or_insert(stmt.end);
         *end = (*end).max(stmt.end);
     }
@@ -329,7 +319,7 @@ pub fn line_figures_at(
 ) -> Option<(TextRange, LineFigures)> {
     let stmt = statements(db, file).into_iter().rfind(|r| r.start <= offset && offset <= r.end)?;
     let (scenario, mut rows) = rows_by_line(db, file, chosen)?;
-    let line = line_of(&line_starts(file.text(db)), stmt.start);
+    let line = line_of(line_starts(db, file), stmt.start);
     let row = rows.remove(&line)?;
     Some((stmt, LineFigures { scenario, row }))
 }

@@ -13,8 +13,8 @@ use crate::semantics::scope::DefKind;
 use crate::syntax::KEYWORDS;
 use crate::syntax::lexer::{TokenKind, lex};
 
-use super::figures::{line_of, line_starts};
 use super::resolve::{LocalKind, Symbol, is_stdlib, item_kind, occurrences};
+use crate::report::{line_of, line_starts};
 
 /// The class of a token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -173,8 +173,8 @@ pub struct Fold {
 pub fn folding_ranges(db: &dyn Db, file: SourceFile) -> Vec<Fold> {
     let text = file.text(db);
     let lexed = lex(file.name(db), text);
-    let starts = line_starts(text);
-    let line = |offset: u32| line_of(&starts, offset) - 1;
+    let starts = line_starts(db, file);
+    let line = |offset: u32| line_of(starts, offset) - 1;
     let mut out = Vec::new();
     let mut stack: Vec<u32> = Vec::new();
     for t in &lexed.tokens {
