@@ -55,6 +55,20 @@ pub struct LineCol {
 
 /// The line and column of `offset` in `text` (clamped to the text).
 pub fn line_col(text: &str, offset: u32) -> LineCol {
+    let (line, before) = line_and_prefix(text, offset);
+    LineCol { line, column: before.chars().count() as u32 + 1 }
+}
+
+/// The line and column of `offset` in `text`, the column counted in UTF-16 code units (as
+/// SARIF and LSP clients count them).
+pub fn line_col_utf16(text: &str, offset: u32) -> LineCol {
+    let (line, before) = line_and_prefix(text, offset);
+    LineCol { line, column: before.encode_utf16().count() as u32 + 1 }
+}
+
+/// The 1-based line of `offset` (clamped to the text and to a character boundary) and the
+/// text of that line before it.
+fn line_and_prefix(text: &str, offset: u32) -> (u32, &str) {
     let mut offset = (offset as usize).min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
@@ -62,8 +76,7 @@ pub fn line_col(text: &str, offset: u32) -> LineCol {
     let before = &text[..offset];
     let line = before.matches('\n').count() as u32 + 1;
     let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-    let column = text[line_start..offset].chars().count() as u32 + 1;
-    LineCol { line, column }
+    (line, &text[line_start..offset])
 }
 
 /// Clamps a range to the text and to character boundaries, so renderers never panic.

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use crate::db::{Db, SourceFile};
 use crate::diagnostics::FileName;
 use crate::report::{BlockTotals, ScenarioReport, block_totals, scenarios};
-use crate::units::thousands;
+use crate::units::{bytes_with, thousands};
 
 /// The extension of snapshot files.
 pub const EXTENSION: &str = "netsnap";
@@ -297,7 +297,7 @@ fn change(old: &Value, new: &Value) -> String {
     match (old, new) {
         (Value::Bytes(a), Value::Bytes(b)) => {
             // As read in the file, or with more decimals if that tells them apart, else exact.
-            let shown = [(readable(*a), readable(*b)), (precise(*a, 3), precise(*b, 3))]
+            let shown = [(readable(*a), readable(*b)), (bytes_with(*a, 3), bytes_with(*b, 3))]
                 .into_iter()
                 .find(|(x, y)| x != y)
                 .unwrap_or_else(|| (format!("{} B", thousands(*a)), format!("{} B", thousands(*b))));
@@ -322,19 +322,7 @@ fn change(old: &Value, new: &Value) -> String {
 pub fn readable(v: i128) -> String {
     let units = (v.unsigned_abs() as f64).log(1024.0).floor().clamp(0.0, 5.0) as i32;
     let value = v.unsigned_abs() as f64 / 1024f64.powi(units);
-    precise(v, if value < 9.995 { 2 } else { 1 })
-}
-
-/// Bytes in a binary unit with `decimals` decimals.
-fn precise(v: i128, decimals: usize) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = v as f64;
-    let mut unit = 0;
-    while value.abs() >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{v} B") } else { format!("{value:.decimals$} {}", UNITS[unit]) }
+    bytes_with(v, if value < 9.995 { 2 } else { 1 })
 }
 
 fn shown(v: &Value) -> String {

@@ -16,6 +16,11 @@ pub fn thousands(v: i128) -> String {
 
 /// Bytes with a binary unit: `12.3 MiB`.
 pub fn bytes(v: i128) -> String {
+    bytes_with(v, 1)
+}
+
+/// Bytes with a binary unit and `decimals` decimals (exact bytes below 1 KiB).
+pub fn bytes_with(v: i128, decimals: usize) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut value = v as f64;
     let mut unit = 0;
@@ -23,7 +28,7 @@ pub fn bytes(v: i128) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    if unit == 0 { format!("{v} B") } else { format!("{value:.1} {}", UNITS[unit]) }
+    if unit == 0 { format!("{v} B") } else { format!("{value:.decimals$} {}", UNITS[unit]) }
 }
 
 /// A count with a decimal suffix: `1.94 G`.

@@ -66,15 +66,8 @@ pub fn file_uri(name: &FileName) -> String {
 
 /// A 1-based line and UTF-16 column of `offset` in `text` (clamped to the text).
 fn utf16_line_col(text: &str, offset: u32) -> (u32, u32) {
-    let mut offset = (offset as usize).min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() as u32 + 1;
-    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-    let column = text[line_start..offset].encode_utf16().count() as u32 + 1;
-    (line, column)
+    let lc = super::line_col_utf16(text, offset);
+    (lc.line, lc.column)
 }
 
 fn region(sources: &dyn Sources, file: &FileName, range: TextRange) -> Value {
