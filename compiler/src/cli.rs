@@ -251,17 +251,32 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
     }
 }
 
-fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
+/// Loads and checks `paths` for a command that needs a correct program (a report or a
+/// snapshot of a wrong program would be wrong too): the database and what was checked, or,
+/// after showing the errors on `err`, the exit code.
+fn load_correct(
+    paths: &[PathBuf],
+    verb: &str,
+    color: bool,
+    err: &mut dyn Write,
+) -> Result<(Database, crate::workspace::Checked), u8> {
+    let Some(paths) = existing_paths(paths, err) else { return Err(2) };
     let mut db = Database::new();
     let checked = check_paths(&mut db, &paths);
     let errors: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
     if !errors.is_empty() {
-        // A report of a wrong program would be wrong too: show why instead.
-        let _ = err.write_all(render::human(&errors, &checked.sources, use_color(args.color, terminal)).as_bytes());
-        let _ = writeln!(err, "error: cannot report: {}", plural(errors.len(), "error"));
-        return if checked.io_failed { 2 } else { 1 };
+        let _ = err.write_all(render::human(&errors, &checked.sources, color).as_bytes());
+        let _ = writeln!(err, "error: cannot {verb}: {}", plural(errors.len(), "error"));
+        return Err(if checked.io_failed { 2 } else { 1 });
     }
+    Ok((db, checked))
+}
+
+fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    let (db, checked) = match load_correct(&args.paths, "report", use_color(args.color, terminal), err) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
     let report = crate::report::report(&db, &checked.roots, args.scenario.as_deref());
     if let Some(name) = &args.scenario
         && report.scenarios.is_empty()
@@ -312,15 +327,10 @@ fn write_svg(db: &Database, files: &[crate::db::SourceFile], only: Option<&str>,
 /// beside it (`model.net` -> `model.netsnap`), or with `--check` compares them with the
 /// stored ones and shows what moved. Nothing is written for a program with errors.
 fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
-    let mut db = Database::new();
-    let checked = check_paths(&mut db, &paths);
-    let errors: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
-    if !errors.is_empty() {
-        let _ = err.write_all(render::human(&errors, &checked.sources, use_color(args.color, terminal)).as_bytes());
-        let _ = writeln!(err, "error: cannot snapshot: {}", plural(errors.len(), "error"));
-        return if checked.io_failed { 2 } else { 1 };
-    }
+    let (db, checked) = match load_correct(&args.paths, "snapshot", use_color(args.color, terminal), err) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
     let (mut written, mut same, mut moved, mut code) = (0, 0, 0, 0);
     for &file in &checked.roots {
         let Some(text) = crate::snapshot::render(&db, file) else { continue };
