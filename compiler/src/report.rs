@@ -173,19 +173,14 @@ fn shapes(graph: &Graph, tensors: &[TensorId]) -> String {
 }
 
 /// The row of `site`, created (and its order recorded) on first use.
-fn row<'a>(
-    db: &dyn Db,
-    rows: &'a mut BTreeMap<Site, LineReport>,
-    order: &mut Vec<Site>,
-    site: &Site,
-) -> Option<&'a mut LineReport> {
+fn row<'a>(rows: &'a mut BTreeMap<Site, LineReport>, order: &mut Vec<Site>, site: &Site) -> Option<&'a mut LineReport> {
     if !rows.contains_key(site) {
-        let (line, source) = locate(db, site)?;
         order.push(site.clone());
+        // The line and its text are filled in by `build`: they move with every edit above.
         let report = LineReport {
             file: site.file.clone(),
-            line,
-            source,
+            line: 0,
+            source: String::new(),
             shape: String::new(),
             params: 0,
             macs: 0,
@@ -210,7 +205,20 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
 
 /// The report of one scenario and the statement of each of its lines.
 fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, Vec<Site>)> {
-    let loc = ItemLoc::new(db, file, index);
+    let (mut report, sites) = unlocated(db, ItemLoc::new(db, file, index)).clone()?;
+    for (line, site) in report.lines.iter_mut().zip(&sites) {
+        (line.line, line.source) = locate(db, site)?;
+    }
+    let peak = scenario_costs(db, ItemLoc::new(db, file, index)).as_ref()?.simulation.peak.site.as_ref();
+    report.peak_line = peak.and_then(|site| locate(db, site).map(|(line, _)| format!("{}:{line}", site.file)));
+    Some((report, sites))
+}
+
+/// [`build`] without positions (line numbers, source text and the peak's line left empty),
+/// cached: an edit that only moves lines (a comment, blank lines) reuses it.
+#[salsa::tracked(returns(ref))]
+fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioReport, Vec<Site>)> {
+    let (file, index) = (*loc.file(db), *loc.index(db));
     let Item::Scenario(scenario) = syntax_tree(db, file).items.get(index as usize)? else { return None };
     let setup = scenario_setup(db, loc).as_ref()?;
     let graph = scenario_graph(db, loc).as_ref()?;
@@ -226,7 +234,7 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, V
     let mut order: Vec<Site> = Vec::new();
     let mut rows: BTreeMap<Site, LineReport> = BTreeMap::new();
     for value in &graph.stmt_values {
-        let r = row(db, &mut rows, &mut order, &value.origin.stmt)?;
+        let r = row(&mut rows, &mut order, &value.origin.stmt)?;
         if r.instances == 0 {
             r.shape = shapes(graph, &value.tensors);
         }
@@ -236,14 +244,14 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, V
         }
     }
     for node in &graph.nodes {
-        let r = row(db, &mut rows, &mut order, &node.origin.stmt)?;
+        let r = row(&mut rows, &mut order, &node.origin.stmt)?;
         r.params += known(&node.params);
         r.macs += known(&node.result.macs);
     }
     let costs = scenario_costs(db, loc).as_ref()?;
     let simulation = &costs.simulation;
     for (site, memory) in &simulation.lines {
-        let r = row(db, &mut rows, &mut order, site)?;
+        let r = row(&mut rows, &mut order, site)?;
         r.activation_bytes = memory.activations;
         r.workspace_bytes = memory.workspace;
         r.weight_bytes = memory.weights;
@@ -264,8 +272,6 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, V
         workspace: b.workspace,
         runtime: costs.runtime,
     };
-    let peak_line =
-        peak.site.as_ref().and_then(|site| locate(db, site).map(|(line, _)| format!("{}:{line}", site.file)));
     let report = ScenarioReport {
         name: scenario.name.text.clone(),
         kind: scenario.kind.keyword(),
@@ -285,7 +291,7 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, V
         peak_step: peak.step,
         peak_phase: peak.phase.name(),
         peak_op: peak.op.clone(),
-        peak_line,
+        peak_line: None,
         ledgers,
         breakdown: b,
         phases: simulation.phases.clone(),

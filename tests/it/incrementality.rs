@@ -207,3 +207,23 @@ fn editing_one_block_re_elaborates_only_the_scenarios_that_use_it() {
     let elaborated: Vec<&String> = ran.iter().filter(|q| q.contains("graph")).collect();
     assert_eq!(elaborated, ["model_graph(models.net#1)", "scenario_graph(models.net#3)"], "{ran:#?}");
 }
+
+#[test]
+fn a_comment_edit_moves_report_lines_without_rebuilding_the_report() {
+    let mut logged = Logged::new(&[("a.net", A), ("b.net", B)]);
+    let a = logged.files["a.net"];
+    let serve = syntax_tree(&logged.db, a).items.len() as u32 - 1;
+    let lines = |db: &Database| {
+        let report = netc::report::scenario_report(db, a, serve).expect("a report");
+        report.lines.iter().map(|l| format!("{}:{}", l.file, l.line)).collect::<Vec<_>>()
+    };
+    assert_eq!(lines(&logged.db), ["a.net:5", "b.net:2", "b.net:3", "a.net:6", "a.net:7"]);
+    // One comment line more above the model: every line of a.net below it moves down one.
+    logged.edit("a.net", "# The model under test.", "# The model\n# under test.");
+    logged.log.lock().unwrap().clear();
+    assert_eq!(lines(&logged.db), ["a.net:6", "b.net:2", "b.net:3", "a.net:7", "a.net:8"]);
+    let ran = logged.log.lock().unwrap().clone();
+    // Only positions were looked up again: the walk over the graph and the simulation are
+    // reused (`unlocated` depends on no position).
+    assert!(!ran.iter().any(|q| q.contains("unlocated") || q.contains("graph") || q.contains("costs")), "{ran:#?}");
+}
