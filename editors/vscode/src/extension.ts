@@ -151,11 +151,12 @@ class NetcExtension {
       initializationOptions: { netc: this.settings() },
       outputChannel: this.output,
       middleware: {
-        // Keep the status bar in step with what the editor shows.
+        // Keep the status bar in step with what the editor shows. The client keeps each
+        // lens's `data` on the lens it hands VS Code (its ProtocolCodeLens).
         provideCodeLenses: async (document, token, next) => {
           const lenses = await next(document, token);
           if (lenses && vscode.window.activeTextEditor?.document.uri.toString() === document.uri.toString()) {
-            this.showStatus(lenses.map((l) => parseLens(l.command?.title ?? "", l.command?.command, l.command?.arguments)).filter((l): l is ScenarioLens => !!l));
+            this.showStatus(lenses.map((l) => parseLens(l.command?.title ?? "", l.command?.command, l.command?.arguments, (l as { data?: unknown }).data)).filter((l): l is ScenarioLens => !!l));
           }
           return lenses;
         },
@@ -237,7 +238,7 @@ class NetcExtension {
       textDocument: { uri: client.code2ProtocolConverter.asUri(document.uri) },
     });
     return (result ?? [])
-      .map((l) => parseLens(l.command?.title ?? "", l.command?.command, l.command?.arguments))
+      .map((l) => parseLens(l.command?.title ?? "", l.command?.command, l.command?.arguments, l.data))
       .filter((l): l is ScenarioLens => !!l);
   }
 

@@ -19,6 +19,17 @@ export interface ScenarioLens {
   budget?: string;
   /** What the memory needed is of the budget, in percent. */
   percent?: number;
+  /** The memory needed in bytes, from the lens's data (servers that send it). */
+  neededBytes?: number;
+  /** The budget in bytes, from the lens's data. */
+  budgetBytes?: number;
+}
+
+/** The figures a lens carries as numbers (`data`, spec/lsp.md): read them rather than the title. */
+interface LensData {
+  active?: unknown;
+  totalBytes?: unknown;
+  budgetBytes?: unknown;
 }
 
 /** The command of the lenses: `[uri, scenario name]`. */
@@ -27,8 +38,14 @@ export const SET_ACTIVE_SCENARIO = "netc.setActiveScenario";
 const ACTIVE = "● active · ";
 const INACTIVE = "○ set active · ";
 
-/** Reads a lens's title and command arguments; `undefined` for a lens that is no scenario's. */
-export function parseLens(title: string, command: string | undefined, args: unknown[] | undefined): ScenarioLens | undefined {
+/** Reads a lens's title, command arguments and data; `undefined` for a lens that is no
+ * scenario's. The numbers in `data`, when the server sends them, win over the title's text. */
+export function parseLens(
+  title: string,
+  command: string | undefined,
+  args: unknown[] | undefined,
+  data?: unknown,
+): ScenarioLens | undefined {
   if (command !== SET_ACTIVE_SCENARIO || !args || args.length < 2) return undefined;
   const [uri, name] = args;
   if (typeof uri !== "string" || typeof name !== "string") return undefined;
@@ -52,6 +69,15 @@ export function parseLens(title: string, command: string | undefined, args: unkn
   } else if (total) {
     lens.memory = memory;
     lens.needed = total[1];
+  }
+  if (data && typeof data === "object") {
+    const d = data as LensData;
+    if (typeof d.active === "boolean") lens.active = d.active;
+    if (typeof d.totalBytes === "number") lens.neededBytes = d.totalBytes;
+    if (typeof d.budgetBytes === "number") lens.budgetBytes = d.budgetBytes;
+    if (lens.neededBytes !== undefined && lens.budgetBytes !== undefined && lens.budgetBytes > 0) {
+      lens.percent = Math.floor((lens.neededBytes * 100) / lens.budgetBytes);
+    }
   }
   return lens;
 }

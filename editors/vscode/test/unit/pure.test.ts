@@ -80,6 +80,20 @@ describe("scenario lenses and the status bar", () => {
     assert.equal(statusOf([broken]).text, "$(pulse) netc: no figures");
     assert.equal(statusOf([]).level, "none");
   });
+  it("prefers the numbers of the lens's data to its title", () => {
+    const lens = parseLens("○ set active · 7.0 GiB of 8.0 GiB budget (87 %) · 1 params · 1 MACs", "netc.setActiveScenario", LENS_ARGS, {
+      scenario: "serve",
+      active: true,
+      totalBytes: 8 * 1024 ** 3 + 1,
+      budgetBytes: 8 * 1024 ** 3,
+    })!;
+    assert.equal(lens.active, true);
+    assert.equal(lens.percent, 100);
+    assert.equal(statusOf([lens]).level, "error");
+    // Data without numbers (a scenario that does not elaborate) changes nothing.
+    const broken = parseLens("○ set active · no figures", "netc.setActiveScenario", LENS_ARGS, { active: false, totalBytes: null })!;
+    assert.equal(broken.percent, undefined);
+  });
   it("ignores lenses of other commands", () => {
     assert.equal(parseLens("● active · x", "other", LENS_ARGS), undefined);
     assert.equal(parseLens("● active · x", "netc.setActiveScenario", [1]), undefined);

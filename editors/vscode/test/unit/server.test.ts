@@ -109,7 +109,7 @@ describe("the extension against netc lsp", { skip }, () => {
 
   async function lenses(): Promise<ScenarioLens[]> {
     const result = (await connection.sendRequest(CodeLensRequest.type, { textDocument: { uri: URI } })) ?? [];
-    return result.map((l) => parseLens(l.command?.title ?? "", l.command?.command, l.command?.arguments)).filter((l): l is ScenarioLens => !!l);
+    return result.map((l) => parseLens(l.command?.title ?? "", l.command?.command, l.command?.arguments, l.data)).filter((l): l is ScenarioLens => !!l);
   }
 
   async function hintLabels(): Promise<string[]> {
@@ -136,6 +136,11 @@ describe("the extension against netc lsp", { skip }, () => {
     assert.deepEqual(found.map((l) => [l.name, l.active]), [["imagenet", true], ["serve", false]]);
     const status = statusOf(found);
     assert.match(status.text, /^\$\(pulse\) imagenet: [\d.]+ [KMG]iB \/ 12\.0 GiB \(\d+ %\)$/);
+    // The server sends the figures as numbers too; the percentage is theirs.
+    const imagenet = found[0];
+    assert.equal(imagenet.budgetBytes, 12 * 1024 ** 3);
+    assert.ok(imagenet.neededBytes! > 1024 ** 3, String(imagenet.neededBytes));
+    assert.equal(imagenet.percent, Math.floor((imagenet.neededBytes! * 100) / imagenet.budgetBytes!));
   });
 
   it("makes another scenario active with the command", async () => {
