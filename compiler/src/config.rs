@@ -62,26 +62,7 @@ impl PathOverride {
     }
 }
 
-/// A level as written in the file.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum RawLevel {
-    Allow,
-    Warn,
-    Deny,
-}
-
-impl From<RawLevel> for Level {
-    fn from(level: RawLevel) -> Level {
-        match level {
-            RawLevel::Allow => Level::Allow,
-            RawLevel::Warn => Level::Warn,
-            RawLevel::Deny => Level::Deny,
-        }
-    }
-}
-
-type RawLints = BTreeMap<Spanned<String>, Spanned<RawLevel>>;
+type RawLints = BTreeMap<Spanned<String>, Spanned<Level>>;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -172,7 +153,7 @@ fn levels(file: &FileName, raw: RawLints, diagnostics: &mut Vec<Diagnostic>) -> 
         let span = key.span();
         let name = key.into_inner();
         if is_configurable_name(&name) {
-            levels.insert(name, Level::from(*level.get_ref()));
+            levels.insert(name, *level.get_ref());
             continue;
         }
         let place = Place::Range(TextRange::new(span.start as u32, span.end as u32));

@@ -54,8 +54,10 @@ pub struct StdLib {
     pub modules: BTreeMap<String, SourceFile>,
 }
 
-/// How a diagnostic's level is overridden by configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// How a diagnostic's level is overridden by configuration. Written `allow`, `warn`, `deny`
+/// wherever a level is read from text (netc.toml, the editor's settings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Level {
     /// Not reported.
     Allow,

@@ -29,6 +29,7 @@ use netc::db::{Database, Db as _, Level, SourceFile, lookup_file};
 use netc::diagnostics::{FileName, Place, TextRange};
 use netc::ide::{self, HintConfig, ScenarioRef};
 use salsa::Database as _;
+use serde::Deserialize as _;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
@@ -302,11 +303,11 @@ impl Backend {
             let mut levels = std::collections::BTreeMap::new();
             let mut ignored = Vec::new();
             for (name, value) in lints {
-                match value.as_str().and_then(level) {
-                    Some(l) => {
+                match Level::deserialize(value) {
+                    Ok(l) => {
                         levels.insert(name.clone(), l);
                     }
-                    None => ignored.push(format!("{name} = {value}")),
+                    Err(_) => ignored.push(format!("{name} = {value}")),
                 }
             }
             if state.db.config().levels(&state.db) != &levels {
@@ -378,16 +379,6 @@ async fn publish_diagnostics(client: Client, state: Arc<Mutex<State>>, mut chang
 
 /// How a project configuration's URI ends.
 const CONFIG_SUFFIX: &str = "/netc.toml";
-
-/// A lint level by its name in settings.
-fn level(name: &str) -> Option<Level> {
-    match name {
-        "allow" => Some(Level::Allow),
-        "warn" => Some(Level::Warn),
-        "deny" => Some(Level::Deny),
-        _ => None,
-    }
-}
 
 /// The diagnostics of `file`, in LSP terms.
 fn document_diagnostics(db: &Database, file: SourceFile, uris: &Uris) -> Vec<lsp::Diagnostic> {
