@@ -55,37 +55,53 @@ fn file_error(code: Code, name: &FileName, message: String) -> Diagnostic {
     Diagnostic::new(code, message, name, Place::Range(TextRange::empty(0)))
 }
 
+/// Why a file has no text: its diagnostic, and the text to show it in (lossy) when the
+/// file was read but is not UTF-8.
+struct Unreadable {
+    diagnostic: Diagnostic,
+    lossy: Option<String>,
+}
+
+/// The text of the file at `path`, shown as `name` in diagnostics.
+fn read_text(path: &Path, name: &FileName) -> Result<String, Box<Unreadable>> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Box::new(Unreadable {
+            diagnostic: file_error(Code::UnreadableFile, name, format!("cannot read `{name}`: {e}")),
+            lossy: None,
+        })
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to() as u32;
+        let diagnostic = Diagnostic::new(
+            Code::NotUtf8,
+            format!("`{name}` is not valid UTF-8"),
+            name,
+            Place::Range(TextRange::new(offset, offset + 1)),
+        )
+        .with_primary_message("invalid UTF-8 starts here")
+        .with_help("save the file as UTF-8");
+        Box::new(Unreadable { diagnostic, lossy: Some(String::from_utf8_lossy(e.as_bytes()).into_owned()) })
+    })
+}
+
 /// Reads one file into the database; `None` (and a diagnostic) when it cannot be read.
 fn read_into(db: &mut Database, path: &Path, loaded: &mut Loaded) -> Option<SourceFile> {
     let name = file_name_of(path);
     if let Some(file) = db.file(&name) {
         return Some(file);
     }
-    match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => {
-                let file = db.set_file(name, text);
-                loaded.files.push(file);
-                Some(file)
-            }
-            Err(e) => {
-                let offset = e.utf8_error().valid_up_to() as u32;
-                let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                let d = Diagnostic::new(
-                    Code::NotUtf8,
-                    format!("`{name}` is not valid UTF-8"),
-                    &name,
-                    Place::Range(TextRange::new(offset, offset + 1)),
-                )
-                .with_primary_message("invalid UTF-8 starts here")
-                .with_help("save the file as UTF-8");
+    match read_text(path, &name) {
+        Ok(text) => {
+            let file = db.set_file(name, text);
+            loaded.files.push(file);
+            Some(file)
+        }
+        Err(unreadable) => {
+            let Unreadable { diagnostic, lossy } = *unreadable;
+            if let Some(lossy) = lossy {
                 loaded.extra_sources.insert(name, lossy);
-                loaded.io_errors.push(d);
-                None
             }
-        },
-        Err(e) => {
-            loaded.io_errors.push(file_error(Code::UnreadableFile, &name, format!("cannot read `{name}`: {e}")));
+            loaded.io_errors.push(diagnostic);
             None
         }
     }
@@ -250,29 +266,12 @@ pub fn configure(db: &mut Database, loaded: &Loaded) -> Configured {
 
 /// Reads and parses one `netc.toml`: the configuration, its diagnostics, and its text.
 fn read_config(path: &Path, name: &FileName) -> (Option<ProjectConfig>, Vec<Diagnostic>, String) {
-    match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => {
-                let (config, diagnostics) = config::parse(name, &text);
-                (config, diagnostics, text)
-            }
-            Err(e) => {
-                let offset = e.utf8_error().valid_up_to() as u32;
-                let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                let d = Diagnostic::new(
-                    Code::NotUtf8,
-                    format!("`{name}` is not valid UTF-8"),
-                    name,
-                    Place::Range(TextRange::new(offset, offset + 1)),
-                )
-                .with_primary_message("invalid UTF-8 starts here")
-                .with_help("save the file as UTF-8");
-                (None, vec![d], lossy)
-            }
-        },
-        Err(e) => {
-            (None, vec![file_error(Code::UnreadableFile, name, format!("cannot read `{name}`: {e}"))], String::new())
+    match read_text(path, name) {
+        Ok(text) => {
+            let (config, diagnostics) = config::parse(name, &text);
+            (config, diagnostics, text)
         }
+        Err(unreadable) => (None, vec![unreadable.diagnostic], unreadable.lossy.unwrap_or_default()),
     }
 }
 
