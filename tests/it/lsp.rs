@@ -257,6 +257,15 @@ impl Server {
         codes_of(&message)
     }
 
+    /// The severity of `code` in the first publication that has it.
+    pub fn next_severity_of(&mut self, code: &str) -> Value {
+        let has = |m: &Value| {
+            m["params"]["diagnostics"].as_array().and_then(|l| l.iter().find(|d| d["code"] == code).cloned())
+        };
+        let message = self.wait_for(|m| m["method"] == "textDocument/publishDiagnostics" && has(m).is_some());
+        has(&message).expect("found")["severity"].clone()
+    }
+
     pub fn open(&mut self, uri: &str, text: &str) {
         let doc = json!({ "uri": uri, "languageId": "net", "version": 1, "text": text });
         self.notify("textDocument/didOpen", json!({ "textDocument": doc }));
@@ -628,13 +637,16 @@ fn code_lenses_show_each_scenario_and_set_the_active_one() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Navigation
+// Lints: levels and quick fixes
+
+/// A model whose inference scenario lacks `no_grad` (L0003, a warning): with nested calls,
+/// autograd keeps the first `relu`'s output alive.
+const NEEDS_NO_GRAD: &str = "model m() {\n    input x: f32[N, 512]\n    return linear(relu(linear(relu(linear(x, 2048)), 2048)), 10)\n}\ninfer serve { model m()  batch 256  eval }\n";
 
 #[test]
 fn lint_levels_come_from_the_settings() {
     let dir = TempDir::new("levels");
-    // Nested calls: without `no_grad` autograd keeps the first `relu`'s output alive (L0003).
-    let text = "model m() {\n    input x: f32[N, 512]\n    return linear(relu(linear(relu(linear(x, 2048)), 2048)), 10)\n}\ninfer serve { model m()  batch 256  eval }\n";
+    let text = NEEDS_NO_GRAD;
     dir.write("m.net", text);
     let mut server = Server::start(Some(&dir.0), json!({ "lints": { "missing-no-grad": "allow" } }));
     let uri = dir.uri("m.net");
@@ -646,12 +658,7 @@ fn lint_levels_come_from_the_settings() {
         "workspace/didChangeConfiguration",
         json!({ "settings": { "netc": { "lints": { "L0003": "deny" } } } }),
     );
-    let message = server.wait_for(|m| {
-        m["method"] == "textDocument/publishDiagnostics"
-            && m["params"]["diagnostics"].as_array().is_some_and(|l| l.iter().any(|d| d["code"] == "L0003"))
-    });
-    let l0003 = message["params"]["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "L0003").cloned();
-    assert_eq!(l0003.unwrap()["severity"], 1);
+    assert_eq!(server.next_severity_of("L0003"), 1, "now an error");
     // A value that is no level is ignored, and said in the log.
     server.notify("workspace/didChangeConfiguration", json!({ "settings": { "lints": { "unused": "loud" } } }));
     let log = server.wait_for(|m| m["method"] == "window/logMessage");
@@ -662,7 +669,7 @@ fn lint_levels_come_from_the_settings() {
 #[test]
 fn netc_toml_sets_levels_and_is_read_again_when_it_changes() {
     let dir = TempDir::new("netc-toml");
-    let text = "model m() {\n    input x: f32[N, 512]\n    return linear(relu(linear(relu(linear(x, 2048)), 2048)), 10)\n}\ninfer serve { model m()  batch 256  eval }\n";
+    let text = NEEDS_NO_GRAD;
     dir.write("m.net", text);
     dir.write("netc.toml", "[lints]\nmissing-no-grad = \"allow\"\n");
     let mut server = Server::start(Some(&dir.0), Value::Null);
@@ -674,12 +681,7 @@ fn netc_toml_sets_levels_and_is_read_again_when_it_changes() {
     dir.write("netc.toml", "[lints]\nmissing-no-grad = \"deny\"\n");
     server
         .notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": dir.uri("netc.toml"), "type": 2 }] }));
-    let message = server.wait_for(|m| {
-        m["method"] == "textDocument/publishDiagnostics"
-            && m["params"]["diagnostics"].as_array().is_some_and(|l| l.iter().any(|d| d["code"] == "L0003"))
-    });
-    let l0003 = message["params"]["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "L0003").cloned();
-    assert_eq!(l0003.unwrap()["severity"], 1);
+    assert_eq!(server.next_severity_of("L0003"), 1, "now an error");
     // A malformed netc.toml is said to the user; the file keeps the default levels.
     dir.write("netc.toml", "[lints\n");
     server
@@ -692,8 +694,7 @@ fn netc_toml_sets_levels_and_is_read_again_when_it_changes() {
 #[test]
 fn quick_fixes_apply_the_lints_suggested_edits() {
     let dir = TempDir::new("fixes");
-    // Nested calls: without `no_grad` autograd keeps the first `relu`'s output alive.
-    let text = "model m() {\n    input x: f32[N, 512]\n    return linear(relu(linear(relu(linear(x, 2048)), 2048)), 10)\n}\ninfer serve { model m()  batch 256  eval }\n";
+    let text = NEEDS_NO_GRAD;
     dir.write("m.net", text);
     let mut server = Server::start(Some(&dir.0), Value::Null);
     let uri = dir.uri("m.net");
@@ -729,6 +730,9 @@ fn quick_fixes_apply_the_lints_suggested_edits() {
     );
     assert!(none.is_null() || none.as_array().is_some_and(|a| a.is_empty()), "{none}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Navigation
 
 fn location_text(dir: &TempDir, location: &Value) -> String {
     let uri = location["uri"].as_str().unwrap();
