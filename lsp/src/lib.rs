@@ -377,9 +377,6 @@ async fn publish_diagnostics(client: Client, state: Arc<Mutex<State>>, mut chang
     }
 }
 
-/// How a project configuration's URI ends.
-const CONFIG_SUFFIX: &str = "/netc.toml";
-
 /// The diagnostics of `file`, in LSP terms.
 fn document_diagnostics(db: &Database, file: SourceFile, uris: &Uris) -> Vec<lsp::Diagnostic> {
     let map = LineMap::new(file.text(db));
@@ -561,10 +558,7 @@ impl LanguageServer for Backend {
         {
             let mut state = self.lock();
             for change in params.changes {
-                // A netc.toml is configuration, not a source file: it is read below.
-                if !change.uri.path().as_str().ends_with(CONFIG_SUFFIX) {
-                    state.disk_change(&change.uri, change.typ == lsp::FileChangeType::DELETED);
-                }
+                state.disk_change(&change.uri, change.typ == lsp::FileChangeType::DELETED);
             }
         }
         // New files need their levels too, so this runs after any change.

@@ -115,12 +115,17 @@ impl State {
         }
     }
 
-    /// A file changed, appeared or disappeared on disk. Open documents keep their text.
+    /// A file changed, appeared or disappeared on disk. Open documents keep their text; only
+    /// `.net` files are sources (a watched `netc.toml` is configuration, read by
+    /// [`State::configure_project`]).
     pub fn disk_change(&mut self, uri: &lsp::Uri, deleted: bool) {
         if self.doc(uri).is_some() {
             return;
         }
         let name = self.uris.name(uri);
+        if !name.as_str().ends_with(".net") {
+            return;
+        }
         if deleted {
             self.generation += 1;
             netc::ide::remove_file(&mut self.db, &name);
