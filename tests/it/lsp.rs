@@ -585,7 +585,7 @@ fn hovers_show_documentation_signatures_and_line_figures() {
 
 #[test]
 fn code_lenses_show_each_scenario_and_set_the_active_one() {
-    let (_dir, mut server, uri) = resnet_workspace("lenses");
+    let (dir, mut server, uri) = resnet_workspace("lenses");
     let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
     let titles: Vec<&str> =
         lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();
@@ -618,7 +618,12 @@ fn code_lenses_show_each_scenario_and_set_the_active_one() {
     // The lens carries its figures as numbers too (a status bar reads them).
     let data = &lenses[1]["data"];
     assert_eq!(data["active"], true, "{data}");
-    assert!(data["totalBytes"].as_f64().is_some_and(|b| b > 1e6), "{data}");
+    // The same figures as the library's report of the file.
+    let report = netc::analyze(dir.0.join("resnet18.net")).expect("the example analyzes");
+    let serve = &report.scenarios[1];
+    assert_eq!(data["scenario"], serve.name.as_str());
+    assert_eq!(data["totalBytes"].as_f64(), Some(serve.total_bytes as f64), "{data}");
+    assert_eq!(data["budgetBytes"].as_f64(), serve.budget_bytes.map(|b| b as f64), "{data}");
     assert_eq!(lenses[0]["data"]["active"], false);
     // `null` for the name goes back to the default scenario.
     let result = server.request(
