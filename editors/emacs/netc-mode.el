@@ -219,7 +219,10 @@ Inlay hints and hovers then show its figures."
     (jsonrpc-request (eglot-current-server) :workspace/executeCommand
                      (list :command "netc.setActiveScenario"
                            :arguments (vector (plist-get (eglot--TextDocumentIdentifier) :uri) name)))
-    (when netc-inlay-hints-mode (netc-inlay-hints-refresh))
+    ;; Synchronously: a deferred request can wait for the next edit, and the hints would show
+    ;; the old scenario until then.
+    (when netc-inlay-hints-mode
+      (condition-case nil (netc-inlay-hints-refresh t) (error (netc--schedule-hints))))
     (message "netc: active scenario %s" name)))
 
 (defun netc-report ()
