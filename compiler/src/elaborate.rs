@@ -9,7 +9,9 @@
 //! syntax nodes. A value that could not be computed is [`Value::Unknown`]: ops that receive
 //! one produce unknown outputs silently, so one mistake gives one error.
 
-use std::collections::BTreeMap;
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
@@ -48,8 +50,9 @@ pub struct Origin {
     pub expr: Site,
     /// The statement containing it (a source line).
     pub stmt: Site,
-    /// The block calls that led here, outermost first.
-    pub chain: Vec<Site>,
+    /// The block calls that led here, outermost first. Shared by every node and value made
+    /// in one block call.
+    pub chain: Arc<[Site]>,
     /// Which execution of an outermost block call this is in (counting from 1; 0 outside
     /// any block): the segments of activation checkpointing.
     pub outer_call: u32,
@@ -155,7 +158,20 @@ pub enum Value {
 /// Elaboration stopped (a limit was hit); already reported.
 struct Stop;
 
-type Env = BTreeMap<String, Value>;
+/// A frame's variables. Names borrow from the syntax trees, which the database holds for
+/// the whole elaboration, so binding a variable allocates nothing.
+type Env<'db> = BTreeMap<&'db str, Value>;
+
+/// What a name called in a file refers to, with the callee's item borrowed from the database.
+#[derive(Clone, Copy)]
+enum Callee<'db> {
+    /// An op, defined in `source`; `names` indexes [`Elaborator::param_names`].
+    Op { decl: &'db OpDecl, source: SourceFile, file: &'db FileName, item: u32, names: usize },
+    /// A block, defined in `source`.
+    Block { block: &'db Callable, source: SourceFile, file: &'db FileName, item: u32 },
+    /// Not callable (unknown, ambiguous, or of another kind): the call is unknown.
+    Other,
+}
 
 /// What a model is elaborated with.
 pub struct Request<'a> {
@@ -177,9 +193,18 @@ pub struct Request<'a> {
 
 struct Elaborator<'db, 'r> {
     db: &'db dyn Db,
+    /// Callees already resolved, by calling file and name: a model calls the same few ops
+    /// and blocks thousands of times, and each resolution reads several queries.
+    callees: HashMap<(SourceFile, &'db str), Callee<'db>>,
+    /// The parameter names of each op resolved, shared by the arguments of its nodes.
+    param_names: Vec<Vec<Arc<str>>>,
+    /// The parameter names of operators (`a + b`).
+    operator_names: [Arc<str>; 3],
     graph: Graph,
     request: &'r Request<'r>,
     chain: Vec<Site>,
+    /// `chain` as nodes hold it, made again only after a block call begins or ends.
+    shared_chain: Option<Arc<[Site]>>,
     /// The share keys of weights already created, so tied weights count once.
     shared: BTreeMap<String, Dim>,
     stopped: bool,
@@ -194,9 +219,13 @@ struct Elaborator<'db, 'r> {
 pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Graph {
     let mut e = Elaborator {
         db,
+        callees: HashMap::new(),
+        param_names: Vec::new(),
+        operator_names: ["a".into(), "b".into(), "inplace".into()],
         graph: Graph::default(),
         request,
         chain: Vec::new(),
+        shared_chain: None,
         shared: BTreeMap::new(),
         stopped: false,
         refs: Vec::new(),
@@ -204,8 +233,7 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Graph {
         outer_calls: 0,
     };
     if let Some(Item::Model(model)) = item_tree(db, ItemLoc::new(db, request.file, request.item)) {
-        let model = model.clone();
-        let _ = e.model(&model);
+        let _ = e.model(model);
     }
     e.graph
 }
@@ -236,6 +264,11 @@ impl<'db> Elaborator<'db, '_> {
         self.report(d);
     }
 
+    /// The current chain of block calls, as nodes hold it.
+    fn shared_chain(&mut self) -> Arc<[Site]> {
+        self.shared_chain.get_or_insert_with(|| self.chain.as_slice().into()).clone()
+    }
+
     fn new_tensor(&mut self, t: TensorType) -> TensorId {
         self.graph.tensors.push(t);
         self.graph.released_after.push(None);
@@ -250,8 +283,8 @@ impl<'db> Elaborator<'db, '_> {
     }
 
     /// Binds `name` to `value` in a frame, dropping the reference of its old value.
-    fn assign(&mut self, env: &mut Env, name: String, value: Value) {
-        for t in tensors_of(std::slice::from_ref(&value)) {
+    fn assign(&mut self, env: &mut Env<'db>, name: &'db str, value: Value) {
+        for t in value_tensors(&value) {
             self.refs[t.0 as usize] += 1;
         }
         if let Some(old) = env.insert(name, value) {
@@ -262,7 +295,7 @@ impl<'db> Elaborator<'db, '_> {
     /// Drops one reference to each tensor of `value`; those left with none are released,
     /// except the ones in `keep` (values being returned to the caller).
     fn drop_refs(&mut self, value: &Value, keep: &[TensorId]) {
-        for t in tensors_of(std::slice::from_ref(value)) {
+        for &t in value_tensors(value) {
             let refs = &mut self.refs[t.0 as usize];
             *refs = refs.saturating_sub(1);
             if *refs == 0 && !keep.contains(&t) {
@@ -272,29 +305,27 @@ impl<'db> Elaborator<'db, '_> {
     }
 
     /// Ends a frame: its variables are dropped, except what it returns.
-    fn drop_frame(&mut self, env: Env, returned: &[Value]) {
+    fn drop_frame(&mut self, env: Env<'db>, returned: &[Value]) {
         let keep = tensors_of(returned);
         for value in env.into_values() {
             self.drop_refs(&value, &keep);
         }
     }
 
-    fn model(&mut self, model: &Callable) -> Result<(), Stop> {
+    fn model(&mut self, model: &'db Callable) -> Result<(), Stop> {
         let file = self.request.file;
-        let name = file.name(self.db).clone();
-        let item = self.request.item;
+        let ctx = Ctx { file, name: file.name(self.db), item: self.request.item, stmt: Default::default() };
         let mut env = Env::new();
         for p in &model.params {
             let value = match self.request.args.get(&p.name.text) {
                 Some(v) => v.clone(),
                 None => match &p.default {
-                    Some(d) => self.eval(d, &Env::new(), &name, item, NodeId::default())?,
+                    Some(d) => self.eval_in(d, &Env::new(), &ctx)?,
                     None => Value::Unknown,
                 },
             };
-            self.assign(&mut env, p.name.text.clone(), value);
+            self.assign(&mut env, &p.name.text, value);
         }
-        let ctx = Ctx { file, name: name.clone(), item, stmt: Default::default() };
         let outputs = self.body(&model.body, &mut env, &ctx, true)?;
         self.drop_frame(env, outputs.as_deref().unwrap_or(&[]));
         // The model's inputs and outputs are held by the caller for the whole run.
@@ -319,9 +350,15 @@ impl<'db> Elaborator<'db, '_> {
     }
 
     /// Runs a body; returns the returned values if it returned.
-    fn body(&mut self, body: &Body, env: &mut Env, ctx: &Ctx, is_model: bool) -> Result<Option<Vec<Value>>, Stop> {
+    fn body(
+        &mut self,
+        body: &'db Body,
+        env: &mut Env<'db>,
+        ctx: &Ctx<'db>,
+        is_model: bool,
+    ) -> Result<Option<Vec<Value>>, Stop> {
         for stmt in &body.stmts {
-            let stmt_site = self.site(&ctx.name, ctx.item, stmt.id);
+            let stmt_site = self.site(ctx.name, ctx.item, stmt.id);
             let stmt_start = self.graph.tensors.len() as u32;
             match &stmt.kind {
                 StmtKind::Input { name, ty } => {
@@ -333,7 +370,7 @@ impl<'db> Elaborator<'db, '_> {
                         self.graph.inputs.push((name.text.clone(), t));
                         self.record(stmt_site, stmt_start, vec![t]);
                     }
-                    self.assign(env, name.text.clone(), value);
+                    self.assign(env, &name.text, value);
                 }
                 StmtKind::Assign { targets, value } => {
                     let v = self.eval_stmt_expr(value, env, ctx, stmt.id, targets.len())?;
@@ -342,7 +379,7 @@ impl<'db> Elaborator<'db, '_> {
                         (n, Value::Tensors(ts)) if ts.len() == n => ts.into_iter().map(Value::Tensor).collect(),
                         (n, Value::Tensors(ts)) => {
                             // Only a variadic op (split) can get here: the checks know the rest.
-                            let site = self.site(&ctx.name, ctx.item, value.id);
+                            let site = self.site(ctx.name, ctx.item, value.id);
                             let message = format!("this call returns {} tensors, but {n} names are assigned", ts.len());
                             self.error_at(Code::OutputCount, &site, message);
                             vec![Value::Unknown; n]
@@ -354,7 +391,7 @@ impl<'db> Elaborator<'db, '_> {
                         self.record(stmt_site, stmt_start, tensors);
                     }
                     for (target, v) in targets.iter().zip(values) {
-                        self.assign(env, target.text.clone(), v);
+                        self.assign(env, &target.text, v);
                     }
                 }
                 StmtKind::Return { values } => {
@@ -391,17 +428,17 @@ impl<'db> Elaborator<'db, '_> {
 
     /// Records what a statement produced; `start` is the tensor count when it began.
     fn record(&mut self, stmt: Site, start: u32, tensors: Vec<TensorId>) {
-        let origin = Origin { expr: stmt.clone(), stmt, chain: self.chain.clone(), outer_call: self.outer_call };
+        let origin = Origin { expr: stmt.clone(), stmt, chain: self.shared_chain(), outer_call: self.outer_call };
         self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(start) });
     }
 
-    fn input(&mut self, name: &str, ty: &TypeExpr, env: &mut Env, ctx: &Ctx) -> Result<Value, Stop> {
+    fn input(&mut self, name: &str, ty: &'db TypeExpr, env: &mut Env<'db>, ctx: &Ctx<'db>) -> Result<Value, Stop> {
         let TypeExpr::Tensor { dtype, dims, .. } = ty else { return Ok(Value::Unknown) };
         let Some(dtype) = DType::from_name(&dtype.text) else { return Ok(Value::Unknown) };
         let mut shape = Vec::new();
         for dim in dims {
             let v = match &dim.kind {
-                ExprKind::Name(n) if !env.contains_key(&n.text) => {
+                ExprKind::Name(n) if !env.contains_key(n.text.as_str()) => {
                     let value = match self.request.dims.get(&n.text) {
                         Some(v) => Dim::Known(*v),
                         None if self.request.require_bound => {
@@ -410,10 +447,10 @@ impl<'db> Elaborator<'db, '_> {
                         }
                         None => Dim::var(&n.text),
                     };
-                    env.insert(n.text.clone(), Value::Int(value.clone()));
+                    env.insert(&n.text, Value::Int(value.clone()));
                     Value::Int(value)
                 }
-                _ => self.eval(dim, env, &ctx.name, ctx.item, NodeId::default())?,
+                _ => self.eval_in(dim, env, &ctx.at_stmt(NodeId::default()))?,
             };
             let problem = match &v {
                 Value::Float(_) | Value::Bool(_) | Value::Str(_) => {
@@ -428,13 +465,13 @@ impl<'db> Elaborator<'db, '_> {
                 },
                 _ => return Ok(Value::Unknown),
             };
-            let site = self.site(&ctx.name, ctx.item, dim.id);
+            let site = self.site(ctx.name, ctx.item, dim.id);
             self.error_at(Code::InvalidShape, &site, problem);
             return Ok(Value::Unknown);
         }
         let t = TensorType::new(dtype, shape);
         if t.bytes().is_none() {
-            let site = self.site(&ctx.name, ctx.item, ty.id());
+            let site = self.site(ctx.name, ctx.item, ty.id());
             self.error_at(
                 Code::IntegerOverflow,
                 &site,
@@ -451,7 +488,7 @@ impl<'db> Elaborator<'db, '_> {
             "S" => "`seq 512`".to_string(),
             other => format!("`dim {other} = ...`"),
         };
-        let site = self.site(&ctx.name, ctx.item, node);
+        let site = self.site(ctx.name, ctx.item, node);
         let mut d = Diagnostic::new(
             Code::UnboundDimension,
             format!("dimension `{dim}` of input `{input}` is not bound by {}", self.request.context),
@@ -467,20 +504,22 @@ impl<'db> Elaborator<'db, '_> {
     }
 
     /// Evaluates the expression of a statement: a call here may return several tensors.
-    fn eval_stmt_expr(&mut self, e: &Expr, env: &Env, ctx: &Ctx, stmt: NodeId, targets: usize) -> Result<Value, Stop> {
+    fn eval_stmt_expr(
+        &mut self,
+        e: &'db Expr,
+        env: &Env<'db>,
+        ctx: &Ctx<'db>,
+        stmt: NodeId,
+        targets: usize,
+    ) -> Result<Value, Stop> {
         let _ = targets;
         let saved = ctx.stmt.replace(stmt);
-        let v = self.eval(e, env, &ctx.name, ctx.item, stmt);
+        let v = self.eval_in(e, env, ctx);
         ctx.stmt.set(saved);
         v
     }
 
-    fn eval(&mut self, e: &Expr, env: &Env, file: &FileName, item: u32, stmt: NodeId) -> Result<Value, Stop> {
-        let ctx = Ctx::lookup(self.db, file, item, stmt);
-        self.eval_in(e, env, &ctx)
-    }
-
-    fn eval_in(&mut self, e: &Expr, env: &Env, ctx: &Ctx) -> Result<Value, Stop> {
+    fn eval_in(&mut self, e: &'db Expr, env: &Env<'db>, ctx: &Ctx<'db>) -> Result<Value, Stop> {
         if self.stopped {
             return Err(Stop);
         }
@@ -490,7 +529,7 @@ impl<'db> Elaborator<'db, '_> {
             ExprKind::Bool(b) => Value::Bool(*b),
             ExprKind::Str(s) => Value::Str(s.clone()),
             ExprKind::Size { .. } | ExprKind::Error => Value::Unknown,
-            ExprKind::Name(n) => env.get(&n.text).cloned().unwrap_or(Value::Unknown),
+            ExprKind::Name(n) => env.get(n.text.as_str()).cloned().unwrap_or(Value::Unknown),
             ExprKind::List(elems) => {
                 let mut ints = Vec::new();
                 let mut tensors = Vec::new();
@@ -511,9 +550,7 @@ impl<'db> Elaborator<'db, '_> {
                         None => self.overflow(ctx, e.id),
                     },
                     (UnaryOp::Neg, Value::Float(f)) => Value::Float(-f),
-                    (UnaryOp::Neg, Value::Tensor(t)) => {
-                        self.apply_op("mul", e.id, ctx, scalar_args(self.graph.tensor(t).clone(), t))?
-                    }
+                    (UnaryOp::Neg, Value::Tensor(t)) => self.apply_op("mul", e.id, ctx, self.scalar_args(t))?,
                     (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
                     _ => Value::Unknown,
                 }
@@ -536,7 +573,7 @@ impl<'db> Elaborator<'db, '_> {
                 };
                 let at = if i < 0 { i + len } else { i };
                 if at < 0 || at >= len {
-                    let site = self.site(&ctx.name, ctx.item, index.id);
+                    let site = self.site(ctx.name, ctx.item, index.id);
                     self.error_at(Code::InvalidShape, &site, format!("index {i} is out of range for {len} elements"));
                     return Ok(Value::Unknown);
                 }
@@ -552,7 +589,7 @@ impl<'db> Elaborator<'db, '_> {
                     Value::Int(Dim::Known(n)) => n,
                     Value::Int(_) => {
                         if self.request.require_bound {
-                            let site = self.site(&ctx.name, ctx.item, count.id);
+                            let site = self.site(ctx.name, ctx.item, count.id);
                             self.error_at(Code::InvalidShape, &site, "`repeat` count depends on an unbound dimension");
                         }
                         return Ok(Value::Unknown);
@@ -560,7 +597,7 @@ impl<'db> Elaborator<'db, '_> {
                     _ => return Ok(Value::Unknown),
                 };
                 if n < 0 {
-                    let site = self.site(&ctx.name, ctx.item, count.id);
+                    let site = self.site(ctx.name, ctx.item, count.id);
                     self.error_at(
                         Code::InvalidRepeat,
                         &site,
@@ -584,7 +621,7 @@ impl<'db> Elaborator<'db, '_> {
     }
 
     fn overflow(&mut self, ctx: &Ctx, node: NodeId) -> Value {
-        let site = self.site(&ctx.name, ctx.item, node);
+        let site = self.site(ctx.name, ctx.item, node);
         self.error_at(Code::IntegerOverflow, &site, "integer overflow");
         Value::Unknown
     }
@@ -628,7 +665,7 @@ impl<'db> Elaborator<'db, '_> {
                         _ => d >= 0,
                     }),
                     None => {
-                        let site = self.site(&ctx.name, ctx.item, e.id);
+                        let site = self.site(ctx.name, ctx.item, e.id);
                         if self.request.require_bound {
                             self.error_at(
                                 Code::InvalidShape,
@@ -658,7 +695,7 @@ impl<'db> Elaborator<'db, '_> {
                     BinaryOp::Sub => a.sub(&b),
                     BinaryOp::Mul => a.mul(&b),
                     BinaryOp::Div | BinaryOp::Rem if b == Dim::Known(0) => {
-                        let site = self.site(&ctx.name, ctx.item, rhs.id);
+                        let site = self.site(ctx.name, ctx.item, rhs.id);
                         self.error_at(Code::InvalidShape, &site, "division by zero");
                         return Ok(Unknown);
                     }
@@ -682,59 +719,88 @@ impl<'db> Elaborator<'db, '_> {
                 })
             }
             (BinaryOp::MatMul, Tensor(a), Tensor(b)) => {
+                let [a_name, b_name, _] = self.operator_names.clone();
                 let mut args = Args::default();
-                args.values.insert("a".into(), ArgValue::Tensor(self.graph.tensor(a).clone()));
-                args.values.insert("b".into(), ArgValue::Tensor(self.graph.tensor(b).clone()));
+                args.values.insert(a_name, ArgValue::Tensor(self.graph.tensor(a).clone()));
+                args.values.insert(b_name, ArgValue::Tensor(self.graph.tensor(b).clone()));
                 let sites = [("a", lhs.id), ("b", rhs.id)];
                 self.apply_with_sites("matmul", e.id, ctx, (args, vec![a, b]), &sites)?
             }
             (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(a), Tensor(b)) => {
                 let name = elementwise_op(op);
+                let [a_name, b_name, inplace] = self.operator_names.clone();
                 let mut args = Args::default();
-                args.values.insert("a".into(), ArgValue::Tensor(self.graph.tensor(a).clone()));
-                args.values.insert("b".into(), ArgValue::Tensor(self.graph.tensor(b).clone()));
-                args.values.insert("inplace".into(), ArgValue::Bool(false));
+                args.values.insert(a_name, ArgValue::Tensor(self.graph.tensor(a).clone()));
+                args.values.insert(b_name, ArgValue::Tensor(self.graph.tensor(b).clone()));
+                args.values.insert(inplace, ArgValue::Bool(false));
                 let sites = [("a", lhs.id), ("b", rhs.id)];
                 self.apply_with_sites(name, e.id, ctx, (args, vec![a, b]), &sites)?
             }
             (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(t), Int(_) | Float(_))
             | (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Int(_) | Float(_), Tensor(t)) => {
                 let name = elementwise_op(op);
-                let ty = self.graph.tensor(t).clone();
-                self.apply_op(name, e.id, ctx, scalar_args(ty, t))?
+                self.apply_op(name, e.id, ctx, self.scalar_args(t))?
             }
             _ => Unknown,
         })
     }
 
-    fn call(&mut self, id: NodeId, callee: &str, args: &[Arg], env: &Env, ctx: &Ctx) -> Result<Value, Stop> {
+    fn call(
+        &mut self,
+        id: NodeId,
+        callee: &'db str,
+        args: &'db [Arg],
+        env: &Env<'db>,
+        ctx: &Ctx<'db>,
+    ) -> Result<Value, Stop> {
         self.call_with(id, callee, args, env, ctx, None)
+    }
+
+    /// What `callee` refers to in the file of `ctx`, resolved once per elaboration.
+    fn callee(&mut self, callee: &'db str, ctx: &Ctx<'db>) -> Callee<'db> {
+        if let Some(&resolved) = self.callees.get(&(ctx.file, callee)) {
+            return resolved;
+        }
+        let resolved = self.resolve(callee, ctx.file);
+        self.callees.insert((ctx.file, callee), resolved);
+        resolved
+    }
+
+    fn resolve(&mut self, callee: &str, file: SourceFile) -> Callee<'db> {
+        let db = self.db;
+        let Some(def) = file_scope(db, file).get(callee) else { return Callee::Other };
+        let Some(source) = lookup_file(db, &def.file) else { return Callee::Other };
+        match (def.kind, item_tree(db, ItemLoc::new(db, source, def.item))) {
+            (DefKind::Op, Some(Item::Op(decl))) => {
+                self.param_names.push(decl.params.iter().map(|p| Arc::from(p.name.text.as_str())).collect());
+                Callee::Op { decl, source, file: &def.file, item: def.item, names: self.param_names.len() - 1 }
+            }
+            (DefKind::Block, Some(Item::Block(block))) => {
+                Callee::Block { block, source, file: &def.file, item: def.item }
+            }
+            _ => Callee::Other,
+        }
     }
 
     /// A call; `first`, if given, replaces the value of the first argument (for `repeat`).
     fn call_with(
         &mut self,
         id: NodeId,
-        callee: &str,
-        args: &[Arg],
-        env: &Env,
-        ctx: &Ctx,
+        callee: &'db str,
+        args: &'db [Arg],
+        env: &Env<'db>,
+        ctx: &Ctx<'db>,
         first: Option<Value>,
     ) -> Result<Value, Stop> {
-        let scope = file_scope(self.db, ctx.file);
-        let Some(def) = scope.get(callee) else { return Ok(Value::Unknown) };
-        let Some(def_file) = lookup_file(self.db, &def.file) else { return Ok(Value::Unknown) };
-        let def = def.clone();
-        let item = item_tree(self.db, ItemLoc::new(self.db, def_file, def.item)).clone();
-        match (def.kind, item) {
-            (DefKind::Op, Some(Item::Op(decl))) => {
-                let bound = self.bind(&decl.params, args, env, ctx, (&def.file, def.item), first.clone())?;
+        match self.callee(callee, ctx) {
+            Callee::Op { decl, source, file, item, names } => {
+                let bound = self.bind(&decl.params, args, env, ctx, (source, file, item), first)?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };
-                self.op_call(&decl, bound, id, ctx)
+                self.op_call(decl, names, bound, id, ctx)
             }
-            (DefKind::Block, Some(Item::Block(block))) => {
+            Callee::Block { block, source, file, item } => {
                 if self.chain.len() >= MAX_CALL_DEPTH {
-                    let site = self.site(&ctx.name, ctx.item, id);
+                    let site = self.site(ctx.name, ctx.item, id);
                     self.error_at(
                         Code::RecursionLimit,
                         &site,
@@ -743,21 +809,22 @@ impl<'db> Elaborator<'db, '_> {
                     self.stopped = true;
                     return Err(Stop);
                 }
-                let bound = self.bind(&block.params, args, env, ctx, (&def.file, def.item), first.clone())?;
+                let bound = self.bind(&block.params, args, env, ctx, (source, file, item), first)?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };
                 let mut inner = Env::new();
-                for (name, (value, _)) in bound {
+                for (name, value, _) in bound {
                     self.assign(&mut inner, name, value);
                 }
                 if self.chain.is_empty() {
                     self.outer_calls += 1;
                     self.outer_call = self.outer_calls;
                 }
-                self.chain.push(self.site(&ctx.name, ctx.item, id));
-                let callee_ctx =
-                    Ctx { file: def_file, name: def.file.clone(), item: def.item, stmt: Default::default() };
+                self.chain.push(self.site(ctx.name, ctx.item, id));
+                self.shared_chain = None;
+                let callee_ctx = Ctx { file: source, name: file, item, stmt: Default::default() };
                 let result = self.body(&block.body, &mut inner, &callee_ctx, false);
                 self.chain.pop();
+                self.shared_chain = None;
                 if self.chain.is_empty() {
                     self.outer_call = 0;
                 }
@@ -774,28 +841,28 @@ impl<'db> Elaborator<'db, '_> {
                     None => Value::Unknown,
                 })
             }
-            _ => Ok(Value::Unknown),
+            Callee::Other => Ok(Value::Unknown),
         }
     }
 
-    /// Binds call arguments to parameters, evaluating defaults. Returns the value and the
-    /// node of the argument that gave it (for labels), or `None` if an argument is unknown.
-    #[allow(clippy::type_complexity)]
+    /// Binds call arguments to parameters, evaluating defaults. Returns each parameter's
+    /// name, value and the node of the argument that gave it (for labels), or `None` if an
+    /// argument is unknown. A name bound twice keeps its last value, in its first place.
     fn bind(
         &mut self,
-        params: &[Param],
-        args: &[Arg],
-        env: &Env,
-        ctx: &Ctx,
-        (def_file, def_item): (&FileName, u32),
+        params: &'db [Param],
+        args: &'db [Arg],
+        env: &Env<'db>,
+        ctx: &Ctx<'db>,
+        (def_source, def_file, def_item): (SourceFile, &'db FileName, u32),
         mut first: Option<Value>,
-    ) -> Result<Option<BTreeMap<String, (Value, Option<NodeId>)>>, Stop> {
-        let mut bound: BTreeMap<String, (Value, Option<NodeId>)> = BTreeMap::new();
+    ) -> Result<Option<Bound<'db>>, Stop> {
+        let mut bound: Bound<'db> = Vec::with_capacity(params.len().max(args.len()));
         for (position, arg) in args.iter().enumerate() {
             let name = match &arg.keyword {
-                Some(k) => k.text.clone(),
+                Some(k) => k.text.as_str(),
                 None => match params.get(position) {
-                    Some(p) => p.name.text.clone(),
+                    Some(p) => p.name.text.as_str(),
                     None => return Ok(None),
                 },
             };
@@ -803,33 +870,37 @@ impl<'db> Elaborator<'db, '_> {
                 Some(value) => value,
                 None => self.eval_in(&arg.value, env, ctx)?,
             };
-            bound.insert(name, (value, Some(arg.value.id)));
+            match bound.iter_mut().find(|(n, _, _)| *n == name) {
+                Some(slot) => *slot = (name, value, Some(arg.value.id)),
+                None => bound.push((name, value, Some(arg.value.id))),
+            }
         }
         for p in params {
-            if bound.contains_key(&p.name.text) {
+            if bound.iter().any(|(n, _, _)| *n == p.name.text) {
                 continue;
             }
             let Some(default) = &p.default else { return Ok(None) };
-            let default_ctx = Ctx::lookup(self.db, def_file, def_item, NodeId::default());
+            let default_ctx = Ctx { file: def_source, name: def_file, item: def_item, stmt: Default::default() };
             let value = self.eval_in(default, &Env::new(), &default_ctx)?;
-            bound.insert(p.name.text.clone(), (value, None));
+            bound.push((&p.name.text, value, None));
         }
         Ok(Some(bound))
     }
 
     fn op_call(
         &mut self,
-        decl: &OpDecl,
-        bound: BTreeMap<String, (Value, Option<NodeId>)>,
+        decl: &'db OpDecl,
+        names: usize,
+        bound: Bound<'db>,
         id: NodeId,
-        ctx: &Ctx,
+        ctx: &Ctx<'db>,
     ) -> Result<Value, Stop> {
         let mut args = Args::default();
         let mut inputs = Vec::new();
         let mut sites = Vec::new();
         // Parameters in declaration order, so inputs are in a stable order.
-        for p in &decl.params {
-            let Some((value, node)) = bound.get(&p.name.text) else { continue };
+        for (p, name) in decl.params.iter().zip(&self.param_names[names]) {
+            let Some((_, value, node)) = bound.iter().find(|(n, _, _)| *n == p.name.text) else { continue };
             let arg = match value {
                 Value::Tensor(t) => {
                     inputs.push(*t);
@@ -846,13 +917,23 @@ impl<'db> Elaborator<'db, '_> {
                 Value::Ints(v) => ArgValue::Ints(v.clone()),
                 Value::Size(_) | Value::Unknown => return Ok(Value::Unknown),
             };
-            args.values.insert(p.name.text.clone(), arg);
+            args.values.insert(name.clone(), arg);
             if let Some(node) = node {
-                sites.push((p.name.text.clone(), *node));
+                sites.push((p.name.text.as_str(), *node));
             }
         }
-        let sites: Vec<(&str, NodeId)> = sites.iter().map(|(n, s)| (n.as_str(), *s)).collect();
         self.apply_with_sites(&decl.name.text, id, ctx, (args, inputs), &sites)
+    }
+
+    /// The arguments of an elementwise op between tensor `id` and a scalar.
+    fn scalar_args(&self, id: TensorId) -> (Args, Vec<TensorId>) {
+        let t = self.graph.tensor(id);
+        let [a, b, inplace] = self.operator_names.clone();
+        let mut args = Args::default();
+        args.values.insert(a, ArgValue::Tensor(t.clone()));
+        args.values.insert(b, ArgValue::Tensor(TensorType::new(t.dtype, Vec::new())));
+        args.values.insert(inplace, ArgValue::Bool(false));
+        (args, vec![id])
     }
 
     fn apply_op(&mut self, op: &str, id: NodeId, ctx: &Ctx, args: (Args, Vec<TensorId>)) -> Result<Value, Stop> {
@@ -870,7 +951,7 @@ impl<'db> Elaborator<'db, '_> {
         sites: &[(&str, NodeId)],
     ) -> Result<Value, Stop> {
         if self.graph.nodes.len() >= MAX_NODES {
-            let site = self.site(&ctx.name, ctx.item, id);
+            let site = self.site(ctx.name, ctx.item, id);
             self.error_at(Code::RecursionLimit, &site, format!("the model has more than {MAX_NODES} ops"));
             self.stopped = true;
             return Err(Stop);
@@ -898,7 +979,7 @@ impl<'db> Elaborator<'db, '_> {
                 {
                     match self.shared.get(key) {
                         Some(first) if first.certainly_differs(&weight) => {
-                            let site = self.site(&ctx.name, ctx.item, id);
+                            let site = self.site(ctx.name, ctx.item, id);
                             let message = format!(
                                 "`share=\"{key}\"` ties weights of different sizes: {first} elements before, {weight} here"
                             );
@@ -912,11 +993,11 @@ impl<'db> Elaborator<'db, '_> {
                     }
                 }
                 let outputs: Vec<TensorId> = result.outputs.iter().map(|t| self.new_tensor(t.clone())).collect();
-                let stmt = self.site(&ctx.name, ctx.item, ctx.stmt.get());
+                let stmt = self.site(ctx.name, ctx.item, ctx.stmt.get());
                 let origin = Origin {
-                    expr: self.site(&ctx.name, ctx.item, id),
+                    expr: self.site(ctx.name, ctx.item, id),
                     stmt,
-                    chain: self.chain.clone(),
+                    chain: self.shared_chain(),
                     outer_call: self.outer_call,
                 };
                 // Temporaries this node consumed are dropped once it returns.
@@ -947,14 +1028,14 @@ impl<'db> Elaborator<'db, '_> {
 
     fn op_error(&mut self, op: &str, err: OpError, id: NodeId, ctx: &Ctx, sites: &[(&str, NodeId)]) {
         let code = if err.message.starts_with("integer overflow") { Code::IntegerOverflow } else { Code::InvalidShape };
-        let site = self.site(&ctx.name, ctx.item, id);
+        let site = self.site(ctx.name, ctx.item, id);
         let mut d = Diagnostic::new(code, err.message.clone(), &site.file, site.place())
             .with_primary_message(format!("in this `{op}`"));
         for (param, label) in &err.blame {
             if let Some((_, node)) = sites.iter().find(|(p, _)| p == param)
                 && !label.is_empty()
             {
-                d = d.with_label(&ctx.name, Place::Node(NodeRef { item: ctx.item, node: node.0 }), label.clone());
+                d = d.with_label(ctx.name, Place::Node(NodeRef { item: ctx.item, node: node.0 }), label.clone());
             }
         }
         if let Some(help) = err.help {
@@ -1002,14 +1083,16 @@ fn elementwise_op(op: BinaryOp) -> &'static str {
 
 /// The tensors among values (lists of tensors flattened).
 fn tensors_of(values: &[Value]) -> Vec<TensorId> {
-    values
-        .iter()
-        .flat_map(|v| match v {
-            Value::Tensor(t) => vec![*t],
-            Value::Tensors(ts) => ts.clone(),
-            _ => Vec::new(),
-        })
-        .collect()
+    values.iter().flat_map(value_tensors).copied().collect()
+}
+
+/// The tensors of one value.
+fn value_tensors(value: &Value) -> &[TensorId] {
+    match value {
+        Value::Tensor(t) => std::slice::from_ref(t),
+        Value::Tensors(ts) => ts,
+        _ => &[],
+    }
 }
 
 fn number(v: &Value) -> Option<f64> {
@@ -1020,26 +1103,20 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
-/// The arguments of an elementwise op between a tensor and a scalar.
-fn scalar_args(t: TensorType, id: TensorId) -> (Args, Vec<TensorId>) {
-    let mut args = Args::default();
-    args.values.insert("a".into(), ArgValue::Tensor(t.clone()));
-    args.values.insert("b".into(), ArgValue::Tensor(TensorType::new(t.dtype, Vec::new())));
-    args.values.insert("inplace".into(), ArgValue::Bool(false));
-    (args, vec![id])
-}
+/// Arguments bound to parameters: name, value, and the argument's node (none for a default).
+type Bound<'db> = Vec<(&'db str, Value, Option<NodeId>)>;
 
 /// The file, item and statement being evaluated.
-struct Ctx {
+struct Ctx<'db> {
     file: SourceFile,
-    name: FileName,
+    name: &'db FileName,
     item: u32,
-    stmt: std::cell::Cell<NodeId>,
+    stmt: Cell<NodeId>,
 }
 
-impl Ctx {
-    fn lookup(db: &dyn Db, name: &FileName, item: u32, stmt: NodeId) -> Ctx {
-        let file = lookup_file(db, name).expect("elaborated files are loaded");
-        Ctx { file, name: name.clone(), item, stmt: std::cell::Cell::new(stmt) }
+impl<'db> Ctx<'db> {
+    /// The same place, at another statement.
+    fn at_stmt(&self, stmt: NodeId) -> Ctx<'db> {
+        Ctx { file: self.file, name: self.name, item: self.item, stmt: Cell::new(stmt) }
     }
 }

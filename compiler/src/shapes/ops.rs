@@ -9,7 +9,7 @@
 //! attention; bias adds, normalization, activations, pooling, softmax and elementwise ops are
 //! not counted (spec/shapes.md says why).
 
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::dim::Dim;
 use super::types::{DType, TensorType};
@@ -37,7 +37,56 @@ pub enum ArgValue {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Args {
     /// Parameter name to value.
-    pub values: BTreeMap<String, ArgValue>,
+    pub values: ArgMap,
+}
+
+/// Argument values by parameter name, in the order they were added (the op's parameter
+/// order). An op has a handful of parameters: a short scan finds one, and the whole map is
+/// one allocation, which matters for a graph that holds one per node.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArgMap {
+    entries: Vec<(Arc<str>, ArgValue)>,
+}
+
+impl ArgMap {
+    /// The value of parameter `name`, if given.
+    pub fn get(&self, name: &str) -> Option<&ArgValue> {
+        self.entries.iter().find(|(n, _)| &**n == name).map(|(_, v)| v)
+    }
+
+    /// Sets parameter `name`, replacing an earlier value in place.
+    pub fn insert(&mut self, name: impl Into<Arc<str>>, value: ArgValue) {
+        let name = name.into();
+        match self.entries.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = value,
+            None => self.entries.push((name, value)),
+        }
+    }
+
+    /// The parameters and their values, in the order they were added.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &ArgValue)> {
+        self.entries.iter().map(|(n, v)| (&**n, v))
+    }
+
+    /// How many parameters are set.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no parameter is set.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl<K: Into<Arc<str>>> FromIterator<(K, ArgValue)> for ArgMap {
+    fn from_iter<I: IntoIterator<Item = (K, ArgValue)>>(iter: I) -> Self {
+        let mut map = ArgMap::default();
+        for (name, value) in iter {
+            map.insert(name, value);
+        }
+        map
+    }
 }
 
 /// A parameter tensor an op creates.
@@ -1070,7 +1119,7 @@ mod tests {
     }
 
     fn args(pairs: &[(&str, ArgValue)]) -> Args {
-        Args { values: pairs.iter().map(|(n, v)| (n.to_string(), v.clone())).collect() }
+        Args { values: pairs.iter().map(|(n, v)| (*n, v.clone())).collect() }
     }
 
     fn conv2d(x: &[i128], out: i128, kernel: i128, stride: i128, pad: i128, groups: i128, bias: bool) -> OpResult {
