@@ -8,6 +8,7 @@
 //! optimizer state allocated. The peak is the maximum of live bytes after any allocation.
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
 
 use serde::Serialize;
 
@@ -441,27 +442,24 @@ impl Recorder {
         let at = self.count;
         self.count += 1;
         let total: i128 = totals.iter().sum();
-        let sample = || Sample {
-            at: at.min(u32::MAX as u64) as u32,
-            step,
-            phase,
-            op: op.to_string(),
-            live: Breakdown::from_totals(totals),
-        };
+        let at = at.min(u32::MAX as u64) as u32;
         let width = self.width.max(1);
         if forced {
             self.flush();
-            self.kept.push((sample(), true));
+            let sample = Sample { at, step, phase, op: op.to_string(), live: Breakdown::from_totals(totals) };
+            self.kept.push((sample, true));
         } else {
-            if at / width != self.bucket {
+            if at as u64 / width != self.bucket {
                 self.flush();
-                self.bucket = at / width;
+                self.bucket = at as u64 / width;
             }
+            // Most samples replace the bucket's lowest or highest: overwritten in place, their
+            // op's text reuses the string already there.
             if self.high.as_ref().is_none_or(|h| total > h.live.total()) {
-                self.high = Some(sample());
+                overwrite(&mut self.high, at, step, phase, op, totals);
             }
             if self.low.as_ref().is_none_or(|l| total < l.live.total()) {
-                self.low = Some(sample());
+                overwrite(&mut self.low, at, step, phase, op, totals);
             }
         }
         if self.kept.len() > TIMELINE_POINTS {
@@ -534,6 +532,21 @@ impl Recorder {
     }
 }
 
+/// Sets `slot` to a sample, reusing the string of the one it holds.
+fn overwrite(slot: &mut Option<Sample>, at: u32, step: u8, phase: Phase, op: &str, totals: &[i128; CATEGORIES]) {
+    match slot {
+        Some(sample) => {
+            sample.at = at;
+            sample.step = step;
+            sample.phase = phase;
+            sample.op.clear();
+            sample.op.push_str(op);
+            sample.live = Breakdown::from_totals(totals);
+        }
+        None => *slot = Some(Sample { at, step, phase, op: op.to_string(), live: Breakdown::from_totals(totals) }),
+    }
+}
+
 /// The storages and what is live.
 struct Store {
     bytes: Vec<i128>,
@@ -557,7 +570,12 @@ struct Store {
 
 impl Store {
     fn rounded(&self, bytes: i128) -> i128 {
-        (bytes + self.rounding - 1) / self.rounding * self.rounding
+        let up = bytes + self.rounding - 1;
+        // An i128 division is a library call; sizes and roundings fit in an i64.
+        match (i64::try_from(up), i64::try_from(self.rounding)) {
+            (Ok(up), Ok(rounding)) => i128::from(up / rounding * rounding),
+            _ => up / self.rounding * self.rounding,
+        }
     }
 
     fn alloc(&mut self, bytes: i128, category: Category) -> usize {
@@ -596,14 +614,29 @@ impl Store {
             figures.peak = figures.peak.max(self.live_bytes);
         }
         if self.peak.as_ref().is_none_or(|p| self.live_bytes > p.bytes) {
-            self.peak = Some(Peak {
-                bytes: self.live_bytes,
-                step: self.step,
-                phase: self.phase,
-                op: op.to_string(),
-                site: site.cloned(),
-                breakdown: Breakdown::from_totals(&self.totals),
-            });
+            // In a forward pass nearly every allocation is a new peak: update it in place.
+            let breakdown = Breakdown::from_totals(&self.totals);
+            match &mut self.peak {
+                Some(peak) => {
+                    peak.bytes = self.live_bytes;
+                    peak.step = self.step;
+                    peak.phase = self.phase;
+                    peak.op.clear();
+                    peak.op.push_str(op);
+                    peak.site = site.cloned();
+                    peak.breakdown = breakdown;
+                }
+                None => {
+                    self.peak = Some(Peak {
+                        bytes: self.live_bytes,
+                        step: self.step,
+                        phase: self.phase,
+                        op: op.to_string(),
+                        site: site.cloned(),
+                        breakdown,
+                    })
+                }
+            }
             self.peak_at = self.timeline.count;
         }
         self.timeline.record(self.step, self.phase, op, &self.totals, false);
@@ -633,8 +666,63 @@ fn known(d: Option<crate::shapes::Dim>) -> i128 {
 struct Params {
     /// For each node, its parameter storage and element count.
     of_node: Vec<Option<(usize, i128)>>,
+    /// For each node with a parameter storage, that storage's index in `all`.
+    index_of_node: Vec<usize>,
     /// All parameter storages with their element counts and lines.
-    all: Vec<(usize, i128, Site)>,
+    all: Vec<(usize, i128, LineId)>,
+}
+
+/// A source line's index in [`Lines`].
+type LineId = u32;
+
+/// The per-line figures being summed. Each line (a statement's site) gets a dense index once,
+/// so an op adds to a slot of a vector instead of searching a map of sites.
+struct Lines<'g> {
+    /// The line of each node.
+    of_node: Vec<LineId>,
+    /// The line of each of the graph's statement values.
+    of_value: Vec<LineId>,
+    sites: Vec<&'g Site>,
+    /// Each line's figures; `None` until something is recorded for it (only lines with a
+    /// record appear in the result).
+    figures: Vec<Option<LineMemory>>,
+}
+
+impl<'g> Lines<'g> {
+    fn new(graph: &'g Graph) -> Self {
+        let mut lines = Lines { of_node: Vec::new(), of_value: Vec::new(), sites: Vec::new(), figures: Vec::new() };
+        let mut index: HashMap<&'g Site, LineId> = HashMap::new();
+        let mut id = |site: &'g Site, previous: &mut Option<(&'g Site, LineId)>| {
+            // Consecutive ops are mostly of one statement: no lookup for them.
+            if let Some((p, id)) = *previous
+                && p == site
+            {
+                return id;
+            }
+            let id = *index.entry(site).or_insert_with(|| {
+                lines.sites.push(site);
+                lines.figures.push(None);
+                (lines.sites.len() - 1) as LineId
+            });
+            *previous = Some((site, id));
+            id
+        };
+        let mut previous = None;
+        let of_node: Vec<LineId> = graph.nodes.iter().map(|n| id(&n.origin.stmt, &mut previous)).collect();
+        let of_value: Vec<LineId> = graph.stmt_values.iter().map(|v| id(&v.origin.stmt, &mut previous)).collect();
+        lines.of_node = of_node;
+        lines.of_value = of_value;
+        lines
+    }
+
+    /// The figures of a line, from now on part of the result.
+    fn line(&mut self, id: LineId) -> &mut LineMemory {
+        self.figures[id as usize].get_or_insert_with(LineMemory::default)
+    }
+
+    fn finish(self) -> BTreeMap<Site, LineMemory> {
+        self.sites.into_iter().zip(self.figures).filter_map(|(site, f)| Some((site.clone(), f?))).collect()
+    }
 }
 
 /// The workspace of a convolution under `algorithm`, for one sample (as im2col processes
@@ -756,13 +844,17 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
         timeline: Recorder::default(),
         peak_at: 0,
     };
-    let mut lines: BTreeMap<Site, LineMemory> = BTreeMap::new();
+    let mut lines = Lines::new(graph);
     let mut run = Run {
         graph,
         config,
         behaviours: graph.nodes.iter().map(|n| memory(n, graph, &mode)).collect(),
         sizes: tensor_sizes(graph, config.precision),
-        params: Params { of_node: vec![None; graph.nodes.len()], all: Vec::new() },
+        params: Params {
+            of_node: vec![None; graph.nodes.len()],
+            index_of_node: vec![0; graph.nodes.len()],
+            all: Vec::new(),
+        },
         segment: segments(graph, config),
         producer: {
             let mut producer = vec![None; graph.tensors.len()];
@@ -782,13 +874,14 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
             let bytes = run.param_bytes(elements);
             let s = store.alloc(bytes, Category::Parameters);
             run.params.of_node[i] = Some((s, elements));
-            run.params.all.push((s, elements, node.origin.stmt.clone()));
-            lines.entry(node.origin.stmt.clone()).or_default().weights += bytes;
+            run.params.index_of_node[i] = run.params.all.len();
+            run.params.all.push((s, elements, lines.of_node[i]));
+            lines.line(lines.of_node[i]).weights += bytes;
         }
         for b in &node.result.buffers {
             let bytes = known(Some(b.numel.clone())) * b.dtype.size();
             store.alloc(bytes, Category::Buffers);
-            lines.entry(node.origin.stmt.clone()).or_default().buffers += bytes;
+            lines.line(lines.of_node[i]).buffers += bytes;
         }
     }
     let mut storage_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
@@ -873,8 +966,9 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
     store.timeline.record(store.step, store.phase, "", &store.totals, true);
     // Gradients and optimizer state per line (training).
     if config.training {
-        for (_, elements, site) in &run.params.all {
-            let line = lines.entry(site.clone()).or_default();
+        for &(_, elements, line) in &run.params.all {
+            let elements = &elements;
+            let line = lines.line(line);
             line.gradients += run.grad_bytes(*elements);
             line.optimizer += run.state_bytes(*elements);
         }
@@ -891,7 +985,7 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
         }),
         rounded_peak: store.rounded_peak,
         phases: store.phases,
-        lines,
+        lines: lines.finish(),
         timeline: store.timeline.finish(store.peak_at),
     }
 }
@@ -908,7 +1002,7 @@ fn run_forward(
     run: &Run<'_>,
     store: &mut Store,
     storage_of: &mut [Option<usize>],
-    lines: &mut BTreeMap<Site, LineMemory>,
+    lines: &mut Lines<'_>,
     first_step: bool,
 ) -> Forward {
     let (graph, config) = (run.graph, run.config);
@@ -925,17 +1019,20 @@ fn run_forward(
             releases[*at as usize].push(TensorId(t as u32));
         }
     }
-    // Which line made each storage, and which storages autograd keeps: a line's
-    // "activations" are the bytes it made that are kept for backward.
-    let mut producer: HashMap<usize, Site> = HashMap::new();
-    for value in &graph.stmt_values {
-        for &t in value.tensors.iter().filter(|t| **t >= value.first_new) {
-            if let Some(s) = storage_of[t.0 as usize] {
-                producer.entry(s).or_insert_with(|| value.origin.stmt.clone());
+    // Which line made each storage (by storage), and which storages autograd keeps: a line's
+    // "activations" are the bytes it made that are kept for backward. Only the first step's
+    // forward pass records them.
+    let mut producer: Vec<Option<LineId>> = Vec::new();
+    if first_step {
+        for (value, &line) in graph.stmt_values.iter().zip(&lines.of_value) {
+            for &t in value.tensors.iter().filter(|t| **t >= value.first_new) {
+                if let Some(s) = storage_of[t.0 as usize] {
+                    made_by(&mut producer, s, line, false);
+                }
             }
         }
     }
-    let mut kept: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
+    let mut kept: Vec<usize> = Vec::new();
     let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         let behaviour = &run.behaviours[i];
@@ -988,7 +1085,9 @@ fn run_forward(
                     let bytes = run.sizes[out.0 as usize];
                     let s = store.alloc(bytes, Category::Activations);
                     storage_of[out.0 as usize] = Some(s);
-                    producer.insert(s, site.clone());
+                    if first_step {
+                        made_by(&mut producer, s, lines.of_node[i], true);
+                    }
                     made += bytes;
                 }
             }
@@ -1058,13 +1157,13 @@ fn run_forward(
             store.release(s);
         }
         if first_step {
-            let line = lines.entry(site.clone()).or_default();
+            let line = lines.line(lines.of_node[i]);
             line.workspace = line.workspace.max(workspace);
             if !records {
                 line.activations += made;
             }
             for &s in &extra_saved {
-                producer.insert(s, site.clone());
+                made_by(&mut producer, s, lines.of_node[i], true);
             }
             kept.extend(saved[i].iter().copied());
         }
@@ -1075,13 +1174,25 @@ fn run_forward(
         }
     }
     if first_step {
+        kept.sort_unstable();
+        kept.dedup();
         for s in kept {
-            if let Some(site) = producer.get(&s) {
-                lines.entry(site.clone()).or_default().activations += store.bytes[s];
+            if let Some(&Some(line)) = producer.get(s) {
+                lines.line(line).activations += store.bytes[s];
             }
         }
     }
     Forward { saved, requires_grad, segment_inputs }
+}
+
+/// Records that `line` made storage `s`: always (`replace`), or if no line did before.
+fn made_by(producer: &mut Vec<Option<LineId>>, s: usize, line: LineId, replace: bool) {
+    if producer.len() <= s {
+        producer.resize(s + 1, None);
+    }
+    if replace || producer[s].is_none() {
+        producer[s] = Some(line);
+    }
 }
 
 /// Recomputes a checkpoint segment before its backward: its nodes run again with autograd
@@ -1150,7 +1261,8 @@ fn run_backward(
 ) {
     let (graph, config) = (run.graph, run.config);
     // Gradient storages of tensors, shared when a gradient passes through (views, add).
-    let mut grad_of: HashMap<TensorId, usize> = HashMap::new();
+    // Gradient storage by tensor.
+    let mut grad_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
     if let Some(o) = output {
         // dloss (a scalar), then the gradients of log_softmax and of the logits.
         let dloss = store.alloc(4, Category::BackwardTemporaries);
@@ -1165,9 +1277,8 @@ fn run_backward(
             store.release(log_probs);
         }
         store.release(dlog_probs);
-        grad_of.insert(o, dlogits);
+        grad_of[o.0 as usize] = Some(dlogits);
     }
-    let param_index: HashMap<usize, usize> = run.params.all.iter().enumerate().map(|(i, (s, _, _))| (*s, i)).collect();
     let mut segment_nodes: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for (i, &segment) in run.segment.iter().enumerate() {
         if segment != 0 {
@@ -1175,6 +1286,8 @@ fn run_backward(
         }
     }
     let mut recomputed_segment = 0;
+    // The peak's label, written into one buffer rather than allocated per node.
+    let mut label = String::new();
     for (i, node) in graph.nodes.iter().enumerate().rev() {
         let behaviour = &run.behaviours[i];
         let segment = run.segment[i];
@@ -1182,33 +1295,32 @@ fn run_backward(
             recomputed_segment = segment;
             recompute(run, store, forward, storage_of, &segment_nodes[&segment]);
         }
-        let has_grad = node.outputs.iter().any(|o| grad_of.contains_key(o));
-        let label = format!("{} backward", node.op);
+        let has_grad = node.outputs.iter().any(|o| grad_of[o.0 as usize].is_some());
         if has_grad {
-            let upstream = node.outputs.first().and_then(|o| grad_of.get(o).copied());
+            let upstream = node.outputs.first().and_then(|o| grad_of[o.0 as usize]);
             let mut fresh = Vec::new();
             for &input in &node.inputs {
                 if !forward.requires_grad[input.0 as usize] {
                     continue;
                 }
-                let existing = grad_of.get(&input).copied();
+                let existing = grad_of[input.0 as usize];
                 let bytes = run.sizes[input.0 as usize];
                 match (behaviour.grad, upstream, existing) {
                     (GradFlow::PassThrough, Some(g), None) => {
                         store.hold(g);
-                        grad_of.insert(input, g);
+                        grad_of[input.0 as usize] = Some(g);
                     }
                     (GradFlow::PassThrough, Some(_), Some(_)) => {}
                     (_, _, None) => {
                         let g = store.alloc(bytes, Category::BackwardTemporaries);
-                        grad_of.insert(input, g);
+                        grad_of[input.0 as usize] = Some(g);
                     }
                     // Accumulated in place, from a transient.
                     (_, _, Some(_)) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
                 }
             }
-            if let Some((s, elements)) = run.params.of_node[i] {
-                let index = param_index[&s];
+            if let Some((_, elements)) = run.params.of_node[i] {
+                let index = run.params.index_of_node[i];
                 let bytes = run.grad_bytes(elements);
                 match grads[index] {
                     None => grads[index] = Some(store.alloc(bytes, Category::Gradients)),
@@ -1219,6 +1331,8 @@ fn run_backward(
             let transient = run.weight_transient(i);
             fresh.extend((workspace > 0).then(|| store.alloc(workspace, Category::Workspace)));
             fresh.extend((transient > 0).then(|| store.alloc(transient, Category::BackwardTemporaries)));
+            label.clear();
+            let _ = write!(label, "{} backward", node.op);
             store.check(&label, Some(&node.origin.stmt));
             for s in fresh {
                 store.release(s);
@@ -1226,7 +1340,7 @@ fn run_backward(
         }
         // The node is done: its outputs' gradients and its saved tensors are released.
         for o in &node.outputs {
-            if let Some(g) = grad_of.remove(o) {
+            if let Some(g) = grad_of[o.0 as usize].take() {
                 store.release(g);
             }
         }
@@ -1241,7 +1355,7 @@ fn run_backward(
             }
         }
     }
-    for (_, g) in grad_of {
+    for g in grad_of.into_iter().flatten() {
         store.release(g);
     }
 }
