@@ -42,21 +42,52 @@ pub enum GradFlow {
     PassThrough,
 }
 
-/// An op's memory behaviour.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An op's memory behaviour. Held inline (no allocation): the simulation makes one per node
+/// and run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpMemory {
-    /// For each output: the input whose storage it shares (a view or an in-place result).
-    pub aliases: Vec<Option<usize>>,
-    /// Whether each output is a view that may not be contiguous (`permute`, `transpose`).
-    pub strided: Vec<bool>,
+    /// The input whose storage every output shares (a view or an in-place result), if any.
+    pub alias: Option<usize>,
+    /// Whether the outputs are views that may not be contiguous (`permute`, `transpose`).
+    pub strided: bool,
     /// What autograd saves, if it records this op.
-    pub saved: Vec<Saved>,
+    pub saved: SavedList,
     /// How input gradients are made.
     pub grad: GradFlow,
     /// Whether the op's kernel makes its [`Saved::Extra`] tensors even when autograd does
     /// not record it (max-pool indices, batch statistics, dropout masks are outputs of the
     /// kernel; then they are freed as soon as it returns).
     pub extras_always_made: bool,
+}
+
+/// The most tensors an op saves (`sdpa`: q, k, v, the output and the log-sum-exp).
+const MAX_SAVED: usize = 5;
+
+/// What autograd saves for one op, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SavedList {
+    items: [Saved; MAX_SAVED],
+    len: u8,
+}
+
+impl SavedList {
+    fn new(items: &[Saved]) -> Self {
+        let mut list = SavedList { items: [Saved::Extra(0); MAX_SAVED], len: 0 };
+        for &item in items {
+            list.push(item);
+        }
+        list
+    }
+
+    fn push(&mut self, item: Saved) {
+        self.items[self.len as usize] = item;
+        self.len += 1;
+    }
+
+    /// The saved tensors.
+    pub fn as_slice(&self) -> &[Saved] {
+        &self.items[..self.len as usize]
+    }
 }
 
 fn flag(node: &Node, name: &str) -> bool {
@@ -90,37 +121,37 @@ fn known_bytes(graph: &Graph, t: crate::elaborate::TensorId) -> i128 {
 
 /// The memory behaviour of `node` when run in `mode`.
 pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
-    let outputs = node.outputs.len();
-    let fresh = |saved: Vec<Saved>| OpMemory {
-        aliases: vec![None; outputs],
-        strided: vec![false; outputs],
-        saved,
+    let fresh = |saved: &[Saved]| OpMemory {
+        alias: None,
+        strided: false,
+        saved: SavedList::new(saved),
         grad: GradFlow::New,
         extras_always_made: true,
     };
     let alias_all = |strided: bool, grad: GradFlow| OpMemory {
-        aliases: vec![Some(0); outputs],
-        strided: vec![strided; outputs],
-        saved: Vec::new(),
+        alias: Some(0),
+        strided,
+        saved: SavedList::new(&[]),
         grad,
         extras_always_made: true,
     };
-    let inplace = flag(node, "inplace");
-    let out0 = node.outputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
-    let in0 = node.inputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
+    // Computed only by the ops that need them.
+    let inplace = || flag(node, "inplace");
+    let out0 = || node.outputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
+    let in0 = || node.inputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
     let f32_bytes = 4;
     match node.op.as_str() {
-        "conv1d" | "conv2d" | "conv3d" | "conv_transpose2d" | "linear" => fresh(vec![Saved::Input(0)]),
-        "matmul" | "bmm" => fresh(vec![Saved::Input(0), Saved::Input(1)]),
-        "embedding" => fresh(vec![Saved::Input(0)]),
+        "conv1d" | "conv2d" | "conv3d" | "conv_transpose2d" | "linear" => fresh(&[Saved::Input(0)]),
+        "matmul" | "bmm" => fresh(&[Saved::Input(0), Saved::Input(1)]),
+        "embedding" => fresh(&[Saved::Input(0)]),
         "batchnorm" | "batchnorm1d" => {
             let channels = node.inputs.first().and_then(|&t| graph.tensor(t).shape.get(1)?.known()).unwrap_or(0);
-            let mut saved = vec![Saved::Input(0)];
+            let mut saved = SavedList::new(&[Saved::Input(0)]);
             if mode.train {
                 // save_mean and save_invstd, one float per channel each.
                 saved.push(Saved::Extra(2 * channels * f32_bytes));
             }
-            fresh(saved)
+            OpMemory { saved, ..fresh(&[]) }
         }
         "layernorm" | "rmsnorm" | "groupnorm" => {
             let x = node.inputs.first().map(|&t| graph.tensor(t));
@@ -130,70 +161,74 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 }
                 (_, Some(t)) => {
                     let last = t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1);
-                    in0 / last
+                    in0() / last
                 }
                 _ => 0,
             };
             let stats = if node.op == "rmsnorm" { 1 } else { 2 };
-            fresh(vec![Saved::Input(0), Saved::Extra(stats * rows * f32_bytes)])
+            fresh(&[Saved::Input(0), Saved::Extra(stats * rows * f32_bytes)])
         }
-        "relu" | "sigmoid" | "tanh" | "softmax" | "log_softmax" if !inplace => fresh(vec![Saved::Output(0)]),
+        "relu" | "sigmoid" | "tanh" | "softmax" | "log_softmax" if !inplace() => fresh(&[Saved::Output(0)]),
         // In-place activations whose derivative reads the result save the result (the
         // storage they overwrote); those whose derivative reads the input save a copy of it
         // made before overwriting (measured: MobileNetV2's in-place ReLU6 holds one).
-        "relu" | "leaky_relu" if inplace => OpMemory {
-            aliases: vec![Some(0)],
-            strided: vec![false],
-            saved: vec![Saved::Output(0)],
+        "relu" | "leaky_relu" if inplace() => OpMemory {
+            alias: Some(0),
+            strided: false,
+            saved: SavedList::new(&[Saved::Output(0)]),
             grad: GradFlow::New,
             extras_always_made: true,
         },
-        "relu6" | "silu" | "hardswish" | "hardsigmoid" if inplace => {
+        "relu6" | "silu" | "hardswish" | "hardsigmoid" if inplace() => {
             let bytes = node.inputs.first().map(|&t| known_bytes(graph, t)).unwrap_or(0);
             OpMemory {
-                saved: vec![Saved::Extra(bytes)],
+                saved: SavedList::new(&[Saved::Extra(bytes)]),
                 // The copy is autograd's, made only when it records.
                 extras_always_made: false,
                 ..alias_all(false, GradFlow::New)
             }
         }
-        "relu6" | "leaky_relu" | "gelu" | "silu" | "hardswish" | "hardsigmoid" => fresh(vec![Saved::Input(0)]),
+        "relu6" | "leaky_relu" | "gelu" | "silu" | "hardswish" | "hardsigmoid" => fresh(&[Saved::Input(0)]),
         "dropout" => {
             let p = float(node, "p").unwrap_or(0.5);
             if !mode.train || p == 0.0 {
                 return alias_all(false, GradFlow::PassThrough);
             }
-            let mask = Saved::Extra(in0 * mode.device.dropout_mask_bytes());
-            if inplace { OpMemory { saved: vec![mask], ..alias_all(false, GradFlow::New) } } else { fresh(vec![mask]) }
+            let mask = Saved::Extra(in0() * mode.device.dropout_mask_bytes());
+            if inplace() {
+                OpMemory { saved: SavedList::new(&[mask]), ..alias_all(false, GradFlow::New) }
+            } else {
+                fresh(&[mask])
+            }
         }
         "maxpool2d" | "adaptive_maxpool2d" => {
             // max_pool2d_with_indices: int64 indices, one per output element.
-            fresh(vec![Saved::Input(0), Saved::Extra(out0 * 8)])
+            fresh(&[Saved::Input(0), Saved::Extra(out0() * 8)])
         }
-        "avgpool2d" => fresh(vec![Saved::Input(0)]),
+        "avgpool2d" => fresh(&[Saved::Input(0)]),
         // Output size 1 is a mean, whose backward needs only sizes.
-        "adaptive_avgpool2d" if int(node, "size") == Some(1) => fresh(Vec::new()),
-        "adaptive_avgpool2d" => fresh(vec![Saved::Input(0)]),
+        "adaptive_avgpool2d" if int(node, "size") == Some(1) => fresh(&[]),
+        "adaptive_avgpool2d" => fresh(&[Saved::Input(0)]),
         "flatten" | "reshape" => alias_all(false, GradFlow::PassThrough),
         "permute" | "transpose" => alias_all(true, GradFlow::PassThrough),
         "split" => alias_all(false, GradFlow::New),
         "slice" => alias_all(true, GradFlow::New),
-        "concat" => OpMemory { grad: GradFlow::PassThrough, ..fresh(Vec::new()) },
-        "add" | "sub" if inplace => alias_all(false, GradFlow::PassThrough),
-        "add" | "sub" => OpMemory { grad: GradFlow::PassThrough, ..fresh(Vec::new()) },
+        "concat" => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
+        "add" | "sub" if inplace() => alias_all(false, GradFlow::PassThrough),
+        "add" | "sub" => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         "mul" | "div" => {
             let scalar_operand = node.inputs.len() < 2;
-            let saved = if scalar_operand { Vec::new() } else { vec![Saved::Input(0), Saved::Input(1)] };
-            if inplace { OpMemory { aliases: vec![Some(0)], ..fresh(saved) } } else { fresh(saved) }
+            let saved: &[Saved] = if scalar_operand { &[] } else { &[Saved::Input(0), Saved::Input(1)] };
+            if inplace() { OpMemory { alias: Some(0), ..fresh(saved) } } else { fresh(saved) }
         }
-        "upsample" | "interpolate" => fresh(Vec::new()),
+        "upsample" | "interpolate" => fresh(&[]),
         "sdpa" => {
             // Flash-style kernels (CPU, and CUDA's efficient/flash ones) save q, k, v, the
             // output and the log-sum-exp per query row.
             let q = node.inputs.first().map(|&t| graph.tensor(t));
             let rows =
                 q.map(|t| numel(graph, node.inputs[0]) / t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1));
-            fresh(vec![
+            fresh(&[
                 Saved::Input(0),
                 Saved::Input(1),
                 Saved::Input(2),
@@ -215,7 +250,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             // attended values fed to the output projection.
             OpMemory {
                 extras_always_made: false,
-                ..fresh(vec![Saved::Input(0), Saved::Extra(3 * in0 * f32_bytes + scores + in0 * f32_bytes)])
+                ..fresh(&[Saved::Input(0), Saved::Extra(3 * in0() * f32_bytes + scores + in0() * f32_bytes)])
             }
         }
         "lstm" | "gru" => {
@@ -224,13 +259,13 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             let layers = int(node, "layers").unwrap_or(1);
             let dirs = if flag(node, "bidirectional") { 2 } else { 1 };
             let x = node.inputs.first().map(|&t| graph.tensor(t));
-            let steps = x.map(|t| in0 / t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1)).unwrap_or(0);
+            let steps = x.map(|t| in0() / t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1)).unwrap_or(0);
             // Gates and states of every step of every layer (cuDNN's reserve space).
             let reserve = layers * dirs * steps * hidden * (gates + 2) * f32_bytes;
-            OpMemory { extras_always_made: false, ..fresh(vec![Saved::Input(0), Saved::Extra(reserve)]) }
+            OpMemory { extras_always_made: false, ..fresh(&[Saved::Input(0), Saved::Extra(reserve)]) }
         }
-        "cross_entropy" => fresh(vec![Saved::Extra(in0 * f32_bytes)]),
-        "mse" => fresh(vec![Saved::Input(0), Saved::Input(1)]),
-        _ => fresh(vec![Saved::Input(0)]),
+        "cross_entropy" => fresh(&[Saved::Extra(in0() * f32_bytes)]),
+        "mse" => fresh(&[Saved::Input(0), Saved::Input(1)]),
+        _ => fresh(&[Saved::Input(0)]),
     }
 }

@@ -775,6 +775,29 @@ fn segments(graph: &Graph, config: &Config) -> Vec<u32> {
     graph.nodes.iter().map(|n| if config.checkpoint && config.training { n.origin.outer_call } else { 0 }).collect()
 }
 
+/// The tensors dropped after each node, in tensor order; release points past the last node
+/// are ignored.
+fn release_points(graph: &Graph) -> Groups {
+    let nodes = graph.nodes.len();
+    let at = |after: &Option<u32>| after.map(|a| a as usize).filter(|&a| a < nodes);
+    let mut start = vec![0; nodes + 1];
+    for a in graph.released_after.iter().filter_map(at) {
+        start[a + 1] += 1;
+    }
+    for i in 0..nodes {
+        start[i + 1] += start[i];
+    }
+    let mut next = start.clone();
+    let mut items = vec![TensorId(0); start[nodes]];
+    for (t, after) in graph.released_after.iter().enumerate() {
+        if let Some(a) = at(after) {
+            items[next[a]] = TensorId(t as u32);
+            next[a] += 1;
+        }
+    }
+    Groups { start, items }
+}
+
 /// Everything the phases of a run share.
 struct Run<'a> {
     graph: &'a Graph,
@@ -787,9 +810,29 @@ struct Run<'a> {
     segment: Vec<u32>,
     /// The node that made each tensor (`None` for inputs).
     producer: Vec<Option<usize>>,
+    /// The tensors the program drops after each node (the elaborator's release points).
+    releases: Groups,
+}
+
+/// Lists of tensors by node, in one vector: those of node `i` are
+/// `items[start[i]..start[i + 1]]`.
+struct Groups {
+    start: Vec<usize>,
+    items: Vec<TensorId>,
+}
+
+impl Groups {
+    fn get(&self, i: usize) -> &[TensorId] {
+        &self.items[self.start[i]..self.start[i + 1]]
+    }
 }
 
 impl Run<'_> {
+    /// The tensors the program drops after node `i`.
+    fn releases(&self, i: usize) -> &[TensorId] {
+        self.releases.get(i)
+    }
+
     /// Bytes per device of a parameter-sized tensor of `elements` held as `category`.
     fn sharded(&self, elements: i128, element_bytes: i128, sharded: bool) -> i128 {
         let bytes = elements * element_bytes;
@@ -865,6 +908,7 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
             }
             producer
         },
+        releases: release_points(graph),
     };
 
     // Parameters and buffers exist before anything runs.
@@ -1010,15 +1054,6 @@ fn run_forward(
     let mut requires_grad = vec![false; graph.tensors.len()];
     let mut strided = vec![false; graph.tensors.len()];
     let mut saved: Vec<Vec<usize>> = vec![Vec::new(); graph.nodes.len()];
-    // The program's references, released at the elaborator's release points.
-    let mut releases: Vec<Vec<TensorId>> = vec![Vec::new(); graph.nodes.len()];
-    for (t, at) in graph.released_after.iter().enumerate() {
-        if let Some(at) = at
-            && (*at as usize) < graph.nodes.len()
-        {
-            releases[*at as usize].push(TensorId(t as u32));
-        }
-    }
     // Which line made each storage (by storage), and which storages autograd keeps: a line's
     // "activations" are the bytes it made that are kept for backward. Only the first step's
     // forward pass records them.
@@ -1036,15 +1071,16 @@ fn run_forward(
     let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         let behaviour = &run.behaviours[i];
+        let (inputs, outputs) = (node.inputs.as_slice(), node.outputs.as_slice());
         let op = node.op.as_str();
         let site = &node.origin.stmt;
         let needs_grad =
-            recording && (run.params.of_node[i].is_some() || node.inputs.iter().any(|t| requires_grad[t.0 as usize]));
+            recording && (run.params.of_node[i].is_some() || inputs.iter().any(|t| requires_grad[t.0 as usize]));
         // Inside a checkpoint segment nothing is saved; the segment keeps its inputs.
         let segment = run.segment[i];
         let records = needs_grad && segment == 0;
         if needs_grad && segment != 0 {
-            for &input in &node.inputs {
+            for &input in inputs {
                 let outside = run.producer[input.0 as usize].is_none_or(|p| run.segment[p] != segment);
                 if outside && let Some(s) = storage_of[input.0 as usize] {
                     let held = segment_inputs.entry(segment).or_default();
@@ -1058,28 +1094,28 @@ fn run_forward(
         let mut made = 0;
         // A `parameter` op's output is the parameter's own storage.
         if op == "parameter"
-            && let (Some(&out), Some((s, _))) = (node.outputs.first(), run.params.of_node[i])
+            && let (Some(&out), Some((s, _))) = (outputs.first(), run.params.of_node[i])
         {
             store.hold(s);
             storage_of[out.0 as usize] = Some(s);
             requires_grad[out.0 as usize] = recording;
             store.check(op, Some(site));
-            for t in std::mem::take(&mut releases[i]) {
+            for t in run.releases(i) {
                 if let Some(s) = storage_of[t.0 as usize] {
                     store.release(s);
                 }
             }
             continue;
         }
-        for (j, &out) in node.outputs.iter().enumerate() {
-            let input = behaviour.aliases[j].and_then(|k| node.inputs.get(k).copied());
+        for &out in outputs {
+            let input = behaviour.alias.and_then(|k| inputs.get(k).copied());
             // A view of a strided tensor reshaped is a copy.
             let copy = matches!(op, "flatten" | "reshape") && input.is_some_and(|t| strided[t.0 as usize]);
             match input.and_then(|t| storage_of[t.0 as usize]) {
                 Some(s) if !copy => {
                     store.hold(s);
                     storage_of[out.0 as usize] = Some(s);
-                    strided[out.0 as usize] = behaviour.strided[j] || input.is_some_and(|t| strided[t.0 as usize]);
+                    strided[out.0 as usize] = behaviour.strided || input.is_some_and(|t| strided[t.0 as usize]);
                 }
                 _ => {
                     let bytes = run.sizes[out.0 as usize];
@@ -1100,7 +1136,7 @@ fn run_forward(
             if let Some((_, elements)) = run.params.of_node[i] {
                 extra_saved.push(store.alloc(elements * 2, Category::Activations));
             }
-            for &input in &node.inputs {
+            for &input in inputs {
                 if run.sizes[input.0 as usize] == 4 * known(graph.tensor(input).numel())
                     && graph.tensor(input).dtype.is_float()
                 {
@@ -1112,10 +1148,10 @@ fn run_forward(
             for &s in &extra_saved {
                 saved[i].push(s);
             }
-            for s in &behaviour.saved {
+            for s in behaviour.saved.as_slice() {
                 let storage = match *s {
-                    Saved::Input(k) => node.inputs.get(k).and_then(|t| storage_of[t.0 as usize]),
-                    Saved::Output(k) => node.outputs.get(k).and_then(|t| storage_of[t.0 as usize]),
+                    Saved::Input(k) => inputs.get(k).and_then(|t| storage_of[t.0 as usize]),
+                    Saved::Output(k) => outputs.get(k).and_then(|t| storage_of[t.0 as usize]),
                     Saved::Extra(bytes) if bytes > 0 => {
                         let s = store.alloc(bytes, Category::Activations);
                         extra_saved.push(s);
@@ -1136,7 +1172,7 @@ fn run_forward(
         if !records {
             scratch.append(&mut extra_saved);
             if behaviour.extras_always_made {
-                for s in &behaviour.saved {
+                for s in behaviour.saved.as_slice() {
                     if let Saved::Extra(bytes) = *s
                         && bytes > 0
                     {
@@ -1167,7 +1203,7 @@ fn run_forward(
             }
             kept.extend(saved[i].iter().copied());
         }
-        for t in std::mem::take(&mut releases[i]) {
+        for t in run.releases(i) {
             if let Some(s) = storage_of[t.0 as usize] {
                 store.release(s);
             }
@@ -1206,8 +1242,9 @@ fn recompute(run: &Run<'_>, store: &mut Store, forward: &mut Forward, storage_of
     for &j in nodes {
         let node = &graph.nodes[j];
         let behaviour = &run.behaviours[j];
-        for (k, &out) in node.outputs.iter().enumerate() {
-            match behaviour.aliases[k].and_then(|a| node.inputs.get(a)).and_then(|&t| storage(t, &recomputed)) {
+        let (inputs, outputs) = (node.inputs.as_slice(), node.outputs.as_slice());
+        for &out in outputs {
+            match behaviour.alias.and_then(|a| inputs.get(a)).and_then(|&t| storage(t, &recomputed)) {
                 Some(base) => {
                     recomputed.insert(out, base);
                 }
@@ -1218,10 +1255,10 @@ fn recompute(run: &Run<'_>, store: &mut Store, forward: &mut Forward, storage_of
                 }
             }
         }
-        for saved in &behaviour.saved {
+        for saved in behaviour.saved.as_slice() {
             let s = match *saved {
-                Saved::Input(k) => node.inputs.get(k).and_then(|&t| storage(t, &recomputed)),
-                Saved::Output(k) => node.outputs.get(k).and_then(|&t| storage(t, &recomputed)),
+                Saved::Input(k) => inputs.get(k).and_then(|&t| storage(t, &recomputed)),
+                Saved::Output(k) => outputs.get(k).and_then(|&t| storage(t, &recomputed)),
                 Saved::Extra(bytes) if bytes > 0 => {
                     let s = store.alloc(bytes, Category::Activations);
                     forward.saved[j].push(s);
@@ -1290,16 +1327,17 @@ fn run_backward(
     let mut label = String::new();
     for (i, node) in graph.nodes.iter().enumerate().rev() {
         let behaviour = &run.behaviours[i];
+        let (inputs, outputs) = (node.inputs.as_slice(), node.outputs.as_slice());
         let segment = run.segment[i];
         if segment != 0 && segment != recomputed_segment {
             recomputed_segment = segment;
             recompute(run, store, forward, storage_of, &segment_nodes[&segment]);
         }
-        let has_grad = node.outputs.iter().any(|o| grad_of[o.0 as usize].is_some());
+        let has_grad = outputs.iter().any(|o| grad_of[o.0 as usize].is_some());
         if has_grad {
-            let upstream = node.outputs.first().and_then(|o| grad_of[o.0 as usize]);
+            let upstream = outputs.first().and_then(|o| grad_of[o.0 as usize]);
             let mut fresh = Vec::new();
-            for &input in &node.inputs {
+            for &input in inputs {
                 if !forward.requires_grad[input.0 as usize] {
                     continue;
                 }
@@ -1339,7 +1377,7 @@ fn run_backward(
             }
         }
         // The node is done: its outputs' gradients and its saved tensors are released.
-        for o in &node.outputs {
+        for o in outputs {
             if let Some(g) = grad_of[o.0 as usize].take() {
                 store.release(g);
             }
