@@ -1,11 +1,14 @@
-//! Elaboration and shape inference speed: a 96-layer GPT-3-sized transformer (d = 12288)
-//! and each calibration model, through the database from a cold start and after a one-line
-//! edit. Prints a table; run with `cargo bench -p netc --bench shapes`.
+//! Elaboration and shape inference speed: a 96-layer GPT-3-sized transformer (d = 12288),
+//! each calibration model and a generated 12,500-line file (1,250 blocks chained by one
+//! model), through the database from a cold start and after a one-line edit, and the memory
+//! simulation of the elaborated graph. Prints a table; run with
+//! `cargo bench -p netc --bench shapes`.
 
 use std::time::{Duration, Instant};
 
+use netc::costs::scenario_costs;
 use netc::db::{Database, ItemLoc, SourceFile, file_diagnostics, scenario_graph, syntax_tree};
-use netc::diagnostics::FileName;
+use netc::diagnostics::{FileName, Severity};
 use netc::syntax::Item;
 
 const GPT3: &str = r#"
@@ -44,6 +47,23 @@ const CALIBRATION: &[(&str, &str)] = &[
     ("gpt2_small", include_str!("../../tests/fixtures/calibration/gpt2_small.net")),
 ];
 
+/// A generated file of `blocks` blocks, a model chaining them, and a training scenario (as
+/// in the `ide` bench).
+fn generated(blocks: usize) -> String {
+    let mut text = String::new();
+    for b in 0..blocks {
+        text.push_str(&format!(
+            "## Block {b}.\nblock b{b}(x, width: int) {{\n    h = relu(linear(x, width))\n    h = layernorm(h)\n    # A comment.\n    y = linear(h, width)\n    return x + y\n}}\n\n"
+        ));
+    }
+    text.push_str("model m() {\n    input x: f32[N, 64]\n    y = x\n");
+    for b in 0..blocks {
+        text.push_str(&format!("    y = b{b}(y, 64)\n"));
+    }
+    text.push_str("    return y\n}\n\ntrain fit { model m()  batch 32  optimizer adam }\n");
+    text
+}
+
 /// The best of `runs` timings of `f`.
 fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
     let mut best = Duration::MAX;
@@ -68,20 +88,37 @@ fn scenarios(db: &Database, file: SourceFile) -> Vec<ItemLoc<'_>> {
 }
 
 fn main() {
-    println!("{:<14} {:>8} {:>16} {:>18} {:>12} {:>14}", "model", "nodes", "params", "MACs", "cold", "batch edit");
+    println!(
+        "{:<14} {:>8} {:>16} {:>18} {:>12} {:>14} {:>12}",
+        "model", "nodes", "params", "MACs", "cold", "batch edit", "simulate"
+    );
     let mut cases: Vec<(&str, String)> = vec![("gpt3_96x12288", GPT3.to_string())];
     cases.extend(CALIBRATION.iter().map(|(n, t)| (*n, t.to_string())));
+    cases.push(("generated", generated(1_250)));
     for (name, text) in cases {
         let (cold, (nodes, params, macs)) = best(5, || {
             let mut db = Database::new();
             let file = db.set_file(FileName::new(format!("{name}.net")), text.clone());
-            assert!(file_diagnostics(&db, file).is_empty(), "{name} has diagnostics");
+            // Lints may help (a dominant linear layer); errors would mean the model is not elaborated.
+            let errors = file_diagnostics(&db, file).iter().filter(|d| d.severity == Severity::Error).count();
+            assert_eq!(errors, 0, "{name} has errors");
             let loc = scenarios(&db, file)[0];
             let graph = scenario_graph(&db, loc).as_ref().expect("elaborates");
             let params = graph.params().and_then(|d| d.known()).unwrap_or(-1);
             let macs = graph.macs().and_then(|d| d.known()).unwrap_or(-1);
             (graph.nodes.len(), params, macs)
         });
+        // The simulation alone, of a graph already elaborated.
+        let mut simulation = Duration::MAX;
+        for _ in 0..5 {
+            let mut db = Database::new();
+            let file = db.set_file(FileName::new(format!("{name}.net")), text.clone());
+            let loc = scenarios(&db, file)[0];
+            let _ = scenario_graph(&db, loc);
+            let start = Instant::now();
+            assert!(scenario_costs(&db, loc).is_some(), "{name} is simulated");
+            simulation = simulation.min(start.elapsed());
+        }
         // A one-line edit that changes the scenario (its batch size): elaborated again.
         let mut db = Database::new();
         let file = db.set_file(FileName::new(format!("{name}.net")), text.clone());
@@ -95,8 +132,16 @@ fn main() {
             let _ = file_diagnostics(&db, file);
             scenario_graph(&db, loc).is_some()
         });
-        println!("{name:<14} {nodes:>8} {params:>16} {macs:>18} {:>10.2}ms {:>12.2}ms", ms(cold), ms(edit));
+        println!(
+            "{name:<14} {nodes:>8} {params:>16} {macs:>18} {:>10.2}ms {:>12.2}ms {:>10.2}ms",
+            ms(cold),
+            ms(edit),
+            ms(simulation)
+        );
     }
+    println!(
+        "\ncold: a new database to the file's diagnostics and the first scenario's graph; batch edit:\nthe batch size changed, then the diagnostics and the graph again; simulate: the first\nscenario's memory simulation (scenario_costs) of a graph already elaborated. Best of 5-6."
+    );
 }
 
 /// The text with the first `batch N` setting changed to `batch N+1`.
