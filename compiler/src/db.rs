@@ -252,7 +252,19 @@ pub fn lookup_file(db: &dyn Db, name: &FileName) -> Option<SourceFile> {
     if let Some(&file) = db.workspace().files(db).get(name) {
         return Some(file);
     }
-    db.stdlib().modules(db).values().copied().find(|f| f.name(db) == name)
+    stdlib_files(db, db.stdlib()).get(name).copied()
+}
+
+/// The stdlib's files by name, for [`lookup_file`]: made once (the stdlib does not change)
+/// rather than comparing the name of every module on each lookup. The first module of a name
+/// wins, as the search did.
+#[salsa::tracked(returns(ref))]
+pub fn stdlib_files(db: &dyn Db, stdlib: StdLib) -> BTreeMap<FileName, SourceFile> {
+    let mut files = BTreeMap::new();
+    for &file in stdlib.modules(db).values() {
+        files.entry(file.name(db).clone()).or_insert(file);
+    }
+    files
 }
 
 /// Parses a file: tree, positions, comments and syntax errors.
