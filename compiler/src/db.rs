@@ -312,7 +312,7 @@ pub fn import_name(db: &dyn Db, file: SourceFile, target: &UseTarget) -> Option<
 pub fn file_imports(db: &dyn Db, file: SourceFile) -> Vec<Import> {
     let name = file.name(db);
     let mut imports = Vec::new();
-    for (index, item) in syntax_tree(db, file).items.iter().enumerate() {
+    for (index, item) in syntax_tree(db, file).iter().enumerate() {
         let Item::Use(u) = item else { continue };
         let Some(target) = &u.target else { continue };
         let at = |node: NodeId| Place::Node(NodeRef { item: index as u32, node: node.0 });
@@ -473,7 +473,7 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             first.insert(def_name, (def, keyword));
         }
     }
-    for (index, item) in tree.items.iter().enumerate() {
+    for (index, item) in tree.iter().enumerate() {
         let mut checker = ItemChecker::new(name, index as u32, scope);
         checker.check_item(item);
         diagnostics.extend(checker.diagnostics);
@@ -560,7 +560,7 @@ pub struct ItemLoc<'db> {
 /// item through this one (elaboration) are not re-run when another item of its file changes.
 #[salsa::tracked(returns(ref))]
 pub fn item_tree<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Item> {
-    syntax_tree(db, *loc.file(db)).items.get(*loc.index(db) as usize).cloned()
+    syntax_tree(db, *loc.file(db)).get(*loc.index(db) as usize).cloned()
 }
 
 /// What a scenario asks for, evaluated from its settings.
@@ -840,13 +840,13 @@ pub fn shape_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     }
     let mut out: Vec<Diagnostic> = Vec::new();
     let mut seen = HashSet::new();
-    let items = &syntax_tree(db, file).items;
+    let tree = syntax_tree(db, file);
     // Scenarios first: their messages have concrete shapes.
-    let order = items
+    let order = tree
         .iter()
         .enumerate()
         .filter(|(_, i)| matches!(i, Item::Scenario(_)))
-        .chain(items.iter().enumerate().filter(|(_, i)| matches!(i, Item::Model(_))));
+        .chain(tree.iter().enumerate().filter(|(_, i)| matches!(i, Item::Model(_))));
     for (index, item) in order {
         let loc = ItemLoc::new(db, file, index as u32);
         let graph = match item {
@@ -895,7 +895,7 @@ pub fn lint_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let cx = crate::lints::FileContext { db, source: file, file: file.name(db), tree };
     let mut out: Vec<Diagnostic> = crate::lints::LINTS.iter().flat_map(|lint| lint.check_file(&cx)).collect();
     let mut seen = HashSet::new();
-    for (index, item) in tree.items.iter().enumerate() {
+    for (index, item) in tree.iter().enumerate() {
         if matches!(item, Item::Scenario(_)) {
             for d in scenario_lints(db, ItemLoc::new(db, file, index as u32)) {
                 if seen.insert((d.code, d.primary().file.clone(), d.primary().place.clone())) {
@@ -921,7 +921,6 @@ fn resolve_label(db: &dyn Db, label: &mut Label) {
 /// uses this to find files to read).
 pub fn imported_names(db: &dyn Db, file: SourceFile) -> Vec<FileName> {
     syntax_tree(db, file)
-        .items
         .iter()
         .filter_map(|item| match item {
             Item::Use(u) => u.target.as_ref(),

@@ -92,6 +92,12 @@ impl TextRange {
     pub fn to_range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
+
+    /// The range moved by `delta` bytes (text inserted or removed before it).
+    pub fn shifted(self, delta: i64) -> TextRange {
+        let at = |offset: u32| (offset as i64 + delta).clamp(0, u32::MAX as i64) as u32;
+        TextRange { start: at(self.start), end: at(self.end) }
+    }
 }
 
 /// Identifies a syntax node inside one item of a file: item index, then node index within
@@ -168,6 +174,19 @@ pub struct Fix {
 }
 
 impl Diagnostic {
+    /// The diagnostic with every byte range (labels and fixes) moved by `delta` bytes: text
+    /// was inserted or removed before everything it points at.
+    pub fn shifted(mut self, delta: i64) -> Diagnostic {
+        let shift = |place: &mut Place| {
+            if let Place::Range(r) = place {
+                *r = r.shifted(delta);
+            }
+        };
+        self.labels.iter_mut().for_each(|l| shift(&mut l.place));
+        self.fixes.iter_mut().flat_map(|f| f.edits.iter_mut()).for_each(|e| shift(&mut e.place));
+        self
+    }
+
     /// A diagnostic with the code's default severity and a primary label.
     pub fn new(code: Code, message: impl Into<String>, file: &FileName, place: Place) -> Self {
         Diagnostic {

@@ -177,7 +177,7 @@ impl<'a> Formatter<'a> {
         let mut roles = vec![Role::default(); self.toks.len()];
         // Setting keys, from the tree.
         let mut key_offsets = HashSet::new();
-        for (item, spans) in parsed.tree.items.iter().zip(&parsed.spans) {
+        for (item, spans) in parsed.tree.iter().zip(&parsed.spans) {
             if let Item::Scenario(s) = item {
                 for setting in &s.settings {
                     key_offsets.insert(spans.range(setting.key.id).start);
@@ -239,7 +239,7 @@ impl<'a> Formatter<'a> {
     /// Scenarios written on one line (keyword to `}`), with the token spans of their settings.
     fn one_line_scenarios(&self, parsed: &Parse) -> Vec<(usize, OneLineScenario)> {
         let mut out = Vec::new();
-        for (item, spans) in parsed.tree.items.iter().zip(&parsed.spans) {
+        for (item, spans) in parsed.tree.iter().zip(&parsed.spans) {
             let Item::Scenario(s) = item else { continue };
             let range = spans.range(crate::syntax::NodeId(0));
             let Some(first) = self.token_at(range.start) else { continue };

@@ -219,13 +219,13 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, V
 #[salsa::tracked(returns(ref))]
 fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioReport, Vec<Site>)> {
     let (file, index) = (*loc.file(db), *loc.index(db));
-    let Item::Scenario(scenario) = syntax_tree(db, file).items.get(index as usize)? else { return None };
+    let Item::Scenario(scenario) = syntax_tree(db, file).get(index as usize)? else { return None };
     let setup = scenario_setup(db, loc).as_ref()?;
     let graph = scenario_graph(db, loc).as_ref()?;
     if !graph.diagnostics.is_empty() {
         return None;
     }
-    let model_name = match syntax_tree(db, setup.model.0).items.get(setup.model.1 as usize) {
+    let model_name = match syntax_tree(db, setup.model.0).get(setup.model.1 as usize) {
         Some(Item::Model(m)) => m.name.text.clone(),
         _ => String::new(),
     };
@@ -307,7 +307,7 @@ fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioReport,
 pub fn scenarios(db: &dyn Db, files: &[SourceFile], only: Option<&str>) -> Vec<(SourceFile, u32)> {
     let mut found = Vec::new();
     for &file in files {
-        for (index, item) in syntax_tree(db, file).items.iter().enumerate() {
+        for (index, item) in syntax_tree(db, file).iter().enumerate() {
             if let Item::Scenario(s) = item
                 && only.is_none_or(|name| name == s.name.text)
             {
@@ -352,7 +352,7 @@ pub struct BlockTotals {
 /// The name of the item a site is in, if it is a block.
 fn block_name(db: &dyn Db, site: &Site) -> Option<String> {
     let file = lookup_file(db, &site.file)?;
-    match syntax_tree(db, file).items.get(site.at.item as usize)? {
+    match syntax_tree(db, file).get(site.at.item as usize)? {
         Item::Block(b) => Some(b.name.text.clone()),
         _ => None,
     }

@@ -205,7 +205,6 @@ fn check_model(model: &str) -> Outcome {
     }
 
     let scenario = syntax_tree(&db, file)
-        .items
         .iter()
         .position(|item| matches!(item, Item::Scenario(s) if s.kind == ScenarioKind::Infer))
         .unwrap_or_else(|| panic!("{name}: no `infer` scenario"));

@@ -96,7 +96,7 @@ fn anchor(heading: &str, seen: &mut BTreeMap<String, usize>) -> String {
 /// What a module defines, for the contents table.
 fn contents(module: &Module) -> String {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for item in &module.parse.tree.items {
+    for item in module.parse.tree.iter() {
         let kind = match item {
             Item::Op(_) => "ops",
             Item::Block(_) => "blocks",
@@ -147,7 +147,7 @@ fn render() -> String {
         if !comment.is_empty() {
             let _ = writeln!(out, "{comment}\n");
         }
-        let items: Vec<(usize, &Item)> = m.parse.tree.items.iter().enumerate().collect();
+        let items: Vec<(usize, &Item)> = m.parse.tree.iter().enumerate().collect();
         let uses: Vec<String> = items
             .iter()
             .filter(|(_, i)| matches!(i, Item::Use(_)))
@@ -240,7 +240,7 @@ fn spec_ops_md_is_generated_from_the_stdlib() {
 fn every_stdlib_item_is_documented() {
     let mut problems = Vec::new();
     for m in modules() {
-        for (index, item) in m.parse.tree.items.iter().enumerate() {
+        for (index, item) in m.parse.tree.iter().enumerate() {
             let Some(name) = item.name() else { continue };
             let doc = m.parse.spans[index].doc.as_deref().unwrap_or("");
             if doc.trim().is_empty() {

@@ -259,7 +259,7 @@ fn dump(text: &str, parse: &Parse) -> String {
     }
     out.push_str("=== tree\n");
     assert_eq!(parse.tree.items.len(), parse.spans.len(), "one ItemSpans per item");
-    for (item, spans) in parse.tree.items.iter().zip(&parse.spans) {
+    for (item, spans) in parse.tree.iter().zip(&parse.spans) {
         for r in &spans.nodes {
             assert!(r.start <= r.end && r.end as usize <= text.len(), "node range {r:?} outside the text");
         }

@@ -36,7 +36,7 @@ fn load(files: &[(&str, &str)]) -> (Database, Vec<SourceFile>) {
 
 /// The index of the item called `name` in `file`.
 fn item_index(db: &Database, file: SourceFile, name: &str) -> u32 {
-    let position = syntax_tree(db, file).items.iter().position(|item| match item {
+    let position = syntax_tree(db, file).iter().position(|item| match item {
         Item::Scenario(s) => s.name.text == name,
         Item::Model(m) => m.name.text == name,
         _ => false,

@@ -391,7 +391,7 @@ fn every_zoo_model_has_a_train_and_an_infer_scenario_with_a_device_and_a_budget(
         let file = files[module];
         let tree = syntax_tree(&db, file);
         let mut kinds: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
-        for item in &tree.items {
+        for item in tree.iter() {
             match item {
                 Item::Model(m) => {
                     kinds.entry(m.name.text.clone()).or_default();
@@ -433,7 +433,7 @@ fn report_of_every_zoo_file() {
     for module in zoo_modules() {
         let file = files[module];
         let r = report(&db, &[file], None);
-        let scenarios = syntax_tree(&db, file).items.iter().filter(|i| matches!(i, Item::Scenario(_))).count();
+        let scenarios = syntax_tree(&db, file).iter().filter(|i| matches!(i, Item::Scenario(_))).count();
         assert_eq!(r.scenarios.len(), scenarios, "{module}: every scenario has a report");
         let name = format!("report_{}", module.trim_start_matches("std.models."));
         insta::assert_snapshot!(name, table(&r));

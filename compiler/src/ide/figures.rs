@@ -37,7 +37,7 @@ pub fn scenario_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
 fn all_scenarios(db: &dyn Db) -> Vec<(SourceFile, u32, String)> {
     let mut out = Vec::new();
     for &file in db.workspace().files(db).values() {
-        for (index, item) in syntax_tree(db, file).items.iter().enumerate() {
+        for (index, item) in syntax_tree(db, file).iter().enumerate() {
             if let Item::Scenario(s) = item {
                 out.push((file, index as u32, s.name.text.clone()));
             }
@@ -230,7 +230,7 @@ fn statements(db: &dyn Db, file: SourceFile) -> Vec<TextRange> {
     }
     let parse = parse_file(db, file);
     let mut out = Vec::new();
-    for (item, spans) in parse.tree.items.iter().zip(&parse.spans) {
+    for (item, spans) in parse.tree.iter().zip(&parse.spans) {
         if let Item::Block(c) | Item::Model(c) = item {
             walk(&c.body, spans, &mut out);
         }
@@ -347,7 +347,7 @@ pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) 
     let parse = parse_file(db, file);
     let active = active_scenario(db, file, chosen);
     let mut out = Vec::new();
-    for (index, (item, spans)) in parse.tree.items.iter().zip(&parse.spans).enumerate() {
+    for (index, (item, spans)) in parse.tree.iter().zip(&parse.spans).enumerate() {
         let Item::Scenario(s) = item else { continue };
         let index = index as u32;
         let is_active = active == Some((file, index));
@@ -385,10 +385,8 @@ fn memory(r: &ScenarioReport) -> String {
 /// A scenario's totals, as Markdown, for a hover of its name.
 pub fn scenario_summary(db: &dyn Db, scenario: &ScenarioRef) -> Option<String> {
     let file = lookup_file(db, &scenario.file)?;
-    let index = syntax_tree(db, file)
-        .items
-        .iter()
-        .position(|i| matches!(i, Item::Scenario(s) if s.name.text == scenario.name))?;
+    let index =
+        syntax_tree(db, file).iter().position(|i| matches!(i, Item::Scenario(s) if s.name.text == scenario.name))?;
     let r = report_of(db, file, index as u32)?;
     let batch = r.batch.map(|b| format!(", batch {b}")).unwrap_or_default();
     Some(format!(

@@ -93,7 +93,7 @@ pub fn clamp_offset(text: &str, offset: u32) -> u32 {
 /// `op conv2d(...) -> tensor`; whitespace runs and line breaks collapsed to one space.
 pub fn item_header(db: &dyn Db, file: SourceFile, index: u32) -> Option<String> {
     let parse = parse_file(db, file);
-    let item = parse.tree.items.get(index as usize)?;
+    let item = parse.tree.get(index as usize)?;
     let spans = parse.spans.get(index as usize)?;
     let range = spans.range(NodeId(0));
     let end = match item {
@@ -137,7 +137,7 @@ pub fn item_target(db: &dyn Db, name: &FileName, index: u32) -> Option<NavTarget
     let file = lookup_file(db, name)?;
     let parse = parse_file(db, file);
     let spans = parse.spans.get(index as usize)?;
-    let item = parse.tree.items.get(index as usize)?;
+    let item = parse.tree.get(index as usize)?;
     let full = spans.range(NodeId(0));
     let focus = item.name().map_or(full, |n| spans.range(n.id));
     Some(NavTarget { file: name.clone(), full_range: full, focus_range: focus })
@@ -195,7 +195,7 @@ fn describe(db: &dyn Db, file: SourceFile, symbol: &Symbol, text: &str) -> Optio
                 out.push_str("\n\n");
                 out.push_str(&doc);
             }
-            if let Some(Item::Scenario(_)) = syntax_tree(db, f).items.get(*item as usize) {
+            if let Some(Item::Scenario(_)) = syntax_tree(db, f).get(*item as usize) {
                 let scenario = ScenarioRef { file: def_file.clone(), name: text.to_string() };
                 if let Some(summary) = figures::scenario_summary(db, &scenario) {
                     out.push_str("\n\n");
@@ -209,7 +209,7 @@ fn describe(db: &dyn Db, file: SourceFile, symbol: &Symbol, text: &str) -> Optio
         Symbol::Param { file: def_file, item, name } => {
             let f = lookup_file(db, def_file)?;
             let (decl, _) = resolve::param_decl(db, f, *item, name)?;
-            let callee = syntax_tree(db, f).items.get(*item as usize)?.name()?.text.clone();
+            let callee = syntax_tree(db, f).get(*item as usize)?.name()?.text.clone();
             Some(format!("{}\n\nparameter of `{callee}`", code(&decl)))
         }
         Symbol::Local { kind, .. } => Some(format!("{} `{text}`", kind.describe())),

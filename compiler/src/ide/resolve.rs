@@ -111,7 +111,7 @@ pub fn occurrences(db: &dyn Db, file: SourceFile) -> Vec<Occurrence> {
     let scope = file_scope(db, file);
     let name = file.name(db).clone();
     let mut out = Vec::new();
-    for (index, (item, spans)) in parse.tree.items.iter().zip(&parse.spans).enumerate() {
+    for (index, (item, spans)) in parse.tree.iter().zip(&parse.spans).enumerate() {
         let mut w = Walker { db, scope, spans, file: &name, item: index as u32, out: &mut out, env: Vec::new() };
         w.item(file, item);
     }
@@ -369,7 +369,7 @@ impl EmptyAtZero for TextRange {
 /// The declaration of parameter `name` of item `item` (`stride: int = 1`) and its name range.
 pub fn param_decl(db: &dyn Db, file: SourceFile, item: u32, name: &str) -> Option<(String, TextRange)> {
     let parse = parse_file(db, file);
-    let params = match parse.tree.items.get(item as usize)? {
+    let params = match parse.tree.get(item as usize)? {
         Item::Op(op) => &op.params,
         Item::Block(c) | Item::Model(c) => &c.params,
         _ => return None,
@@ -452,7 +452,7 @@ pub fn references(db: &dyn Db, file: SourceFile, symbol: &Symbol, include_declar
 pub fn item_kind(db: &dyn Db, symbol: &Symbol) -> Option<DefKind> {
     let Symbol::Item { file, item } = symbol else { return None };
     let f = lookup_file(db, file)?;
-    Some(match syntax_tree(db, f).items.get(*item as usize)? {
+    Some(match syntax_tree(db, f).get(*item as usize)? {
         Item::Op(_) => DefKind::Op,
         Item::Block(_) => DefKind::Block,
         Item::Model(_) => DefKind::Model,

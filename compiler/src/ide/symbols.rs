@@ -44,7 +44,7 @@ pub struct DocumentSymbol {
 pub fn document_symbols(db: &dyn Db, file: SourceFile) -> Vec<DocumentSymbol> {
     let parse = parse_file(db, file);
     let mut out = Vec::new();
-    for (index, (item, spans)) in parse.tree.items.iter().zip(&parse.spans).enumerate() {
+    for (index, (item, spans)) in parse.tree.iter().zip(&parse.spans).enumerate() {
         let range = spans.range(NodeId(0));
         let header = item_header(db, file, index as u32);
         let (name, kind, selection, children) = match item {

@@ -34,7 +34,7 @@ impl Lint for Unused {
     fn check_file(&self, cx: &FileContext<'_>) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         let mut called = BTreeSet::new();
-        for (index, item) in cx.tree.items.iter().enumerate() {
+        for (index, item) in cx.tree.iter().enumerate() {
             let at = |node: NodeId| Place::Node(NodeRef { item: index as u32, node: node.0 });
             match item {
                 Item::Block(c) | Item::Model(c) => {
@@ -60,9 +60,9 @@ impl Lint for Unused {
                 _ => {}
             }
         }
-        let program = cx.tree.items.iter().any(|i| matches!(i, Item::Model(_) | Item::Scenario(_)));
+        let program = cx.tree.iter().any(|i| matches!(i, Item::Model(_) | Item::Scenario(_)));
         if program {
-            for (index, item) in cx.tree.items.iter().enumerate() {
+            for (index, item) in cx.tree.iter().enumerate() {
                 if let Item::Block(c) = item
                     && !called.contains(&c.name.text)
                     && !c.name.text.starts_with('_')

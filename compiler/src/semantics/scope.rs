@@ -176,7 +176,7 @@ fn signature_of(params: &[Param], outputs: Outputs, broken: bool) -> Signature {
 /// The definitions a file makes, in source order (duplicates included: checks report them).
 pub fn definitions(file: &FileName, tree: &SourceTree) -> Vec<(String, Definition)> {
     let mut defs = Vec::new();
-    for (index, item) in tree.items.iter().enumerate() {
+    for (index, item) in tree.iter().enumerate() {
         let (kind, signature) = match item {
             Item::Use(_) => continue,
             Item::Op(op) => {

@@ -5,6 +5,8 @@
 //! [`ItemSpans`]. So the tree of a file is equal before and after an edit of whitespace or
 //! comments, and salsa cuts off recomputation there (see ARCHITECTURE.md, "early cutoff").
 
+use std::sync::Arc;
+
 use crate::diagnostics::TextRange;
 
 /// Identifies a node within its top-level item; index into [`ItemSpans::nodes`].
@@ -23,8 +25,21 @@ pub struct Name {
 /// A parsed file: its top-level items in order.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct SourceTree {
+    /// The items, in source order. Shared: a reparse after an edit reuses the items it did
+    /// not touch, and comparing two trees skips the items they share.
+    pub items: Vec<Arc<Item>>,
+}
+
+impl SourceTree {
     /// The items, in source order.
-    pub items: Vec<Item>,
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &Item> + Clone {
+        self.items.iter().map(|item| &**item)
+    }
+
+    /// The item at `index`.
+    pub fn get(&self, index: usize) -> Option<&Item> {
+        self.items.get(index).map(|item| &**item)
+    }
 }
 
 /// Byte positions of the nodes of one item.

@@ -9,6 +9,7 @@
 //! skip them (the bracket depth lives in [`Ctx`], which travels with the input).
 
 use std::cell::{Cell, RefCell};
+use std::sync::Arc;
 
 use nom::error::{ErrorKind, ParseError};
 use nom::{Err, IResult, Needed};
@@ -50,19 +51,95 @@ pub struct Parse {
 /// Parses `text`. Never fails: errors are in [`Parse::errors`].
 pub fn parse(file: &FileName, text: &str) -> Parse {
     let lexed = lex(file, text);
+    let steps = steps_from(file, text, &lexed.tokens, 0, |_| false);
+    assemble(text, &lexed.errors, lexed.comments, &steps)
+}
+
+/// One turn of the parser's top-level loop: blank lines and `;` skipped, then one item
+/// parsed, or skipped after an error. A step starts from a clean state, so its result
+/// depends only on the tokens it read (`low..=high`): a reparse after an edit
+/// ([`super::incremental`]) reuses the steps whose tokens the edit did not touch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Step {
+    /// Token index where the step began (before the blank lines).
+    pub start: usize,
+    /// Token index where the next step begins.
+    pub end: usize,
+    /// The lowest token index the step read.
+    pub low: usize,
+    /// The highest token index the step read.
+    pub high: usize,
+    /// The item it produced, with its node positions (docs not yet attached).
+    pub item: Option<(Arc<Item>, ItemSpans)>,
+    /// The syntax errors it reported, before the file-wide filtering of [`assemble`].
+    pub errors: Vec<Diagnostic>,
+}
+
+impl Step {
+    /// The same step in a text where `bytes` bytes and `tokens` tokens were inserted (or
+    /// removed, when negative) before it.
+    pub(crate) fn shifted(&self, tokens: isize, bytes: i64) -> Step {
+        let at = |index: usize| index.saturating_add_signed(tokens);
+        Step {
+            start: at(self.start),
+            end: at(self.end),
+            low: at(self.low),
+            high: at(self.high),
+            item: self.item.as_ref().map(|(item, spans)| {
+                let nodes = spans.nodes.iter().map(|r| r.shifted(bytes)).collect();
+                (Arc::clone(item), ItemSpans { nodes, doc: None })
+            }),
+            errors: self.errors.iter().map(|d| d.clone().shifted(bytes)).collect(),
+        }
+    }
+}
+
+/// Parses `tokens` (the whole file's, ending with `Eof`) from token index `from`, one step
+/// at a time, until the end of the file or until `known` says that the steps from the one
+/// just parsed on are already known.
+pub(crate) fn steps_from(
+    file: &FileName,
+    text: &str,
+    tokens: &[Token],
+    from: usize,
+    mut known: impl FnMut(&Step) -> bool,
+) -> Vec<Step> {
     let cx = Ctx {
         file,
         text,
-        all: &lexed.tokens,
+        all: tokens,
         nodes: RefCell::new(Vec::new()),
         brackets: Cell::new(0),
         nesting: Cell::new(0),
         tree_depth: Cell::new(0),
         in_settings: Cell::new(false),
-        errors: RefCell::new(lexed.errors),
+        errors: RefCell::new(Vec::new()),
+        read: Cell::new((from, from)),
     };
-    let (tree, spans) = items(&cx);
-    let mut errors = cx.errors.into_inner();
+    let mut steps = Vec::new();
+    let mut at = from;
+    while let Some(step) = self::step(&cx, at) {
+        at = step.end;
+        let done = known(&step);
+        steps.push(step);
+        if done {
+            break;
+        }
+    }
+    steps
+}
+
+/// The [`Parse`] of `text` from its lexer's errors and comments and all its steps: the
+/// errors filtered and sorted, the documentation comments attached.
+pub(crate) fn assemble(text: &str, lex_errors: &[Diagnostic], comments: Vec<Comment>, steps: &[Step]) -> Parse {
+    let mut errors: Vec<Diagnostic> = lex_errors.to_vec();
+    errors.extend(steps.iter().flat_map(|s| s.errors.iter().cloned()));
+    let mut tree = SourceTree::default();
+    let mut spans = Vec::new();
+    for (item, item_spans) in steps.iter().filter_map(|s| s.item.as_ref()) {
+        tree.items.push(Arc::clone(item));
+        spans.push(item_spans.clone());
+    }
     // An unterminated string swallows the rest of its line, brackets included: the parse
     // errors that follow on that line and the next are consequences, not news.
     let string_lines: Vec<(u32, u32)> = errors
@@ -86,8 +163,8 @@ pub fn parse(file: &FileName, text: &str) -> Parse {
         Place::Node(_) => 0,
     });
     errors.dedup();
-    let spans = attach_docs(text, &lexed.comments, spans);
-    Parse { tree, spans, comments: lexed.comments, errors }
+    let spans = attach_docs(text, &comments, spans);
+    Parse { tree, spans, comments, errors }
 }
 
 fn line_start(text: &str, offset: u32) -> u32 {
@@ -117,9 +194,12 @@ struct Ctx<'a> {
     in_settings: Cell<bool>,
     /// Errors that do not stop the parse (such as a too large literal).
     errors: RefCell<Vec<Diagnostic>>,
+    /// The lowest and highest token index read since the current top-level step began:
+    /// what a step's result depends on, so that a reparse knows which steps it may reuse.
+    read: Cell<(usize, usize)>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
     fn node(&self, range: TextRange) -> NodeId {
         let mut nodes = self.nodes.borrow_mut();
         nodes.push(range);
@@ -144,13 +224,26 @@ impl Ctx<'_> {
         self.all.len() - i.toks.len()
     }
 
+    /// Records that the tokens `from..=to` were read.
+    fn saw(&self, from: usize, to: usize) {
+        let (low, high) = self.read.get();
+        self.read.set((low.min(from), high.max(to)));
+    }
+
+    /// The token at `idx`, recorded as read. Every token the parser looks at goes through
+    /// this or [`In::get`].
+    fn tok(&self, idx: usize) -> &'a Token {
+        self.saw(idx, idx);
+        &self.all[idx]
+    }
+
     /// Whether the token at `idx` is the first on its line.
     fn starts_line(&self, idx: usize) -> bool {
-        idx == 0 || self.all[idx - 1].kind == TokenKind::Newline
+        idx == 0 || self.tok(idx - 1).kind == TokenKind::Newline
     }
 
     fn is_item_keyword_at(&self, idx: usize) -> bool {
-        let tok = &self.all[idx];
+        let tok = self.tok(idx);
         tok.kind == TokenKind::Ident && ITEM_KEYWORDS.contains(&self.text_of(tok)) && self.starts_line(idx)
     }
 }
@@ -179,13 +272,17 @@ impl<'a> nom::Input for In<'a> {
     fn take_split(&self, index: usize) -> (Self, Self) {
         (self.take_from(index), self.take(index))
     }
+    // nom's own combinators may scan the rest of the input: record all of it as read.
     fn position<P: Fn(Self::Item) -> bool>(&self, predicate: P) -> Option<usize> {
+        self.saw_rest();
         self.toks.iter().position(predicate)
     }
     fn iter_elements(&self) -> Self::Iter {
+        self.saw_rest();
         self.toks.iter()
     }
     fn iter_indices(&self) -> Self::IterIndices {
+        self.saw_rest();
         self.toks.iter().enumerate()
     }
     fn slice_index(&self, count: usize) -> Result<usize, Needed> {
@@ -194,24 +291,46 @@ impl<'a> nom::Input for In<'a> {
 }
 
 impl<'a> In<'a> {
+    /// Records every remaining token as read.
+    fn saw_rest(&self) {
+        let at = self.cx.index_of(*self);
+        self.cx.saw(at, self.cx.all.len().saturating_sub(1).max(at));
+    }
+
+    /// The `k`th remaining token, recorded as read.
+    fn get(self, k: usize) -> Option<&'a Token> {
+        let tok = self.toks.get(k)?;
+        let at = self.cx.index_of(self) + k;
+        self.cx.saw(at, at);
+        Some(tok)
+    }
+
+    /// Skips newlines, inside brackets or not.
+    fn skip_all_newlines(self) -> Self {
+        let skip = self.toks.iter().take_while(|t| t.kind == TokenKind::Newline).count();
+        // The newlines and the token after them were read.
+        let at = self.cx.index_of(self);
+        self.cx.saw(at, (at + skip).min(self.cx.all.len().saturating_sub(1)));
+        In { toks: &self.toks[skip..], cx: self.cx }
+    }
+
     /// Skips newlines if inside brackets.
     fn skip_newlines(self) -> Self {
         if self.cx.brackets.get() == 0 {
             return self;
         }
-        let skip = self.toks.iter().take_while(|t| t.kind == TokenKind::Newline).count();
-        In { toks: &self.toks[skip..], cx: self.cx }
+        self.skip_all_newlines()
     }
 
     /// The next significant token (the `Eof` token at the end).
     fn peek(self) -> &'a Token {
         let i = self.skip_newlines();
-        i.toks.first().unwrap_or_else(|| self.cx.all.last().expect("the lexer always emits Eof"))
+        i.get(0).unwrap_or_else(|| self.cx.tok(self.cx.all.len() - 1))
     }
 
     /// The token after the next one, without skipping newlines in between.
     fn peek2(self) -> Option<&'a Token> {
-        self.skip_newlines().toks.get(1)
+        self.skip_newlines().get(1)
     }
 
     fn peek_is(self, kind: TokenKind) -> bool {
@@ -239,7 +358,7 @@ impl<'a> In<'a> {
         if end_idx <= start_idx {
             return TextRange::empty(start);
         }
-        TextRange::new(start, self.cx.all[end_idx - 1].range.end)
+        TextRange::new(start, self.cx.tok(end_idx - 1).range.end)
     }
 }
 
@@ -340,7 +459,7 @@ impl PErr {
             return *d;
         }
         let idx = cx.all.len().saturating_sub(self.remaining).min(cx.all.len() - 1);
-        let tok = &cx.all[idx];
+        let tok = cx.tok(idx);
         let found = describe(cx, tok);
         Diagnostic::new(
             Code::UnexpectedToken,
@@ -766,7 +885,7 @@ fn number_literal(i: In<'_>) -> PResult<'_, Expr> {
     let is_int = tok.kind == TokenKind::Int;
     // A unit follows on the same line: any word in a scenario that is not a setting key,
     // elsewhere a word ending in `B`/`b` (every unit does).
-    let unit_tok = rest.toks.first().filter(|t| {
+    let unit_tok = rest.get(0).filter(|t| {
         t.kind == TokenKind::Ident && {
             let w = cx.text_of(t);
             if cx.in_settings.get() { setting(w).is_none() && !KEYWORDS.contains(&w) } else { looks_like_unit(w) }
@@ -834,7 +953,7 @@ fn type_expr_inner(i: In<'_>) -> PResult<'_, TypeExpr> {
         return Ok((rest, TypeExpr::List { id, elem: Box::new(elems.remove(0)) }));
     }
     let (rest, n) = name(i).or_else(|_| expected(i, "a type"))?;
-    if rest.toks.first().is_some_and(|t| t.kind == TokenKind::LBracket) {
+    if rest.get(0).is_some_and(|t| t.kind == TokenKind::LBracket) {
         let (rest2, open) = rest.bump();
         let (rest2, dims) = delimited_list(rest2, open, TokenKind::RBracket, "a dimension", expr)?;
         let id = cx.node(i.range_to(rest2));
@@ -873,7 +992,7 @@ fn params(i: In<'_>) -> PResult<'_, Vec<Param>> {
 /// Whether `i` starts `name (, name)* =` (an assignment), looking ahead without parsing.
 fn starts_assignment(i: In<'_>) -> bool {
     let cx = i.cx;
-    let toks = i.skip_newlines().toks;
+    let toks = i.skip_newlines();
     let mut k = 0;
     loop {
         match toks.get(k) {
@@ -979,8 +1098,7 @@ fn if_statement(i: In<'_>) -> PResult<'_, StmtKind> {
     let (mut rest, then_body) = cut(nested(rest, body))?;
     let mut else_body = None;
     // `else` may follow the `}` on the same line or start the next line.
-    let skip = rest.toks.iter().take_while(|t| t.kind == TokenKind::Newline).count();
-    let after_newlines = In { toks: &rest.toks[skip..], cx: rest.cx };
+    let after_newlines = rest.skip_all_newlines();
     if after_newlines.peek_word("else") {
         let (r, _) = after_newlines.bump();
         if r.peek_word("if") {
@@ -1004,7 +1122,7 @@ fn if_statement(i: In<'_>) -> PResult<'_, StmtKind> {
 /// failed at token index `err_idx`.
 fn recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize, resume: bool) -> usize {
     // An unclosed list ran into the next line's first token: resume there.
-    if resume && err_idx > start && cx.starts_line(err_idx) && cx.all[err_idx].kind != TokenKind::Eof {
+    if resume && err_idx > start && cx.starts_line(err_idx) && cx.tok(err_idx).kind != TokenKind::Eof {
         return err_idx;
     }
     // Brackets and braces are counted apart: a `}` that closes the enclosing body ends the
@@ -1012,7 +1130,7 @@ fn recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize, resume: bool) -> u
     let (mut brackets, mut braces): (i64, i64) = (0, 0);
     let mut idx = start;
     while idx < cx.all.len() {
-        let tok = &cx.all[idx];
+        let tok = cx.tok(idx);
         match tok.kind {
             TokenKind::Eof => return idx,
             TokenKind::LParen | TokenKind::LBracket => brackets += 1,
@@ -1102,7 +1220,7 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
                 let mut depth = 0i64;
                 for at in idx..resume_idx {
                     let after_break = at == idx
-                        || matches!(cx.all[at - 1].kind, TokenKind::Newline | TokenKind::LBrace | TokenKind::Semicolon);
+                        || matches!(cx.tok(at - 1).kind, TokenKind::Newline | TokenKind::LBrace | TokenKind::Semicolon);
                     let here = In { toks: &cx.all[at..], cx };
                     if depth <= 0 && after_break && starts_assignment(here) {
                         for target in assignment_targets(here).1 {
@@ -1111,14 +1229,14 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
                             }
                         }
                     }
-                    match cx.all[at].kind {
+                    match cx.tok(at).kind {
                         TokenKind::LParen | TokenKind::LBracket => depth += 1,
                         TokenKind::RParen | TokenKind::RBracket => depth -= 1,
                         _ => {}
                     }
                 }
                 if !targets.is_empty() {
-                    let id = cx.node(cx.all[idx].range);
+                    let id = cx.node(cx.tok(idx).range);
                     let value = Expr { id, kind: ExprKind::Error };
                     stmts.push(Stmt { id, kind: StmtKind::Assign { targets, value } });
                 }
@@ -1195,7 +1313,7 @@ fn setting_recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize) -> usize {
     let mut balance: i64 = 0;
     let mut idx = start + 1;
     while idx < cx.all.len() {
-        let tok = &cx.all[idx];
+        let tok = cx.tok(idx);
         match tok.kind {
             TokenKind::Eof => return idx,
             TokenKind::LParen | TokenKind::LBracket => balance += 1,
@@ -1229,9 +1347,9 @@ fn scenario_body(i: In<'_>) -> PResult<'_, (Vec<Setting>, bool)> {
         }
         // `model` at the start of a line is a new item only if a `{` follows on that line.
         let item_starts = cx.is_item_keyword_at(idx)
-            && (cx.text_of(&cx.all[idx]) != "model"
-                || cx.all[idx..]
-                    .iter()
+            && (cx.text_of(cx.tok(idx)) != "model"
+                || (idx..cx.all.len())
+                    .map(|at| cx.tok(at))
                     .take_while(|t| t.kind != TokenKind::Newline)
                     .any(|t| t.kind == TokenKind::LBrace));
         if rest.peek_is(TokenKind::Eof) || item_starts {
@@ -1346,7 +1464,7 @@ fn item(i: In<'_>) -> PResult<'_, Item> {
 fn item_recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize) -> usize {
     let mut idx = start + 1;
     while idx < cx.all.len() {
-        if cx.all[idx].kind == TokenKind::Eof || (idx >= err_idx.min(idx) && cx.is_item_keyword_at(idx)) {
+        if cx.tok(idx).kind == TokenKind::Eof || (idx >= err_idx.min(idx) && cx.is_item_keyword_at(idx)) {
             return idx;
         }
         idx += 1;
@@ -1354,60 +1472,58 @@ fn item_recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize) -> usize {
     cx.all.len() - 1
 }
 
-fn items(cx: &Ctx<'_>) -> (SourceTree, Vec<ItemSpans>) {
-    let mut tree = SourceTree::default();
-    let mut spans = Vec::new();
-    let mut rest = In { toks: cx.all, cx };
-    loop {
-        while matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon) {
-            rest = rest.bump().0;
-        }
-        if rest.peek_is(TokenKind::Eof) {
-            break;
-        }
-        let start = cx.index_of(rest);
-        // Node 0 is the item itself; its range is set once the item is parsed.
-        cx.nodes.replace(vec![TextRange::default()]);
-        cx.nesting.set(0);
-        cx.tree_depth.set(0);
-        cx.brackets.set(0);
-        cx.in_settings.set(false);
-        match item(rest) {
-            Ok((r, it)) => {
-                let range = rest.range_to(r);
-                cx.set_range(NodeId(0), range);
-                tree.items.push(it);
-                spans.push(ItemSpans { nodes: cx.nodes.take(), doc: None });
-                rest = r;
-                let line_ends = matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::Eof);
-                // After an unclosed body the next item already starts its own line.
-                if !line_ends && !cx.is_item_keyword_at(cx.index_of(rest)) {
-                    let e = PErr {
-                        remaining: rest.toks.len(),
-                        expected: vec!["the end of the line"],
-                        custom: None,
-                        resume: false,
-                    };
-                    let err_idx = e.index(cx);
-                    cx.report(e.into_diagnostic(cx));
-                    rest = In { toks: &cx.all[item_recovery_point(cx, err_idx, err_idx)..], cx };
-                }
-            }
-            Err(Err::Error(e) | Err::Failure(e)) => {
+/// One step of the top-level loop from token index `at`, or `None` at the end of the file.
+fn step(cx: &Ctx<'_>, at: usize) -> Option<Step> {
+    cx.read.set((at, at));
+    // Node 0 is the item itself; its range is set once the item is parsed.
+    cx.nodes.replace(vec![TextRange::default()]);
+    cx.nesting.set(0);
+    cx.tree_depth.set(0);
+    cx.brackets.set(0);
+    cx.in_settings.set(false);
+    let mut rest = In { toks: &cx.all[at..], cx };
+    while matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon) {
+        rest = rest.bump().0;
+    }
+    if rest.peek_is(TokenKind::Eof) {
+        return None;
+    }
+    let start = cx.index_of(rest);
+    let mut parsed = None;
+    match item(rest) {
+        Ok((r, it)) => {
+            let range = rest.range_to(r);
+            cx.set_range(NodeId(0), range);
+            parsed = Some((Arc::new(it), ItemSpans { nodes: cx.nodes.take(), doc: None }));
+            rest = r;
+            let line_ends = matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::Eof);
+            // After an unclosed body the next item already starts its own line.
+            if !line_ends && !cx.is_item_keyword_at(cx.index_of(rest)) {
+                let e = PErr {
+                    remaining: rest.toks.len(),
+                    expected: vec!["the end of the line"],
+                    custom: None,
+                    resume: false,
+                };
                 let err_idx = e.index(cx);
                 cx.report(e.into_diagnostic(cx));
-                if let Some(partial) = partial_item(rest) {
-                    let end = In { toks: &cx.all[err_idx.max(start + 1)..], cx };
-                    cx.set_range(NodeId(0), rest.range_to(end));
-                    tree.items.push(partial);
-                    spans.push(ItemSpans { nodes: cx.nodes.take(), doc: None });
-                }
-                rest = In { toks: &cx.all[item_recovery_point(cx, start, err_idx)..], cx };
+                rest = In { toks: &cx.all[item_recovery_point(cx, err_idx, err_idx)..], cx };
             }
-            Err(Err::Incomplete(_)) => unreachable!("complete parsers only"),
         }
+        Err(Err::Error(e) | Err::Failure(e)) => {
+            let err_idx = e.index(cx);
+            cx.report(e.into_diagnostic(cx));
+            if let Some(partial) = partial_item(rest) {
+                let end = In { toks: &cx.all[err_idx.max(start + 1)..], cx };
+                cx.set_range(NodeId(0), rest.range_to(end));
+                parsed = Some((Arc::new(partial), ItemSpans { nodes: cx.nodes.take(), doc: None }));
+            }
+            rest = In { toks: &cx.all[item_recovery_point(cx, start, err_idx)..], cx };
+        }
+        Err(Err::Incomplete(_)) => unreachable!("complete parsers only"),
     }
-    (tree, spans)
+    let (low, high) = cx.read.get();
+    Some(Step { start: at, end: cx.index_of(rest), low, high, item: parsed, errors: cx.errors.take() })
 }
 
 /// After an error in an item's header or body, keeps what defines a name: a block or model
@@ -1455,9 +1571,10 @@ fn attach_docs(text: &str, comments: &[Comment], mut spans: Vec<ItemSpans>) -> V
         while line_start > 0 {
             let prev_start = text[..line_start - 1].rfind('\n').map_or(0, |p| p + 1);
             let line = text[prev_start..line_start - 1].trim();
-            let is_doc = comments.iter().any(|c| {
-                c.doc && !c.trailing && c.range.start as usize >= prev_start && (c.range.start as usize) < line_start
-            });
+            // A line has at most one comment: the first that starts at or after the line.
+            let first = comments.partition_point(|c| (c.range.start as usize) < prev_start);
+            let is_doc =
+                comments.get(first).is_some_and(|c| c.doc && !c.trailing && (c.range.start as usize) < line_start);
             if !is_doc || !line.starts_with("##") {
                 break;
             }

@@ -134,7 +134,6 @@ pub fn load(name: &str, source: String) -> (Database, netc::db::SourceFile, BTre
     let errors: Vec<_> = file_diagnostics(&db, file).iter().filter(|d| d.severity == Severity::Error).collect();
     assert!(errors.is_empty(), "{name}: {errors:?}");
     let scenarios = syntax_tree(&db, file)
-        .items
         .iter()
         .enumerate()
         .filter_map(|(i, item)| match item {
