@@ -79,7 +79,6 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
 
 fn scenarios(db: &Database, file: SourceFile) -> Vec<ItemLoc<'_>> {
     syntax_tree(db, file)
-        .items
         .iter()
         .enumerate()
         .filter(|(_, item)| matches!(item, Item::Scenario(_)))

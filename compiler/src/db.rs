@@ -17,6 +17,7 @@
 //! analysis, only the final step of the files whose levels changed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
 
 use salsa::{Durability, Setter};
 
@@ -25,7 +26,8 @@ use crate::elaborate::{self, Graph, Request, Site};
 use crate::paths;
 use crate::semantics::check::ItemChecker;
 use crate::semantics::scope::{Definition, Scope, build_scope, definitions};
-use crate::syntax::{self, Expr, ExprKind, Item, NodeId, Parse, SettingValue, SourceTree, UseTarget};
+use crate::syntax::incremental::ParseState;
+use crate::syntax::{Expr, ExprKind, Item, NodeId, Parse, SettingValue, SourceTree, UseTarget};
 
 /// One source file: its name (as shown to the user) and its text.
 #[salsa::input(debug)]
@@ -121,6 +123,32 @@ pub trait Db: salsa::Database {
     fn stdlib(&self) -> StdLib;
     /// The configuration.
     fn config(&self) -> Config;
+    /// The last parse of each file, which `parse_file` reparses after an edit.
+    fn parse_cache(&self) -> &ParseCache;
+}
+
+/// The last parse of each file with what a reparse reuses ([`ParseState`]), kept beside
+/// salsa: a query cannot see its own previous result, and reparsing only the edited items
+/// is what keeps an edit of a large file fast. It changes no result: a reparse equals a
+/// parse from scratch (tests/it/reparse.rs), so `parse_file` is still a function of the
+/// text. Shared by the database's clones (the language server's snapshots).
+#[derive(Debug, Default)]
+pub struct ParseCache(Mutex<HashMap<SourceFile, Arc<ParseState>>>);
+
+impl ParseCache {
+    /// The parse of `text`, the current text of `file`: reparsed from the file's last
+    /// parse, or parsed from scratch the first time.
+    fn parse(&self, file: SourceFile, name: &FileName, text: &str) -> Arc<Parse> {
+        let previous = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&file).cloned();
+        let state = match previous {
+            Some(state) if state.text() == text => state,
+            Some(state) => Arc::new(state.reparse(name, text)),
+            None => Arc::new(ParseState::new(name, text)),
+        };
+        let parse = Arc::clone(state.parse());
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(file, state);
+        parse
+    }
 }
 
 /// The database: salsa's storage plus the handles of the singleton inputs.
@@ -129,6 +157,7 @@ pub trait Db: salsa::Database {
 pub struct Database {
     storage: salsa::Storage<Self>,
     inputs: Option<(Workspace, StdLib, Config)>,
+    parses: Arc<ParseCache>,
 }
 
 #[salsa::db]
@@ -144,6 +173,9 @@ impl Db for Database {
     }
     fn config(&self) -> Config {
         self.inputs.expect("inputs are set by Database::new").2
+    }
+    fn parse_cache(&self) -> &ParseCache {
+        &self.parses
     }
 }
 
@@ -166,7 +198,7 @@ impl Database {
     }
 
     fn with_storage(storage: salsa::Storage<Self>) -> Self {
-        let mut db = Database { storage, inputs: None };
+        let mut db = Database { storage, inputs: None, parses: Arc::default() };
         let modules = STDLIB_SOURCES
             .iter()
             .map(|(module, text)| {
@@ -267,10 +299,11 @@ pub fn stdlib_files(db: &dyn Db, stdlib: StdLib) -> BTreeMap<FileName, SourceFil
     files
 }
 
-/// Parses a file: tree, positions, comments and syntax errors.
+/// Parses a file: tree, positions, comments and syntax errors. After an edit, only the
+/// items the edit reached are parsed again (see [`ParseCache`]).
 #[salsa::tracked(returns(ref))]
-pub fn parse_file(db: &dyn Db, file: SourceFile) -> Parse {
-    syntax::parse(file.name(db), file.text(db))
+pub fn parse_file(db: &dyn Db, file: SourceFile) -> Arc<Parse> {
+    db.parse_cache().parse(file, file.name(db), file.text(db))
 }
 
 /// The syntax tree alone. Equal across whitespace and comment edits, so the queries below

@@ -214,10 +214,11 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, V
     Some((report, sites))
 }
 
-/// [`build`] without positions (line numbers, source text and the peak's line left empty),
-/// cached: an edit that only moves lines (a comment, blank lines) reuses it.
+/// A scenario's report without positions (line numbers, source text and the peak's line
+/// left empty) and the statement of each row, cached: an edit that only moves lines (a
+/// comment, blank lines) reuses it. `None` when the scenario does not elaborate.
 #[salsa::tracked(returns(ref))]
-fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioReport, Vec<Site>)> {
+pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioReport, Vec<Site>)> {
     let (file, index) = (*loc.file(db), *loc.index(db));
     let Item::Scenario(scenario) = syntax_tree(db, file).get(index as usize)? else { return None };
     let setup = scenario_setup(db, loc).as_ref()?;

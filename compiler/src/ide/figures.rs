@@ -2,21 +2,22 @@
 //! bytes in the active scenario (inlay hints, hovers); per scenario, parameters and MACs
 //! (code lenses).
 //!
-//! The figures are those of [`crate::report::scenario_report`] (one row per source line),
-//! cached per scenario by [`scenario_lines`]. When the memory ledgers land they replace the
-//! output bytes with the line's share of the peak, here and in `netc report` alike.
+//! The figures are the rows of [`crate::report::unlocated`] (one per statement, without
+//! positions, so an edit that only moves lines reuses them); only the lines an editor shows
+//! are then found in the text. They are the figures of `netc report`.
 //!
 //! The *active scenario* of a file is the one its figures come from: the scenario the user
 //! chose, if it runs any line of the file; otherwise the first scenario of the file that
 //! elaborates; otherwise the first scenario of the workspace that runs a line of the file
 //! (a file of blocks gets its figures from a model's scenario elsewhere).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, syntax_tree};
-use crate::diagnostics::{FileName, TextRange};
-use crate::report::{LineReport, ScenarioReport, bytes, count, line_of, line_starts, scenario_report, thousands};
-use crate::syntax::{Body, Item, ItemSpans, StmtKind};
+use crate::diagnostics::{FileName, NodeRef, TextRange};
+use crate::elaborate::Site;
+use crate::report::{LineReport, ScenarioReport, bytes, count, line_of, line_starts, thousands, unlocated};
+use crate::syntax::{Body, Item, ItemSpans, NodeId, StmtKind};
 
 /// Names a scenario: its file and name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27,10 +28,11 @@ pub struct ScenarioRef {
     pub name: String,
 }
 
-/// The report of a scenario, cached: `None` when it does not elaborate.
+/// The row of each statement in a scenario's report, cached per scenario.
 #[salsa::tracked(returns(ref))]
-pub fn scenario_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioReport> {
-    scenario_report(db, *loc.file(db), *loc.index(db))
+fn rows_by_site<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> HashMap<Site, usize> {
+    let Some((_, sites)) = unlocated(db, loc) else { return HashMap::new() };
+    sites.iter().enumerate().map(|(row, site)| (site.clone(), row)).collect()
 }
 
 /// Every scenario of the workspace: file, item index, name.
@@ -46,8 +48,10 @@ fn all_scenarios(db: &dyn Db) -> Vec<(SourceFile, u32, String)> {
     out
 }
 
+/// The figures of a scenario (its rows without line numbers), or `None` when it does not
+/// elaborate.
 fn report_of(db: &dyn Db, file: SourceFile, index: u32) -> Option<&ScenarioReport> {
-    scenario_lines(db, ItemLoc::new(db, file, index)).as_ref()
+    unlocated(db, ItemLoc::new(db, file, index)).as_ref().map(|(report, _)| report)
 }
 
 fn covers(report: &ScenarioReport, name: &FileName) -> bool {
@@ -213,65 +217,102 @@ pub fn hint_label(row: &LineReport, config: &HintConfig) -> String {
     }
 }
 
-/// The statements of a file that can have figures (not `if`): their ranges, in source order.
-fn statements(db: &dyn Db, file: SourceFile) -> Vec<TextRange> {
-    fn walk(body: &Body, spans: &ItemSpans, out: &mut Vec<TextRange>) {
+/// The statements that can have figures (not `if`) of the items of `file` that share a line
+/// with `range` (every item when `None`): range and node, in source order.
+fn statements(db: &dyn Db, file: SourceFile, range: Option<TextRange>) -> Vec<(TextRange, NodeRef)> {
+    fn walk(item: u32, body: &Body, spans: &ItemSpans, out: &mut Vec<(TextRange, NodeRef)>) {
         for stmt in &body.stmts {
             match &stmt.kind {
                 StmtKind::If { then_body, else_body, .. } => {
-                    walk(then_body, spans, out);
+                    walk(item, then_body, spans, out);
                     if let Some(e) = else_body {
-                        walk(e, spans, out);
+                        walk(item, e, spans, out);
                     }
                 }
-                _ => out.push(spans.range(stmt.id)),
+                _ => out.push((spans.range(stmt.id), NodeRef { item, node: stmt.id.0 })),
             }
         }
     }
     let parse = parse_file(db, file);
+    // Whole lines: a hint goes after the last statement that starts on its line, which may
+    // belong to another item (`block a(x) { ... }; block b(x) { ... }`).
+    let lines = range.map(|r| {
+        let starts = line_starts(db, file);
+        let first = line_of(starts, r.start) as usize;
+        let last = line_of(starts, r.end) as usize;
+        TextRange::new(starts[first - 1], starts.get(last).copied().unwrap_or(u32::MAX))
+    });
     let mut out = Vec::new();
-    for (item, spans) in parse.tree.iter().zip(&parse.spans) {
+    for (index, (item, spans)) in parse.tree.iter().zip(&parse.spans).enumerate() {
+        let whole = spans.range(NodeId(0));
+        if lines.is_some_and(|l| whole.end < l.start || whole.start > l.end) {
+            continue;
+        }
         if let Item::Block(c) | Item::Model(c) = item {
-            walk(&c.body, spans, &mut out);
+            walk(index as u32, &c.body, spans, &mut out);
         }
     }
-    out.sort_by_key(|r| (r.start, r.end));
+    out.sort_by_key(|(r, _)| (r.start, r.end));
     out
 }
 
-/// The rows of the active scenario for `file`, by 1-based line.
-fn rows_by_line(
+/// One line's figures in a scenario.
+struct LineRow {
+    /// Where its hint goes: the end of the last statement that starts on the line.
+    offset: u32,
+    /// The rows of the statements on the line, merged.
+    row: LineReport,
+}
+
+/// The figures, in the active scenario of `file`, of the lines with statements in the items
+/// that share a line with `range` (all when `None`), by 1-based line.
+fn line_rows(
     db: &dyn Db,
     file: SourceFile,
     chosen: Option<&ScenarioRef>,
-) -> Option<(ScenarioRef, BTreeMap<u32, LineReport>)> {
+    range: Option<TextRange>,
+) -> Option<(ScenarioRef, BTreeMap<u32, LineRow>)> {
     let (sf, index) = active_scenario(db, file, chosen)?;
-    let report = report_of(db, sf, index)?;
+    let loc = ItemLoc::new(db, sf, index);
+    let (report, _) = unlocated(db, loc).as_ref()?;
+    let by_site = rows_by_site(db, loc);
     let scenario = ScenarioRef { file: sf.name(db).clone(), name: report.name.clone() };
     let name = file.name(db);
-    let mut rows: BTreeMap<u32, LineReport> = BTreeMap::new();
-    for row in report.lines.iter().filter(|l| &l.file == name) {
-        match rows.get_mut(&row.line) {
-            // Two statements on one line (`a = f(x); b = g(a)`): one hint with the last shape.
-            Some(r) => {
-                r.shape = row.shape.clone();
-                r.params += row.params;
-                r.macs += row.macs;
-                r.output_bytes += row.output_bytes;
-                r.activation_bytes += row.activation_bytes;
-                r.workspace_bytes = r.workspace_bytes.max(row.workspace_bytes);
-                r.weight_bytes += row.weight_bytes;
-                r.buffer_bytes += row.buffer_bytes;
-                r.gradient_bytes += row.gradient_bytes;
-                r.optimizer_bytes += row.optimizer_bytes;
-                r.instances = r.instances.max(row.instances);
-            }
-            None => {
-                rows.insert(row.line, row.clone());
-            }
-        }
+    let starts = line_starts(db, file);
+    // Each line's hint offset and rows, in the report's order (the order lines first ran).
+    let mut lines: BTreeMap<u32, (u32, Vec<usize>)> = BTreeMap::new();
+    for (stmt, at) in statements(db, file, range) {
+        let (offset, rows) = lines.entry(line_of(starts, stmt.start)).or_insert((stmt.end, Vec::new()));
+        *offset = (*offset).max(stmt.end);
+        rows.extend(by_site.get(&Site { file: name.clone(), at }));
     }
-    Some((scenario, rows))
+    let text = file.text(db);
+    let mut out = BTreeMap::new();
+    for (line, (offset, mut rows)) in lines {
+        rows.sort_unstable();
+        let Some((&first, rest)) = rows.split_first() else { continue };
+        let mut row = report.lines[first].clone();
+        // Two statements on one line (`a = f(x); b = g(a)`): one hint with the last shape.
+        for other in rest.iter().map(|&i| &report.lines[i]) {
+            row.shape = other.shape.clone();
+            row.params += other.params;
+            row.macs += other.macs;
+            row.output_bytes += other.output_bytes;
+            row.activation_bytes += other.activation_bytes;
+            row.workspace_bytes = row.workspace_bytes.max(other.workspace_bytes);
+            row.weight_bytes += other.weight_bytes;
+            row.buffer_bytes += other.buffer_bytes;
+            row.gradient_bytes += other.gradient_bytes;
+            row.optimizer_bytes += other.optimizer_bytes;
+            row.instances = row.instances.max(other.instances);
+        }
+        let start = starts[line as usize - 1] as usize;
+        let end = starts.get(line as usize).map_or(text.len(), |&e| e as usize);
+        row.line = line;
+        row.source = text.get(start..end).unwrap_or("").trim().to_string();
+        out.insert(line, LineRow { offset, row });
+    }
+    Some((scenario, out))
 }
 
 /// Inlay hints for the statements of `file` that end inside `range` (all when `None`).
@@ -285,18 +326,9 @@ pub fn inlay_hints(
     if !config.enabled {
         return Vec::new();
     }
-    let Some((scenario, rows)) = rows_by_line(db, file, chosen) else { return Vec::new() };
-    let starts = line_starts(db, file);
-    // The end of the last statement that starts on each line.
-    let mut ends: BTreeMap<u32, u32> = BTreeMap::new();
-    for stmt in statements(db, file) {
-        let line = line_of(starts, stmt.start);
-        let end = ends.entry(line).or_insert(stmt.end);
-        *end = (*end).max(stmt.end);
-    }
+    let Some((scenario, lines)) = line_rows(db, file, chosen, range) else { return Vec::new() };
     let mut out = Vec::new();
-    for (line, row) in rows {
-        let Some(&offset) = ends.get(&line) else { continue };
+    for LineRow { offset, row } in lines.into_values() {
         if range.is_some_and(|r| offset < r.start || offset > r.end) {
             continue;
         }
@@ -317,10 +349,11 @@ pub fn line_figures_at(
     offset: u32,
     chosen: Option<&ScenarioRef>,
 ) -> Option<(TextRange, LineFigures)> {
-    let stmt = statements(db, file).into_iter().rfind(|r| r.start <= offset && offset <= r.end)?;
-    let (scenario, mut rows) = rows_by_line(db, file, chosen)?;
+    let here = Some(TextRange::empty(offset));
+    let (stmt, _) = statements(db, file, here).into_iter().rfind(|(r, _)| r.start <= offset && offset <= r.end)?;
+    let (scenario, mut lines) = line_rows(db, file, chosen, Some(stmt))?;
     let line = line_of(line_starts(db, file), stmt.start);
-    let row = rows.remove(&line)?;
+    let LineRow { row, .. } = lines.remove(&line)?;
     Some((stmt, LineFigures { scenario, row }))
 }
 

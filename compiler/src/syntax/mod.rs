@@ -5,6 +5,7 @@
 //! whitespace and comments.
 
 pub mod ast;
+pub mod incremental;
 pub mod lexer;
 pub mod parser;
 pub mod settings;

@@ -15,7 +15,7 @@ use nom::error::{ErrorKind, ParseError};
 use nom::{Err, IResult, Needed};
 
 use super::ast::*;
-use super::lexer::{Comment, Token, TokenKind, lex, string_value};
+use super::lexer::{Comment, Token, TokenKind, string_value};
 use super::settings::{SettingForm, setting};
 use crate::diagnostics::{Code, Diagnostic, FileName, Place, TextRange};
 
@@ -50,9 +50,7 @@ pub struct Parse {
 
 /// Parses `text`. Never fails: errors are in [`Parse::errors`].
 pub fn parse(file: &FileName, text: &str) -> Parse {
-    let lexed = lex(file, text);
-    let steps = steps_from(file, text, &lexed.tokens, 0, |_| false);
-    assemble(text, &lexed.errors, lexed.comments, &steps)
+    Arc::unwrap_or_clone(super::incremental::ParseState::new(file, text).parse().clone())
 }
 
 /// One turn of the parser's top-level loop: blank lines and `;` skipped, then one item

@@ -1,0 +1,173 @@
+//! Reparsing after an edit: the parse of the new text, equal to [`super::parse`] of it,
+//! computed from the parse of the old text by redoing only what the edit could change.
+//!
+//! Two facts make that exact:
+//! - The lexer is line-local: it starts every line in the same state (comments and strings
+//!   end at the line's end). So only the edited lines are lexed again; the tokens before
+//!   them are kept and those after them are moved by the change in length.
+//! - The parser's top-level loop is a sequence of [`Step`]s, each starting from a clean
+//!   state, and each records the tokens it read. A step that read only tokens before the
+//!   edited lines is kept. Parsing resumes after the kept steps, and stops as soon as a step
+//!   ends where an old step began that read only tokens after the edited lines: from there
+//!   the old steps, moved, are the new ones.
+//!
+//! The diagnostics' filtering, their order and the documentation comments are file-wide and
+//! cheap: they are redone on every edit ([`assemble`]). Tests compare every reparse with a
+//! parse from scratch (tests/it/reparse.rs).
+
+use std::sync::Arc;
+
+use super::lexer::{Comment, Token, lex};
+use super::parser::{Parse, Step, assemble, steps_from};
+use crate::diagnostics::{Diagnostic, FileName, Place};
+
+/// A file's parse with what a reparse reuses: the text, tokens and steps behind it.
+#[derive(Debug, Clone)]
+pub struct ParseState {
+    text: String,
+    tokens: Vec<Token>,
+    lex_errors: Vec<Diagnostic>,
+    comments: Vec<Comment>,
+    steps: Vec<Step>,
+    parse: Arc<Parse>,
+    /// How many steps the parse that made this state ran (the others were reused).
+    steps_parsed: usize,
+}
+
+impl ParseState {
+    /// Parses `text` from scratch.
+    pub fn new(file: &FileName, text: &str) -> ParseState {
+        let lexed = lex(file, text);
+        let steps = steps_from(file, text, &lexed.tokens, 0, |_| false);
+        let parse = Arc::new(assemble(text, &lexed.errors, lexed.comments.clone(), &steps));
+        ParseState {
+            text: text.to_string(),
+            tokens: lexed.tokens,
+            lex_errors: lexed.errors,
+            comments: lexed.comments,
+            steps_parsed: steps.len(),
+            steps,
+            parse,
+        }
+    }
+
+    /// The parse.
+    pub fn parse(&self) -> &Arc<Parse> {
+        &self.parse
+    }
+
+    /// The text parsed.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// How many top-level steps (about one per item) the parse that made this state ran;
+    /// a reparse reuses the others.
+    pub fn steps_parsed(&self) -> usize {
+        self.steps_parsed
+    }
+
+    /// The state of `new_text`, a later version of this state's text (any change: the
+    /// edited region is found by comparing the texts).
+    pub fn reparse(&self, file: &FileName, new_text: &str) -> ParseState {
+        let old_text = self.text.as_str();
+        let (old, new) = (old_text.as_bytes(), new_text.as_bytes());
+        let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        let room = old.len().min(new.len()) - prefix;
+        let suffix = old.iter().rev().zip(new.iter().rev()).take(room).take_while(|(a, b)| a == b).count();
+        let delta = new.len() as i64 - old.len() as i64;
+
+        // The edited lines: from the start of the line of the first changed byte to the end
+        // of the line of the last one (its line break included). Both ends are line starts
+        // (or the text's end) in the old and the new text alike.
+        let lines_start = new[..prefix].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        let changed_end = new.len() - suffix;
+        let new_lines_end =
+            new[changed_end..].iter().position(|&b| b == b'\n').map_or(new.len(), |p| changed_end + p + 1);
+        let old_lines_end = (new_lines_end as i64 - delta) as usize;
+
+        // Tokens, comments and lexical errors: kept before the edited lines, lexed again in
+        // them, moved after them.
+        let lexed = lex(file, &new_text[lines_start..new_lines_end]);
+        let base = lines_start as i64;
+        let relexed: Vec<Token> = lexed.tokens[..lexed.tokens.len() - 1]
+            .iter()
+            .map(|t| Token { kind: t.kind, range: t.range.shifted(base) })
+            .collect();
+        let first_changed = self.tokens.partition_point(|t| (t.range.start as usize) < lines_start);
+        let old_after = self.tokens.partition_point(|t| (t.range.start as usize) < old_lines_end);
+        let new_after = first_changed + relexed.len();
+        let mut tokens = Vec::with_capacity(new_after + self.tokens.len() - old_after);
+        tokens.extend_from_slice(&self.tokens[..first_changed]);
+        tokens.extend(relexed);
+        tokens.extend(self.tokens[old_after..].iter().map(|t| Token { kind: t.kind, range: t.range.shifted(delta) }));
+
+        let comments = splice(
+            &self.comments,
+            |c| c.range.start as usize,
+            (lines_start, old_lines_end),
+            lexed.comments.iter().map(|c| Comment { range: c.range.shifted(base), ..c.clone() }),
+            |c| Comment { range: c.range.shifted(delta), ..c.clone() },
+        );
+        let lex_errors = splice(
+            &self.lex_errors,
+            start_of,
+            (lines_start, old_lines_end),
+            lexed.errors.iter().map(|d| d.clone().shifted(base)),
+            |d| d.clone().shifted(delta),
+        );
+
+        // Steps: keep those that read only tokens before the edited lines, parse from the
+        // first other one, and stop where an old step after the edited lines begins.
+        let kept = self.steps.iter().take_while(|s| s.high < first_changed).count();
+        let resume = kept.checked_sub(1).map_or(0, |last| self.steps[last].end);
+        let token_delta = new_after as isize - old_after as isize;
+        let mut sync = None;
+        let parsed = steps_from(file, new_text, &tokens, resume, |step| {
+            if step.end <= new_after {
+                return false;
+            }
+            let old_start = step.end.checked_add_signed(-token_delta);
+            let found = old_start.and_then(|s| self.steps.binary_search_by_key(&s, |o| o.start).ok());
+            // The old steps from there on must have read nothing before the old tokens
+            // that follow the edited lines (a step may look one token back).
+            sync = found.filter(|&at| at >= kept && self.steps[at..].iter().all(|o| o.low >= old_after));
+            sync.is_some()
+        });
+        let steps_parsed = parsed.len();
+        let mut steps = Vec::with_capacity(self.steps.len());
+        steps.extend_from_slice(&self.steps[..kept]);
+        steps.extend(parsed);
+        if let Some(at) = sync {
+            steps.extend(self.steps[at..].iter().map(|s| s.shifted(token_delta, delta)));
+        }
+
+        let parse = Arc::new(assemble(new_text, &lex_errors, comments.clone(), &steps));
+        ParseState { text: new_text.to_string(), tokens, lex_errors, comments, steps, parse, steps_parsed }
+    }
+}
+
+/// The byte offset a diagnostic is about (its primary label's start).
+fn start_of(d: &Diagnostic) -> usize {
+    match d.primary().place {
+        Place::Range(r) => r.start as usize,
+        Place::Node(_) => 0,
+    }
+}
+
+/// `old` (in position order) with the elements in the edited lines `lines` (old offsets)
+/// replaced by `fresh`, and those after moved by `moved`.
+fn splice<T: Clone>(
+    old: &[T],
+    position: impl Fn(&T) -> usize,
+    (start, end): (usize, usize),
+    fresh: impl Iterator<Item = T>,
+    moved: impl Fn(&T) -> T,
+) -> Vec<T> {
+    let before = old.partition_point(|x| position(x) < start);
+    let after = old.partition_point(|x| position(x) < end);
+    let mut out: Vec<T> = old[..before].to_vec();
+    out.extend(fresh);
+    out.extend(old[after..].iter().map(moved));
+    out
+}

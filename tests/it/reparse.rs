@@ -1,0 +1,191 @@
+//! Reparsing after an edit (`netc::syntax::incremental`) gives exactly the parse from
+//! scratch: tree, node positions, comments, documentation and errors, for random edits of
+//! every `.net` text in the repository (including the files with syntax errors) and of a
+//! large generated file; and it parses only what the edit reached.
+
+use std::path::{Path, PathBuf};
+
+use netc::db::STDLIB_SOURCES;
+use netc::diagnostics::FileName;
+use netc::syntax::incremental::ParseState;
+use netc::syntax::parse;
+use proptest::prelude::*;
+use proptest::sample::Index;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+fn net_files_below(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            net_files_below(&path, out);
+        } else if path.extension().is_some_and(|e| e == "net") {
+            out.push(path);
+        }
+    }
+}
+
+/// The texts edited: the fixtures (valid and broken), the examples and the stdlib.
+fn corpus() -> Vec<String> {
+    let mut paths = Vec::new();
+    for dir in ["tests/fixtures", "examples"] {
+        net_files_below(&root().join(dir), &mut paths);
+    }
+    let mut texts: Vec<String> = paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
+    texts.extend(STDLIB_SOURCES.iter().map(|(_, text)| text.to_string()));
+    texts
+}
+
+/// What an edit inserts: the pieces that change how the following text parses (brackets,
+/// quotes, comment marks, item keywords at a line start, line breaks) and plain text.
+const INSERTS: &[&str] = &[
+    "",
+    "\n",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "\"",
+    "#",
+    "## doc\n",
+    ";",
+    ",",
+    "=",
+    "x",
+    " ",
+    "\n\n",
+    "model m() {\n",
+    "block b(x) {\n    return x\n}\n",
+    "train t { model m()  batch 2 }\n",
+    "infer",
+    "model",
+    "use std.blocks\n",
+    "op f(x) -> y\n",
+    "y = relu(x)\n",
+    "return",
+    "if true {",
+    "} else {",
+    "repeat 3 {",
+    "é",
+    "🚀",
+    "$",
+    "1.5e",
+    "12 GiB",
+    "\t",
+    "\r\n",
+];
+
+/// One edit: at a position (moved to a character boundary), remove some bytes and insert.
+#[derive(Debug, Clone)]
+struct Edit {
+    at: Index,
+    remove: usize,
+    insert: &'static str,
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    (any::<Index>(), prop_oneof![Just(0usize), 1..4usize, 1..40usize], prop::sample::select(INSERTS))
+        .prop_map(|(at, remove, insert)| Edit { at, remove, insert })
+}
+
+fn apply(text: &str, e: &Edit) -> String {
+    let mut start = e.at.index(text.len() + 1);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + e.remove).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    format!("{}{}{}", &text[..start], e.insert, &text[end..])
+}
+
+fn assert_same(state: &ParseState, file: &FileName, text: &str) -> Result<(), TestCaseError> {
+    let fresh = parse(file, text);
+    let again = state.parse();
+    prop_assert_eq!(&again.tree, &fresh.tree, "tree of\n{}", text);
+    prop_assert_eq!(&again.spans, &fresh.spans, "spans of\n{}", text);
+    prop_assert_eq!(&again.comments, &fresh.comments, "comments of\n{}", text);
+    prop_assert_eq!(&again.errors, &fresh.errors, "errors of\n{}", text);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// A chain of edits, each reparsed from the state of the one before.
+    #[test]
+    fn reparse_equals_parse(pick in any::<Index>(), edits in prop::collection::vec(edit(), 1..8)) {
+        let corpus = corpus();
+        let mut text = corpus[pick.index(corpus.len())].clone();
+        let file = FileName::new("edited.net");
+        let mut state = ParseState::new(&file, &text);
+        for e in &edits {
+            text = apply(&text, e);
+            state = state.reparse(&file, &text);
+            assert_same(&state, &file, &text)?;
+        }
+    }
+}
+
+/// A file of `blocks` small blocks, each with a doc comment and a comment.
+fn generated(blocks: usize) -> String {
+    (0..blocks)
+        .map(|b| format!("## Block {b}.\nblock b{b}(x) {{\n    # A comment.\n    h = relu(x)\n    return h\n}}\n\n"))
+        .collect()
+}
+
+#[test]
+fn an_edit_inside_one_item_parses_that_item_only() {
+    let file = FileName::new("big.net");
+    let text = generated(1000);
+    let state = ParseState::new(&file, &text);
+    assert_eq!(state.steps_parsed(), 1000);
+    let edits = [
+        (
+            "    # A comment.\n    h = relu(x)\n    return h\n}\n\n## Block 500.",
+            "    # A comment!\n    h = relu(x)\n    return h\n}\n\n## Block 500.",
+        ),
+        (
+            "block b500(x) {\n    # A comment.\n    h = relu(x)",
+            "block b500(x) {\n    # A comment.\n    h = gelu(x + 1)",
+        ),
+        ("## Block 500.", "## Block five hundred,\n## documented."),
+    ];
+    for (from, to) in edits {
+        let edited = text.replacen(from, to, 1);
+        assert_ne!(edited, text);
+        let after = state.reparse(&file, &edited);
+        assert!(after.steps_parsed() <= 2, "{from:?} -> {to:?} parsed {} steps", after.steps_parsed());
+        assert_eq!(**after.parse(), parse(&file, &edited));
+    }
+    // An unclosed body ends where the next item starts (the parser's recovery): the
+    // items after it are still reused.
+    let opened =
+        text.replacen("block b500(x) {\n    # A comment.\n    h = relu(x)\n    return h\n}", "block b500(x) {", 1);
+    let after = state.reparse(&file, &opened);
+    assert!(after.steps_parsed() <= 2, "parsed {}", after.steps_parsed());
+    assert_eq!(**after.parse(), parse(&file, &opened));
+    // Deleting every line break after an item joins the rest of the file into its last
+    // line: everything after it is parsed again.
+    let joined = format!("{}{}", &text[..text.len() / 2], text[text.len() / 2..].replace('\n', " "));
+    let after = state.reparse(&file, &joined);
+    assert!(after.steps_parsed() >= 1, "parsed {}", after.steps_parsed());
+    assert_eq!(**after.parse(), parse(&file, &joined));
+}
+
+#[test]
+fn the_same_text_gives_the_same_parse() {
+    let file = FileName::new("same.net");
+    let text = generated(3);
+    let state = ParseState::new(&file, &text);
+    assert_eq!(**state.reparse(&file, &text).parse(), parse(&file, &text));
+    assert_eq!(**state.reparse(&file, "").parse(), parse(&file, ""));
+    assert_eq!(**ParseState::new(&file, "").reparse(&file, &text).parse(), parse(&file, &text));
+}
