@@ -9,7 +9,9 @@ use serde::Serialize;
 
 use crate::costs::scenario_costs;
 use crate::costs::simulate::{Breakdown, PhaseFigures};
-use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, scenario_graph, scenario_setup, syntax_tree};
+use crate::db::{
+    Db, ItemLoc, SourceFile, item_tree, lookup_file, parse_file, scenario_graph, scenario_setup, syntax_tree,
+};
 use crate::diagnostics::FileName;
 use crate::elaborate::{Graph, Site, TensorId};
 use crate::shapes::Dim;
@@ -219,14 +221,15 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, V
 /// comment, blank lines) reuses it. `None` when the scenario does not elaborate.
 #[salsa::tracked(returns(ref))]
 pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioReport, Vec<Site>)> {
-    let (file, index) = (*loc.file(db), *loc.index(db));
-    let Item::Scenario(scenario) = syntax_tree(db, file).get(index as usize)? else { return None };
+    // Items through `item_tree`, not the file's tree: an edit of another item leaves this cached.
+    let file = *loc.file(db);
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc) else { return None };
     let setup = scenario_setup(db, loc).as_ref()?;
     let graph = scenario_graph(db, loc).as_ref()?;
     if !graph.diagnostics.is_empty() {
         return None;
     }
-    let model_name = match syntax_tree(db, setup.model.0).get(setup.model.1 as usize) {
+    let model_name = match item_tree(db, ItemLoc::new(db, setup.model.0, setup.model.1)) {
         Some(Item::Model(m)) => m.name.text.clone(),
         _ => String::new(),
     };

@@ -227,3 +227,23 @@ fn a_comment_edit_moves_report_lines_without_rebuilding_the_report() {
     // reused (`unlocated` depends on no position).
     assert!(!ran.iter().any(|q| q.contains("unlocated") || q.contains("graph") || q.contains("costs")), "{ran:#?}");
 }
+
+#[test]
+fn an_edit_that_leaves_the_graph_equal_rebuilds_no_report() {
+    let mut logged = Logged::new(&[("a.net", A), ("b.net", B)]);
+    let a = logged.files["a.net"];
+    let serve = syntax_tree(&logged.db, a).len() as u32 - 1;
+    let before = netc::report::scenario_report(&logged.db, a, serve).expect("a report");
+    // Comment lines above the model, a new item after the scenario (items are numbered, so
+    // one above it would be a different item), and a statement rewritten to the same value.
+    logged.edit("a.net", "# The model under test.", "# The model\n#\n#\n# under test.");
+    logged.edit("a.net", "budget 64 MiB }\n", "budget 64 MiB }\n\nblock unused(x) {\n    return x\n}\n");
+    logged.edit("b.net", "conv2d(x, width, k=3, pad=1)", "conv2d(x, 16, k=3, pad=1)");
+    logged.log.lock().unwrap().clear();
+    let after = netc::report::scenario_report(&logged.db, a, serve).expect("a report");
+    let ran = logged.log.lock().unwrap().clone();
+    assert!(!ran.iter().any(|q| q.contains("unlocated") || q.contains("costs")), "{ran:#?}");
+    // The figures are the same; the model's lines moved down three.
+    assert_eq!(after.lines.iter().map(|l| l.line).collect::<Vec<_>>(), [8, 2, 3, 9, 10]);
+    assert_eq!(after.peak_bytes, before.peak_bytes);
+}

@@ -40,6 +40,16 @@ impl SourceTree {
     pub fn get(&self, index: usize) -> Option<&Item> {
         self.items.get(index).map(|item| &**item)
     }
+
+    /// How many items there are.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
 }
 
 /// Byte positions of the nodes of one item.
