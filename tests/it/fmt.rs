@@ -4,7 +4,7 @@
 //! writes, checks and reports as documented in spec/fmt.md. A snapshot shows the layout.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use netc::diagnostics::FileName;
 use netc::format::{FormatError, format};
@@ -12,22 +12,7 @@ use netc::syntax::lexer::{TokenKind, lex};
 use netc::syntax::parse;
 use proptest::prelude::*;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn net_files_below(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            net_files_below(&path, out);
-        } else if path.extension().is_some_and(|e| e == "net") {
-            out.push(path);
-        }
-    }
-}
+use crate::support::{net_files_below, root};
 
 /// Every `.net` text of the repository that should format: fixtures without syntax errors,
 /// examples, the stdlib, and the `net` blocks of spec/*.md.

@@ -3,14 +3,11 @@
 //! the pages); suppressions, fixes and configured levels work.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use netc::db::{Database, Level, file_diagnostics};
 use netc::diagnostics::{Code, Diagnostic, FileName, Place, Severity};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::support::root;
 
 fn lint_codes() -> Vec<Code> {
     Code::ALL.iter().copied().filter(|c| c.info().is_lint()).collect()

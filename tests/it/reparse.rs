@@ -3,8 +3,6 @@
 //! every `.net` text in the repository (including the files with syntax errors) and of a
 //! large generated file; and it parses only what the edit reached.
 
-use std::path::{Path, PathBuf};
-
 use netc::db::STDLIB_SOURCES;
 use netc::diagnostics::FileName;
 use netc::syntax::incremental::ParseState;
@@ -12,22 +10,7 @@ use netc::syntax::parse;
 use proptest::prelude::*;
 use proptest::sample::Index;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
-}
-
-fn net_files_below(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            net_files_below(&path, out);
-        } else if path.extension().is_some_and(|e| e == "net") {
-            out.push(path);
-        }
-    }
-}
+use crate::support::{net_files_below, root};
 
 /// The texts edited: the fixtures (valid and broken), the examples and the stdlib.
 fn corpus() -> Vec<String> {

@@ -2,6 +2,7 @@
 //! a snapshot that starts with its input.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use netc::db::{Database, file_diagnostics, lookup_file};
 use netc::diagnostics::{Diagnostic, FileName};
@@ -56,4 +57,23 @@ pub fn check(text: &str) -> String {
 /// The codes of the diagnostics of one file named `main.net`, in order.
 pub fn codes(text: &str) -> Vec<&'static str> {
     diagnostics_of(&[("main.net", text)]).iter().map(|d| d.code.info().code).collect()
+}
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Appends the `.net` files below `dir` (recursively, sorted) to `out`.
+pub fn net_files_below(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            net_files_below(&path, out);
+        } else if path.extension().is_some_and(|e| e == "net") {
+            out.push(path);
+        }
+    }
 }
