@@ -591,9 +591,11 @@ pub struct ItemLoc<'db> {
 
 /// One top-level item. Equal across edits of other items, so the queries that read an
 /// item through this one (elaboration) are not re-run when another item of its file changes.
-#[salsa::tracked(returns(ref))]
-pub fn item_tree<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Item> {
-    syntax_tree(db, *loc.file(db)).get(*loc.index(db) as usize).cloned()
+/// Shared with the tree: a reparse that kept the item keeps it by pointer, and comparing it
+/// with the previous revision's compares a pointer.
+#[salsa::tracked(returns(as_deref))]
+pub fn item_tree<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Item>> {
+    syntax_tree(db, *loc.file(db)).items.get(*loc.index(db) as usize).cloned()
 }
 
 /// What a scenario asks for, evaluated from its settings.
