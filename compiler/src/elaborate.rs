@@ -11,6 +11,7 @@
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
@@ -57,6 +58,51 @@ pub struct Origin {
     /// any block): the segments of activation checkpointing.
     pub outer_call: u32,
 }
+
+/// A fast hasher for sites (a file name and two small integers): the
+/// default one, resistant to chosen keys, costs more than the rest of a line's bookkeeping.
+/// Multiply-rotate, as rustc's FxHasher.
+#[derive(Default)]
+pub struct SiteHasher(u64);
+
+impl Hasher for SiteHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl SiteHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// A hash map keyed by sites (or references to them), with [`SiteHasher`].
+pub type SiteMap<K, V> = HashMap<K, V, BuildHasherDefault<SiteHasher>>;
 
 /// Identifies a tensor of a graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -13,7 +13,7 @@ use crate::db::{
     Db, ItemLoc, SourceFile, item_tree, lookup_file, parse_file, scenario_graph, scenario_setup, syntax_tree,
 };
 use crate::diagnostics::FileName;
-use crate::elaborate::{Graph, Site, TensorId};
+use crate::elaborate::{Graph, Site, SiteMap, TensorId};
 use crate::shapes::Dim;
 use crate::syntax::{Item, NodeId};
 pub use crate::units::{bytes, count, thousands};
@@ -174,30 +174,40 @@ fn shapes(graph: &Graph, tensors: &[TensorId]) -> String {
     parts.join(", ")
 }
 
-/// The row of `site`, created (and its order recorded) on first use.
-fn row<'a>(rows: &'a mut BTreeMap<Site, LineReport>, order: &mut Vec<Site>, site: &Site) -> Option<&'a mut LineReport> {
-    if !rows.contains_key(site) {
-        order.push(site.clone());
-        // The line and its text are filled in by `build`: they move with every edit above.
-        let report = LineReport {
-            file: site.file.clone(),
-            line: 0,
-            source: String::new(),
-            shape: String::new(),
-            params: 0,
-            macs: 0,
-            output_bytes: 0,
-            activation_bytes: 0,
-            workspace_bytes: 0,
-            weight_bytes: 0,
-            buffer_bytes: 0,
-            gradient_bytes: 0,
-            optimizer_bytes: 0,
-            instances: 0,
-        };
-        rows.insert(site.clone(), report);
+/// The rows of a report being summed, one per statement, in the order of first use.
+#[derive(Default)]
+struct Rows<'g> {
+    index: SiteMap<&'g Site, usize>,
+    rows: Vec<(Site, LineReport)>,
+}
+
+impl<'g> Rows<'g> {
+    /// The row of `site`, created on first use.
+    fn of(&mut self, site: &'g Site) -> &mut LineReport {
+        let rows = &mut self.rows;
+        let at = *self.index.entry(site).or_insert_with(|| {
+            // The line and its text are filled in by `build`: they move with every edit above.
+            let report = LineReport {
+                file: site.file.clone(),
+                line: 0,
+                source: String::new(),
+                shape: String::new(),
+                params: 0,
+                macs: 0,
+                output_bytes: 0,
+                activation_bytes: 0,
+                workspace_bytes: 0,
+                weight_bytes: 0,
+                buffer_bytes: 0,
+                gradient_bytes: 0,
+                optimizer_bytes: 0,
+                instances: 0,
+            };
+            rows.push((site.clone(), report));
+            rows.len() - 1
+        });
+        &mut rows[at].1
     }
-    rows.get_mut(site)
 }
 
 /// The report of one scenario, or `None` if it cannot be elaborated (see its diagnostics).
@@ -235,10 +245,9 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioRep
     };
     // Lines in the order they first finished running: a block's lines come before the line
     // that called the block.
-    let mut order: Vec<Site> = Vec::new();
-    let mut rows: BTreeMap<Site, LineReport> = BTreeMap::new();
+    let mut rows = Rows::default();
     for value in &graph.stmt_values {
-        let r = row(&mut rows, &mut order, &value.origin.stmt)?;
+        let r = rows.of(&value.origin.stmt);
         if r.instances == 0 {
             r.shape = shapes(graph, &value.tensors);
         }
@@ -248,14 +257,14 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioRep
         }
     }
     for node in &graph.nodes {
-        let r = row(&mut rows, &mut order, &node.origin.stmt)?;
+        let r = rows.of(&node.origin.stmt);
         r.params += known(&node.params);
         r.macs += known(&node.result.macs);
     }
     let costs = scenario_costs(db, loc).as_ref()?;
     let simulation = &costs.simulation;
     for (site, memory) in &simulation.lines {
-        let r = row(&mut rows, &mut order, site)?;
+        let r = rows.of(site);
         r.activation_bytes = memory.activations;
         r.workspace_bytes = memory.workspace;
         r.weight_bytes = memory.weights;
@@ -263,8 +272,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioRep
         r.gradient_bytes = memory.gradients;
         r.optimizer_bytes = memory.optimizer;
     }
-    let (sites, lines): (Vec<Site>, Vec<LineReport>) =
-        order.into_iter().filter_map(|site| rows.remove(&site).map(|row| (site, row))).unzip();
+    let (sites, lines): (Vec<Site>, Vec<LineReport>) = rows.rows.into_iter().unzip();
     let peak = &simulation.peak;
     let b = peak.breakdown;
     let ledgers = Ledgers {

@@ -9,11 +9,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
-use crate::elaborate::{Graph, Node, Site, TensorId};
+use crate::elaborate::{Graph, Node, Site, SiteMap, TensorId};
 use crate::shapes::ops::ArgValue;
 
 use super::autograd::{GradFlow, Mode, Saved, memory};
@@ -676,48 +675,6 @@ struct Params {
 /// A source line's index in [`Lines`].
 type LineId = u32;
 
-/// A fast hasher for the sites of one graph (a file name and two small integers): the
-/// default one, resistant to chosen keys, costs more than the rest of a line's bookkeeping.
-/// Multiply-rotate, as rustc's FxHasher.
-#[derive(Default)]
-struct SiteHasher(u64);
-
-impl Hasher for SiteHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl SiteHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
 /// The per-line figures being summed. Each line (a statement's site) gets a dense index once,
 /// so an op adds to a slot of a vector instead of searching a map of sites.
 struct Lines<'g> {
@@ -734,8 +691,8 @@ struct Lines<'g> {
 impl<'g> Lines<'g> {
     fn new(graph: &'g Graph) -> Self {
         let mut lines = Lines { of_node: Vec::new(), of_value: Vec::new(), sites: Vec::new(), figures: Vec::new() };
-        let mut index: HashMap<&'g Site, LineId, BuildHasherDefault<SiteHasher>> =
-            HashMap::with_capacity_and_hasher(graph.nodes.len() / 2, BuildHasherDefault::default());
+        let mut index: SiteMap<&'g Site, LineId> =
+            SiteMap::with_capacity_and_hasher(graph.nodes.len() / 2, Default::default());
         let mut id = |site: &'g Site, previous: &mut Option<(&'g Site, LineId)>| {
             // Consecutive ops are mostly of one statement: no lookup for them.
             if let Some((p, id)) = *previous

@@ -11,11 +11,11 @@
 //! elaborates; otherwise the first scenario of the workspace that runs a line of the file
 //! (a file of blocks gets its figures from a model's scenario elsewhere).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, syntax_tree};
 use crate::diagnostics::{FileName, NodeRef, TextRange};
-use crate::elaborate::Site;
+use crate::elaborate::{Site, SiteMap};
 use crate::report::{LineReport, ScenarioReport, bytes, count, line_of, line_starts, thousands, unlocated};
 use crate::syntax::{Body, Item, ItemSpans, NodeId, StmtKind};
 
@@ -30,8 +30,8 @@ pub struct ScenarioRef {
 
 /// The row of each statement in a scenario's report, cached per scenario.
 #[salsa::tracked(returns(ref))]
-fn rows_by_site<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> HashMap<Site, usize> {
-    let Some((_, sites)) = unlocated(db, loc) else { return HashMap::new() };
+fn rows_by_site<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> SiteMap<Site, usize> {
+    let Some((_, sites)) = unlocated(db, loc) else { return SiteMap::default() };
     sites.iter().enumerate().map(|(row, site)| (site.clone(), row)).collect()
 }
 
