@@ -488,7 +488,6 @@ pub fn import_cycle(db: &dyn Db, file: SourceFile) -> Option<Diagnostic> {
 pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     let name = file.name(db);
     let tree = syntax_tree(db, file);
-    let scope = file_scope(db, file);
     let mut diagnostics = Vec::new();
     // Top-level names defined twice in this file.
     let mut first: BTreeMap<&str, (&Definition, &str)> = BTreeMap::new();
@@ -506,12 +505,21 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
             first.insert(def_name, (def, keyword));
         }
     }
-    for (index, item) in tree.iter().enumerate() {
-        let mut checker = ItemChecker::new(name, index as u32, scope);
-        checker.check_item(item);
-        diagnostics.extend(checker.diagnostics);
+    for index in 0..tree.len() as u32 {
+        diagnostics.extend(check_item(db, ItemLoc::new(db, file, index)).iter().cloned());
     }
     diagnostics
+}
+
+/// Semantic diagnostics of one item, located at nodes. Cached per item: an edit of one item
+/// of a large file checks that item again, not the file.
+#[salsa::tracked(returns(ref))]
+pub fn check_item<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Vec<Diagnostic> {
+    let file = *loc.file(db);
+    let Some(item) = item_tree(db, loc) else { return Vec::new() };
+    let mut checker = ItemChecker::new(file.name(db), *loc.index(db), file_scope(db, file));
+    checker.check_item(item);
+    checker.diagnostics
 }
 
 /// The level settings that apply to a file, weakest first: its `netc.toml`'s `[lints]` and
