@@ -172,3 +172,34 @@ fn the_same_text_gives_the_same_parse() {
     assert_eq!(**state.reparse(&file, "").parse(), parse(&file, ""));
     assert_eq!(**ParseState::new(&file, "").reparse(&file, &text).parse(), parse(&file, &text));
 }
+
+/// Edits at the edges: the first and last byte, a file without a final line break, CRLF line
+/// ends, a byte-order mark, a multi-byte character split by the common prefix, a string
+/// left open, and a bracket opened across items.
+#[test]
+fn edits_at_the_edges_equal_a_parse() {
+    let file = FileName::new("edges.net");
+    let base = "block a(x) {\n    return relu(x)\n}\n\nmodel m() {\n    input x: f32[N, 4]\n    return a(x)\n}\n";
+    let crlf = base.replace('\n', "\r\n");
+    let cases: Vec<(String, String)> = vec![
+        (base.to_string(), format!("#{base}")),
+        (base.to_string(), format!("{base}#")),
+        (base.to_string(), base.trim_end().to_string()),
+        (base.trim_end().to_string(), format!("{}\ninfer s {{ model m() }}", base.trim_end())),
+        (crlf.clone(), crlf.replace("relu", "gelu")),
+        (crlf.clone(), crlf.replacen("\r\n", "\n", 1)),
+        (format!("\u{feff}{base}"), format!("\u{feff}# doc\n{base}")),
+        ("# é\n".to_string() + base, "# è\n".to_string() + base),
+        (base.to_string(), base.replace("return relu(x)", "return \"relu(x)")),
+        (base.to_string(), base.replace("return relu(x)", "return relu(x")),
+        (base.to_string(), base.replace("}\n\nmodel", "\nmodel")),
+        (base.to_string(), String::new()),
+        (String::new(), base.to_string()),
+    ];
+    for (old, new) in cases {
+        let state = ParseState::new(&file, &old).reparse(&file, &new);
+        assert_eq!(**state.parse(), parse(&file, &new), "from\n{old:?}\nto\n{new:?}");
+        let back = state.reparse(&file, &old);
+        assert_eq!(**back.parse(), parse(&file, &old), "back from\n{new:?}\nto\n{old:?}");
+    }
+}
