@@ -149,6 +149,21 @@ impl ParseCache {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(file, state);
         parse
     }
+
+    /// How many files' parses are kept.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Whether no parse is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Forgets the last parse of `file` (it left the workspace).
+    pub fn forget(&self, file: SourceFile) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&file);
+    }
 }
 
 /// The database: salsa's storage plus the handles of the singleton inputs.

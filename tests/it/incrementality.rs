@@ -247,3 +247,12 @@ fn an_edit_that_leaves_the_graph_equal_rebuilds_no_report() {
     assert_eq!(after.lines.iter().map(|l| l.line).collect::<Vec<_>>(), [8, 2, 3, 9, 10]);
     assert_eq!(after.peak_bytes, before.peak_bytes);
 }
+
+#[test]
+fn a_removed_file_leaves_no_parse_behind() {
+    use netc::db::Db as _;
+    let mut logged = Logged::new(&[("a.net", A), ("b.net", B), ("c.net", C)]);
+    let kept = logged.db.parse_cache().len();
+    netc::ide::remove_file(&mut logged.db, &FileName::new("c.net"));
+    assert_eq!(logged.db.parse_cache().len(), kept - 1);
+}

@@ -75,8 +75,9 @@ pub fn formatted(db: &dyn Db, file: SourceFile) -> Result<String, FormatError> {
 pub fn remove_file(db: &mut dyn Db, name: &FileName) {
     let workspace = db.workspace();
     let mut files: BTreeMap<FileName, SourceFile> = workspace.files(db).clone();
-    if files.remove(name).is_some() {
+    if let Some(file) = files.remove(name) {
         workspace.set_files(db).to(files);
+        db.parse_cache().forget(file);
     }
 }
 
