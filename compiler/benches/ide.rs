@@ -4,6 +4,10 @@
 
 use std::time::{Duration, Instant};
 
+/// The allocator of the `netc` binary (cli/src/main.rs), so that the figures are the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use netc::db::{Database, STDLIB_SOURCES, file_diagnostics};
 use netc::diagnostics::{FileName, TextRange};
 use netc::ide::{HintConfig, ScenarioRef, inlay_hints};
