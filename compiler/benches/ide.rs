@@ -2,35 +2,22 @@
 //! language server computes after each keystroke, without the JSON-RPC around it), and to
 //! the file's diagnostics. Prints a table; run with `cargo bench -p netc --bench ide`.
 
+mod support;
+
 use std::time::{Duration, Instant};
+
+use netc::db::{Database, STDLIB_SOURCES, file_diagnostics};
+use netc::diagnostics::{FileName, TextRange};
+use netc::ide::{HintConfig, ScenarioRef, inlay_hints};
+use support::generated;
 
 /// The allocator of the `netc` binary (cli/src/main.rs), so that the figures are the server's.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use netc::db::{Database, STDLIB_SOURCES, file_diagnostics};
-use netc::diagnostics::{FileName, TextRange};
-use netc::ide::{HintConfig, ScenarioRef, inlay_hints};
-
 /// A zoo family's source, as a user's own file would hold it.
 fn zoo(module: &str) -> String {
     STDLIB_SOURCES.iter().find(|(m, _)| *m == module).expect("a zoo module").1.to_string()
-}
-
-/// A generated file of `blocks` blocks, a model chaining them, and a training scenario.
-fn generated(blocks: usize) -> String {
-    let mut text = String::new();
-    for b in 0..blocks {
-        text.push_str(&format!(
-            "## Block {b}.\nblock b{b}(x, width: int) {{\n    h = relu(linear(x, width))\n    h = layernorm(h)\n    # A comment.\n    y = linear(h, width)\n    return x + y\n}}\n\n"
-        ));
-    }
-    text.push_str("model m() {\n    input x: f32[N, 64]\n    y = x\n");
-    for b in 0..blocks {
-        text.push_str(&format!("    y = b{b}(y, 64)\n"));
-    }
-    text.push_str("    return y\n}\n\ntrain fit { model m()  batch 32  optimizer adam }\n");
-    text
 }
 
 fn best(runs: usize, mut f: impl FnMut()) -> Duration {

@@ -4,12 +4,15 @@
 //! simulation of the elaborated graph. Prints a table; run with
 //! `cargo bench -p netc --bench shapes`.
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use netc::costs::scenario_costs;
 use netc::db::{Database, ItemLoc, SourceFile, file_diagnostics, scenario_graph, syntax_tree};
 use netc::diagnostics::{FileName, Severity};
 use netc::syntax::Item;
+use support::generated;
 
 const GPT3: &str = r#"
 ## One pre-norm transformer layer, GPT-3 style.
@@ -46,23 +49,6 @@ const CALIBRATION: &[(&str, &str)] = &[
     ("alexnet", include_str!("../../tests/fixtures/calibration/alexnet.net")),
     ("gpt2_small", include_str!("../../tests/fixtures/calibration/gpt2_small.net")),
 ];
-
-/// A generated file of `blocks` blocks, a model chaining them, and a training scenario (as
-/// in the `ide` bench).
-fn generated(blocks: usize) -> String {
-    let mut text = String::new();
-    for b in 0..blocks {
-        text.push_str(&format!(
-            "## Block {b}.\nblock b{b}(x, width: int) {{\n    h = relu(linear(x, width))\n    h = layernorm(h)\n    # A comment.\n    y = linear(h, width)\n    return x + y\n}}\n\n"
-        ));
-    }
-    text.push_str("model m() {\n    input x: f32[N, 64]\n    y = x\n");
-    for b in 0..blocks {
-        text.push_str(&format!("    y = b{b}(y, 64)\n"));
-    }
-    text.push_str("    return y\n}\n\ntrain fit { model m()  batch 32  optimizer adam }\n");
-    text
-}
 
 /// The best of `runs` timings of `f`.
 fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
