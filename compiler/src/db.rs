@@ -142,7 +142,12 @@ impl ParseCache {
         let previous = self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&file).cloned();
         let state = match previous {
             Some(state) if state.text() == text => state,
-            Some(state) => Arc::new(state.reparse(name, text)),
+            Some(state) => {
+                let state = Arc::new(state.reparse(name, text));
+                // Debug builds (every test run) check each reparse against a parse from scratch.
+                debug_assert!(**state.parse() == crate::syntax::parse(name, text), "reparse of {name} differs");
+                state
+            }
             None => Arc::new(ParseState::new(name, text)),
         };
         let parse = Arc::clone(state.parse());
