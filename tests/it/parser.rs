@@ -217,7 +217,7 @@ impl<'a> Dump<'a> {
     }
 
     fn item(&mut self, item: &Item) {
-        let at = self.at(self.spans.nodes.first().copied().unwrap_or_default());
+        let at = self.at(self.spans.whole());
         match item {
             Item::Use(u) => {
                 let target = match &u.target {
@@ -260,7 +260,7 @@ fn dump(text: &str, parse: &Parse) -> String {
     out.push_str("=== tree\n");
     assert_eq!(parse.tree.items.len(), parse.spans.len(), "one ItemSpans per item");
     for (item, spans) in parse.tree.iter().zip(&parse.spans) {
-        for r in &spans.nodes {
+        for r in spans.nodes() {
             assert!(r.start <= r.end && r.end as usize <= text.len(), "node range {r:?} outside the text");
         }
         let mut d = Dump { text, out: String::new(), spans };

@@ -13,9 +13,9 @@ use crate::semantics::check::DTYPES;
 use crate::semantics::kinds::ValueKind;
 use crate::semantics::scenario::{CONV_ALGORITHMS, DATALOADER_ARGS, DEVICES, OPTIMIZERS, PRECISIONS};
 use crate::semantics::scope::{Binding, DefKind};
+use crate::syntax::KEYWORDS;
 use crate::syntax::lexer::{Token, TokenKind, lex};
 use crate::syntax::settings::{SETTINGS, SettingForm, setting};
-use crate::syntax::{KEYWORDS, NodeId};
 
 use super::resolve::{LocalKind, Symbol, occurrences, param_decl};
 use super::{clamp_offset, item_doc, item_header};
@@ -453,7 +453,7 @@ fn items(db: &dyn Db, file: SourceFile, kinds: &[DefKind], out: &mut Vec<Complet
 /// The locals defined above `offset` in the item around it.
 fn locals(db: &dyn Db, file: SourceFile, offset: u32, out: &mut Vec<Completion>, replace: TextRange) {
     let parse = parse_file(db, file);
-    let Some(item) = parse.spans.iter().rposition(|s| s.range(NodeId(0)).start <= offset) else { return };
+    let Some(item) = parse.spans.iter().rposition(|s| s.whole().start <= offset) else { return };
     let mut seen: Vec<String> = Vec::new();
     for o in occurrences(db, file) {
         if o.item != item as u32 || !o.def || o.range.end > offset {

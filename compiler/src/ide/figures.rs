@@ -17,7 +17,7 @@ use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, syntax_tree};
 use crate::diagnostics::{FileName, NodeRef, TextRange};
 use crate::elaborate::{Site, SiteMap};
 use crate::report::{LineReport, ScenarioReport, bytes, count, line_of, line_starts, thousands, unlocated};
-use crate::syntax::{Body, Item, ItemSpans, NodeId, StmtKind};
+use crate::syntax::{Body, Item, ItemSpans, StmtKind};
 
 /// Names a scenario: its file and name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -244,7 +244,7 @@ fn statements(db: &dyn Db, file: SourceFile, range: Option<TextRange>) -> Vec<(T
     });
     let mut out = Vec::new();
     for (index, (item, spans)) in parse.tree.iter().zip(&parse.spans).enumerate() {
-        let whole = spans.range(NodeId(0));
+        let whole = spans.whole();
         if lines.is_some_and(|l| whole.end < l.start || whole.start > l.end) {
             continue;
         }

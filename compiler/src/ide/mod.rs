@@ -28,8 +28,8 @@ use salsa::Setter;
 use crate::db::{Db, SourceFile, file_diagnostics, lookup_file, parse_file, syntax_tree};
 use crate::diagnostics::{Diagnostic, FileName, TextRange};
 use crate::format::{FormatError, format};
+use crate::syntax::Item;
 use crate::syntax::settings::setting;
-use crate::syntax::{Item, NodeId};
 
 pub use complete::{Completion, CompletionKind, SignatureInfo, completions, signature_help};
 pub use figures::{
@@ -96,7 +96,7 @@ pub fn item_header(db: &dyn Db, file: SourceFile, index: u32) -> Option<String> 
     let parse = parse_file(db, file);
     let item = parse.tree.get(index as usize)?;
     let spans = parse.spans.get(index as usize)?;
-    let range = spans.range(NodeId(0));
+    let range = spans.whole();
     let end = match item {
         Item::Block(c) | Item::Model(c) if !c.broken => spans.range(c.body.id).start,
         Item::Scenario(s) => spans.range(s.name.id).end,
@@ -139,7 +139,7 @@ pub fn item_target(db: &dyn Db, name: &FileName, index: u32) -> Option<NavTarget
     let parse = parse_file(db, file);
     let spans = parse.spans.get(index as usize)?;
     let item = parse.tree.get(index as usize)?;
-    let full = spans.range(NodeId(0));
+    let full = spans.whole();
     let focus = item.name().map_or(full, |n| spans.range(n.id));
     Some(NavTarget { file: name.clone(), full_range: full, focus_range: focus })
 }

@@ -2,7 +2,7 @@
 
 use crate::db::{Db, SourceFile, parse_file};
 use crate::diagnostics::{FileName, TextRange};
-use crate::syntax::{Item, NodeId, StmtKind};
+use crate::syntax::{Item, StmtKind};
 
 use super::item_header;
 
@@ -45,7 +45,7 @@ pub fn document_symbols(db: &dyn Db, file: SourceFile) -> Vec<DocumentSymbol> {
     let parse = parse_file(db, file);
     let mut out = Vec::new();
     for (index, (item, spans)) in parse.tree.iter().zip(&parse.spans).enumerate() {
-        let range = spans.range(NodeId(0));
+        let range = spans.whole();
         let header = item_header(db, file, index as u32);
         let (name, kind, selection, children) = match item {
             Item::Use(_) => {

@@ -55,17 +55,45 @@ impl SourceTree {
 /// Byte positions of the nodes of one item.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ItemSpans {
-    /// `nodes[id]` is the range of node `id`; `nodes[0]` is the whole item.
-    pub nodes: Vec<TextRange>,
+    /// The offset the ranges are kept relative to (the smallest start of a node), so that an
+    /// edit above the item moves it by changing this alone.
+    base: u32,
+    /// `relative[id]` is the range of node `id` less `base`; node 0 is the whole item. Shared
+    /// by the parses before and after an edit that did not touch the item.
+    relative: Arc<[TextRange]>,
     /// The `##` documentation comment right above the item, without the `##` markers.
     pub doc: Option<String>,
 }
 
 impl ItemSpans {
+    /// The spans of an item's nodes, `nodes[id]` the range of node `id` (node 0 the whole item).
+    pub fn new(nodes: Vec<TextRange>) -> Self {
+        let base = nodes.iter().map(|r| r.start).min().unwrap_or(0);
+        let relative = nodes.iter().map(|r| r.shifted(-i64::from(base))).collect();
+        ItemSpans { base, relative, doc: None }
+    }
+
     /// The range of a node (an empty range at 0 if the id is unknown, which cannot happen for
     /// ids taken from the matching tree).
     pub fn range(&self, id: NodeId) -> TextRange {
-        self.nodes.get(id.0 as usize).copied().unwrap_or_default()
+        self.relative.get(id.0 as usize).map_or_else(TextRange::default, |r| r.shifted(i64::from(self.base)))
+    }
+
+    /// Every node's range, by id.
+    pub fn nodes(&self) -> impl ExactSizeIterator<Item = TextRange> + '_ {
+        self.relative.iter().map(|r| r.shifted(i64::from(self.base)))
+    }
+
+    /// The range of the whole item (node 0).
+    pub fn whole(&self) -> TextRange {
+        self.range(NodeId(0))
+    }
+
+    /// The same spans in a text where `delta` bytes were inserted (or removed, when negative)
+    /// before the item; without documentation (it is attached again).
+    pub fn shifted(&self, delta: i64) -> Self {
+        let base = (i64::from(self.base) + delta).clamp(0, i64::from(u32::MAX)) as u32;
+        ItemSpans { base, relative: Arc::clone(&self.relative), doc: None }
     }
 }
 

@@ -72,9 +72,9 @@ impl ParseState {
     pub fn reparse(&self, file: &FileName, new_text: &str) -> ParseState {
         let old_text = self.text.as_str();
         let (old, new) = (old_text.as_bytes(), new_text.as_bytes());
-        let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        let prefix = common_prefix(old, new);
         let room = old.len().min(new.len()) - prefix;
-        let suffix = old.iter().rev().zip(new.iter().rev()).take(room).take_while(|(a, b)| a == b).count();
+        let suffix = common_suffix(&old[old.len() - room..], &new[new.len() - room..]);
         let delta = new.len() as i64 - old.len() as i64;
 
         // The edited lines: from the start of the line of the first changed byte to the end
@@ -147,6 +147,26 @@ impl ParseState {
     }
 }
 
+/// Chunks compared at once when looking for the first difference: slice comparisons of a
+/// chunk are vectorized, byte-by-byte ones are not.
+const CHUNK: usize = 64;
+
+/// How many bytes `a` and `b` share at their start.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let chunks = a.chunks(CHUNK).zip(b.chunks(CHUNK)).take_while(|(x, y)| x == y).count();
+    // The last chunk may be short: equal chunks cover at most the shorter slice.
+    let at = (chunks * CHUNK).min(a.len()).min(b.len());
+    at + a[at..].iter().zip(&b[at..]).take_while(|(x, y)| x == y).count()
+}
+
+/// How many bytes `a` and `b` share at their end.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let chunks = a.rchunks(CHUNK).zip(b.rchunks(CHUNK)).take_while(|(x, y)| x == y).count();
+    let at = (chunks * CHUNK).min(a.len()).min(b.len());
+    let (a, b) = (&a[..a.len() - at], &b[..b.len() - at]);
+    at + a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count()
+}
+
 /// The byte offset a diagnostic is about (its primary label's start).
 fn start_of(d: &Diagnostic) -> usize {
     match d.primary().place {
@@ -170,4 +190,29 @@ fn splice<T: Clone>(
     out.extend(fresh);
     out.extend(old[after..].iter().map(moved));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CHUNK, common_prefix, common_suffix};
+
+    #[test]
+    fn common_ends_across_chunk_boundaries() {
+        for len in [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5] {
+            let a: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            assert_eq!(common_prefix(&a, &a), len);
+            assert_eq!(common_suffix(&a, &a), len);
+            for at in 0..len {
+                let mut b = a.clone();
+                b[at] ^= 0xFF;
+                assert_eq!(common_prefix(&a, &b), at, "len {len}, change at {at}");
+                assert_eq!(common_suffix(&a, &b), len - at - 1, "len {len}, change at {at}");
+            }
+            // One slice a prefix (or suffix) of the other.
+            let longer: Vec<u8> = a.iter().copied().chain([7, 7]).collect();
+            assert_eq!(common_prefix(&a, &longer), len);
+            let longer: Vec<u8> = [7, 7].into_iter().chain(a.iter().copied()).collect();
+            assert_eq!(common_suffix(&a, &longer), len);
+        }
+    }
 }

@@ -83,10 +83,7 @@ impl Step {
             end: at(self.end),
             low: at(self.low),
             high: at(self.high),
-            item: self.item.as_ref().map(|(item, spans)| {
-                let nodes = spans.nodes.iter().map(|r| r.shifted(bytes)).collect();
-                (Arc::clone(item), ItemSpans { nodes, doc: None })
-            }),
+            item: self.item.as_ref().map(|(item, spans)| (Arc::clone(item), spans.shifted(bytes))),
             errors: self.errors.iter().map(|d| d.clone().shifted(bytes)).collect(),
         }
     }
@@ -1492,7 +1489,7 @@ fn step(cx: &Ctx<'_>, at: usize) -> Option<Step> {
         Ok((r, it)) => {
             let range = rest.range_to(r);
             cx.set_range(NodeId(0), range);
-            parsed = Some((Arc::new(it), ItemSpans { nodes: cx.nodes.take(), doc: None }));
+            parsed = Some((Arc::new(it), ItemSpans::new(cx.nodes.take())));
             rest = r;
             let line_ends = matches!(rest.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::Eof);
             // After an unclosed body the next item already starts its own line.
@@ -1514,7 +1511,7 @@ fn step(cx: &Ctx<'_>, at: usize) -> Option<Step> {
             if let Some(partial) = partial_item(rest) {
                 let end = In { toks: &cx.all[err_idx.max(start + 1)..], cx };
                 cx.set_range(NodeId(0), rest.range_to(end));
-                parsed = Some((Arc::new(partial), ItemSpans { nodes: cx.nodes.take(), doc: None }));
+                parsed = Some((Arc::new(partial), ItemSpans::new(cx.nodes.take())));
             }
             rest = In { toks: &cx.all[item_recovery_point(cx, start, err_idx)..], cx };
         }
@@ -1562,7 +1559,7 @@ fn partial_item(i: In<'_>) -> Option<Item> {
 /// Attaches each item's `##` documentation: the run of `##` comment lines right above it.
 fn attach_docs(text: &str, comments: &[Comment], mut spans: Vec<ItemSpans>) -> Vec<ItemSpans> {
     for item in &mut spans {
-        let start = item.nodes.first().map_or(0, |r| r.start) as usize;
+        let start = item.whole().start as usize;
         // Walk back over whole lines that are doc comments.
         let mut lines = Vec::new();
         let mut line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
