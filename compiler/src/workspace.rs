@@ -194,12 +194,26 @@ fn relative_to(path: &Path, dir: &Path) -> Option<String> {
 /// govern ([`crate::db::Config::overrides`]): `[lints]` for every one, each matching
 /// `[[overrides]]` entry after it. The command line's levels, set before, still win.
 pub fn configure(db: &mut Database, loaded: &Loaded) -> Configured {
+    let names: Vec<FileName> = loaded.files.iter().map(|&f| f.name(db).clone()).collect();
+    let (overrides, configured) = read_configuration(&names, db.config().levels(db));
+    db.set_overrides(overrides);
+    configured
+}
+
+/// The reading half of [`configure`], without the database: the level overrides that the
+/// `netc.toml` files nearest to the files `names` give, and their problems (unknown names at
+/// the level the file itself and `command_line` give W0404). The language server reads
+/// with this while it holds no lock, then sets the overrides.
+pub fn read_configuration(
+    names: &[FileName],
+    command_line: &BTreeMap<String, Level>,
+) -> (Vec<LevelOverride>, Configured) {
     let mut found: Vec<Found> = Vec::new();
     // Directory (canonical) to the index in `found` of the netc.toml that governs it.
     let mut nearest: HashMap<PathBuf, Option<usize>> = HashMap::new();
     let mut configured = Configured::default();
-    for &file in &loaded.files {
-        let name = file.name(db).clone();
+    for name in names {
+        let name = name.clone();
         let path = Path::new(name.as_str());
         let parent = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
@@ -227,7 +241,7 @@ pub fn configure(db: &mut Database, loaded: &Loaded) -> Configured {
                 for mut d in diagnostics {
                     let info = d.code.info();
                     if info.is_configurable() {
-                        match configured_level(&[&own, db.config().levels(db)], info, d.severity) {
+                        match configured_level(&[&own, command_line], info, d.severity) {
                             Some(Level::Allow) => continue,
                             Some(Level::Warn) => d.severity = Severity::Warning,
                             Some(Level::Deny) => d.severity = Severity::Error,
@@ -260,8 +274,7 @@ pub fn configure(db: &mut Database, loaded: &Loaded) -> Configured {
             overrides.push(LevelOverride { files, levels: entry.lints.clone() });
         }
     }
-    db.set_overrides(overrides);
-    configured
+    (overrides, configured)
 }
 
 /// Reads and parses one `netc.toml`: the configuration, its diagnostics, and its text.

@@ -219,7 +219,11 @@ impl Backend {
     /// Applies the workspace's `netc.toml` files; their problems go to the client's log and,
     /// for a malformed file, a message (the files it governs keep the default levels).
     fn configure_project(&self) {
-        let problems = self.lock().configure_project();
+        // The files are read without the lock: other requests go on meanwhile.
+        let (names, command_line) = self.lock().configuration_inputs();
+        let (overrides, configured) = netc::workspace::read_configuration(&names, &command_line);
+        self.lock().set_overrides(overrides);
+        let problems = configured.diagnostics;
         if problems.is_empty() {
             return;
         }

@@ -1,10 +1,10 @@
 //! The server's state: the one salsa database (its only writer is whoever holds the state's
 //! lock), the open documents, the settings, and the loading of files from disk.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use netc::db::{Database, SourceFile, imported_names};
+use netc::db::{Database, Level, LevelOverride, SourceFile, imported_names};
 use netc::diagnostics::FileName;
 use netc::ide::{HintConfig, ScenarioRef};
 use tower_lsp_server::ls_types as lsp;
@@ -147,19 +147,22 @@ impl State {
         }
     }
 
-    /// Reads the `netc.toml` nearest to each workspace file (as `netc check` does) and sets
-    /// the levels they give. Returns the problems with those files (malformed, unknown lint
-    /// names); the files a malformed one governs keep the default levels.
-    pub fn configure_project(&mut self) -> Vec<netc::diagnostics::Diagnostic> {
+    /// What reading the project's `netc.toml` files needs: the workspace's file names and the
+    /// levels given on the command line (the editor's settings). The reading itself
+    /// ([`netc::workspace::read_configuration`]) happens without the lock.
+    pub fn configuration_inputs(&self) -> (Vec<FileName>, BTreeMap<String, Level>) {
         use netc::db::Db as _;
-        let files: Vec<SourceFile> = self.db.workspace().files(&self.db).values().copied().collect();
-        let loaded = netc::workspace::Loaded { files, ..Default::default() };
-        let before = self.db.config().overrides(&self.db).clone();
-        let configured = netc::workspace::configure(&mut self.db, &loaded);
-        if self.db.config().overrides(&self.db) != &before {
+        let names = self.db.workspace().files(&self.db).keys().cloned().collect();
+        (names, self.db.config().levels(&self.db).clone())
+    }
+
+    /// Sets the levels that the project's `netc.toml` files give (as `netc check` does).
+    pub fn set_overrides(&mut self, overrides: Vec<LevelOverride>) {
+        use netc::db::Db as _;
+        if self.db.config().overrides(&self.db) != &overrides {
+            self.db.set_overrides(overrides);
             self.generation += 1;
         }
-        configured.diagnostics
     }
 
     /// Loads the files `file` imports that are on disk but not in the database, and theirs.
