@@ -122,6 +122,9 @@ impl ParseState {
         let kept = self.steps.iter().take_while(|s| s.high < first_changed).count();
         let resume = kept.checked_sub(1).map_or(0, |last| self.steps[last].end);
         let token_delta = new_after as isize - old_after as isize;
+        // The old steps from `reusable` on read nothing before the old tokens that follow the
+        // edited lines (a step may look one token back), so they can follow a new step.
+        let reusable = self.steps.len() - self.steps.iter().rev().take_while(|o| o.low >= old_after).count();
         let mut sync = None;
         let parsed = steps_from(file, new_text, &tokens, resume, |step| {
             if step.end <= new_after {
@@ -129,9 +132,7 @@ impl ParseState {
             }
             let old_start = step.end.checked_add_signed(-token_delta);
             let found = old_start.and_then(|s| self.steps.binary_search_by_key(&s, |o| o.start).ok());
-            // The old steps from there on must have read nothing before the old tokens
-            // that follow the edited lines (a step may look one token back).
-            sync = found.filter(|&at| at >= kept && self.steps[at..].iter().all(|o| o.low >= old_after));
+            sync = found.filter(|&at| at >= kept.max(reusable));
             sync.is_some()
         });
         let steps_parsed = parsed.len();
