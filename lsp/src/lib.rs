@@ -164,56 +164,67 @@ impl Backend {
     }
 
     /// Runs `f` on a snapshot of the document `uri` on a blocking thread. `None` when the
-    /// document is not open (and not a file on disk).
+    /// document is not open (and not a file on disk). When a change elsewhere (a file read
+    /// from disk, the configuration) cancels the computation, it runs again on a new
+    /// snapshot; only a change of the document itself answers `ContentModified`.
     async fn read<T, F>(&self, uri: &lsp::Uri, f: F) -> Result<Option<T>>
     where
         T: Send + 'static,
-        F: FnOnce(&Snapshot) -> Option<T> + Send + 'static,
+        F: Fn(&Snapshot) -> Option<T> + Send + Sync + 'static,
     {
-        let (snapshot, edits) = {
-            let mut state = self.lock();
-            let file = match state.doc(uri) {
-                Some(doc) => doc.file,
-                None => {
-                    // Not open: a workspace file (or the stdlib), if the database has it.
-                    let name = state.uris.name(uri);
-                    match lookup_file(&state.db, &name) {
-                        Some(f) => f,
-                        None => {
-                            state.disk_change(uri, false);
-                            match state.db.file(&name) {
-                                Some(f) => f,
-                                None => return Ok(None),
+        /// Runs after a cancellation by another change; a burst of disk changes (a branch
+        /// switch) could cancel without end, so the last cancellation is answered as such.
+        const ATTEMPTS: usize = 3;
+        let f = Arc::new(f);
+        for _ in 0..ATTEMPTS {
+            let (snapshot, edits) = {
+                let mut state = self.lock();
+                let file = match state.doc(uri) {
+                    Some(doc) => doc.file,
+                    None => {
+                        // Not open: a workspace file (or the stdlib), if the database has it.
+                        let name = state.uris.name(uri);
+                        match lookup_file(&state.db, &name) {
+                            Some(f) => f,
+                            None => {
+                                state.disk_change(uri, false);
+                                match state.db.file(&name) {
+                                    Some(f) => f,
+                                    None => return Ok(None),
+                                }
                             }
                         }
                     }
-                }
+                };
+                let edits = state.doc(uri).map(|d| d.edits);
+                let snapshot = Snapshot {
+                    db: state.db.clone(),
+                    file,
+                    uris: state.uris.clone(),
+                    chosen: state.chosen.clone(),
+                    hints: state.hints,
+                };
+                (snapshot, edits)
             };
-            let edits = state.doc(uri).map(|d| d.edits);
-            let snapshot = Snapshot {
-                db: state.db.clone(),
-                file,
-                uris: state.uris.clone(),
-                chosen: state.chosen.clone(),
-                hints: state.hints,
-            };
-            (snapshot, edits)
-        };
-        let guard = CancelOnDrop(Some(snapshot.db.cancellation_token()));
-        let outcome = tokio::task::spawn_blocking(move || {
-            std::panic::catch_unwind(AssertUnwindSafe(|| salsa::Cancelled::catch(AssertUnwindSafe(|| f(&snapshot)))))
-        })
-        .await;
-        guard.disarm();
-        let value = match outcome {
-            Ok(Ok(Ok(value))) => value,
-            Ok(Ok(Err(_cancelled))) => return Err(content_modified()),
-            Ok(Err(_)) | Err(_) => return Err(Error::internal_error()),
-        };
-        if self.lock().doc(uri).map(|d| d.edits) != edits {
-            return Err(content_modified());
+            let guard = CancelOnDrop(Some(snapshot.db.cancellation_token()));
+            let run = Arc::clone(&f);
+            let outcome = tokio::task::spawn_blocking(move || {
+                std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    salsa::Cancelled::catch(AssertUnwindSafe(|| run(&snapshot)))
+                }))
+            })
+            .await;
+            guard.disarm();
+            let document_changed = self.lock().doc(uri).map(|d| d.edits) != edits;
+            match outcome {
+                Ok(Ok(Ok(value))) if !document_changed => return Ok(value),
+                Ok(Ok(Ok(_))) => return Err(content_modified()),
+                Ok(Ok(Err(_cancelled))) if document_changed => return Err(content_modified()),
+                Ok(Ok(Err(_cancelled))) => continue,
+                Ok(Err(_)) | Err(_) => return Err(Error::internal_error()),
+            }
         }
-        Ok(value)
+        Err(content_modified())
     }
 
     /// Applies the workspace's `netc.toml` files; their problems go to the client's log and,
