@@ -1,0 +1,211 @@
+//! Editor latency through the language server: from a one-line `textDocument/didChange` to
+//! the answer of `textDocument/inlayHint` for the first 60 lines, over the JSON-RPC protocol
+//! of `netc lsp` (in-process, on an in-memory pipe instead of stdio). The `ide` bench of the
+//! library measures the same without the protocol. Prints a table; run with
+//! `cargo bench -p netc-lsp --bench latency`.
+
+#[path = "../../compiler/benches/support/mod.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::generated;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+
+/// The allocator of the `netc` binary (cli/src/main.rs), so that the figures are the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// A JSON-RPC client on the server's pipe.
+struct Client {
+    read: BufReader<ReadHalf<DuplexStream>>,
+    write: WriteHalf<DuplexStream>,
+    next_id: u64,
+}
+
+impl Client {
+    async fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.write.write_all(frame.as_bytes()).await.expect("the server reads");
+    }
+
+    async fn receive(&mut self) -> Value {
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            self.read.read_line(&mut line).await.expect("the server writes");
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(value) = line.strip_prefix("Content-Length:") {
+                length = value.trim().parse().expect("a length");
+            }
+        }
+        let mut body = vec![0; length];
+        self.read.read_exact(&mut body).await.expect("a whole message");
+        serde_json::from_slice(&body).expect("JSON")
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params })).await;
+    }
+
+    /// Sends a request and waits for its answer; the server's notifications are skipped and
+    /// its requests answered with `null`.
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await;
+        loop {
+            let message = self.receive().await;
+            match (message.get("id"), message.get("method")) {
+                (Some(answered), None) if answered == &json!(id) => return message,
+                (Some(request), Some(_)) => {
+                    let request = request.clone();
+                    self.send(json!({ "jsonrpc": "2.0", "id": request, "result": null })).await;
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The LSP position of byte `offset` of `text` (ASCII columns: the bench files are ASCII).
+fn position_at(text: &str, offset: usize) -> Value {
+    let before = &text[..offset];
+    let line = before.matches('\n').count();
+    let column = offset - before.rfind('\n').map_or(0, |p| p + 1);
+    json!({ "line": line, "character": column })
+}
+
+/// The stdlib source of a zoo module, as a user's own file would hold it.
+fn zoo(module: &str) -> String {
+    netc::db::STDLIB_SOURCES.iter().find(|(m, _)| *m == module).expect("a zoo module").1.to_string()
+}
+
+/// A file measured: name, text, the scenario made active, and its edits (replace the first
+/// `from` with `to`, and back on every other run) in the table's column order.
+struct Case {
+    name: &'static str,
+    text: String,
+    scenario: &'static str,
+    edits: [(&'static str, &'static str); 3],
+}
+
+const EDITS: [&str; 3] = ["comment edit", "statement edit", "batch size"];
+
+fn main() {
+    let cases = [
+        Case {
+            name: "resnet.net",
+            text: zoo("std.models.resnet"),
+            scenario: "resnet50_train",
+            edits: [
+                ("# ResNets (He", "# ResNets [He"),
+                ("k=7, stride=2, pad=3, bias=false", "k=7, stride=2, pad=3, bias=true "),
+                ("model resnet50()\n    batch 256", "model resnet50()\n    batch 255"),
+            ],
+        },
+        Case {
+            name: "gpt2.net",
+            text: zoo("std.models.gpt2"),
+            scenario: "gpt2_train",
+            edits: [
+                ("# GPT-2 (Radford", "# GPT-2 [Radford"),
+                ("h = dropout(h, p=p)", "h = dropout(h, p=0)"),
+                ("batch 12", "batch 11"),
+            ],
+        },
+        Case {
+            name: "generated.net",
+            text: generated(1_250),
+            scenario: "fit",
+            edits: [
+                ("# A comment.", "# A comment!"),
+                ("h = relu(linear(x, width))", "h = gelu(linear(x, width))"),
+                ("batch 32", "batch 31"),
+            ],
+        },
+    ];
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().expect("tokio");
+    print!("{:<14} {:>6} {:>11}", "file", "lines", "open->hints");
+    for name in EDITS {
+        print!(" {name:>14}");
+    }
+    println!();
+    for case in cases {
+        runtime.block_on(measure(case));
+    }
+    println!(
+        "\nOver JSON-RPC on an in-memory pipe, release build: open -> hints is didOpen, then the hints\n\
+         of the first 60 lines; each edit is a didChange of one line (undone on every other run),\n\
+         then the same request, timed until its answer. The edits are those of the `ide` bench (an\n\
+         edit keeps its length, so positions stay). Best of 10."
+    );
+}
+
+async fn measure(case: Case) {
+    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    tokio::spawn(netc_lsp::serve(server_read, server_write));
+    let (read, write) = tokio::io::split(client_side);
+    let mut client = Client { read: BufReader::new(read), write, next_id: 0 };
+    client.request("initialize", json!({ "processId": null, "rootUri": null, "capabilities": {} })).await;
+    client.notify("initialized", json!({})).await;
+    let uri = format!("file:///bench/{}", case.name);
+    let start = Instant::now();
+    client
+        .notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": uri, "languageId": "net", "version": 1, "text": case.text } }),
+        )
+        .await;
+    client
+        .request(
+            "workspace/executeCommand",
+            json!({ "command": netc_lsp::SET_ACTIVE_SCENARIO, "arguments": [uri, case.scenario] }),
+        )
+        .await;
+    let range = json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 60, "character": 0 } });
+    let hints = json!({ "textDocument": { "uri": uri }, "range": range });
+    let answer = client.request("textDocument/inlayHint", hints.clone()).await;
+    let open = start.elapsed();
+    let count = answer["result"].as_array().map_or(0, Vec::len);
+    assert!(count > 0, "{}: no hints: {answer}", case.name);
+    print!("{:<14} {:>6} {:>9.2}ms", case.name, case.text.lines().count(), ms(open));
+    let mut version = 1;
+    for (from, to) in case.edits {
+        assert_eq!(from.len(), to.len(), "{from:?}: an edit keeps its length");
+        let at = case.text.find(from).expect("the edited text");
+        let (start, end) = (position_at(&case.text, at), position_at(&case.text, at + from.len()));
+        let mut best = Duration::MAX;
+        for run in 0..10 {
+            version += 1;
+            let text = if run % 2 == 0 { to } else { from };
+            client
+                .notify(
+                    "textDocument/didChange",
+                    json!({
+                        "textDocument": { "uri": uri, "version": version },
+                        "contentChanges": [{ "range": { "start": start, "end": end }, "text": text }],
+                    }),
+                )
+                .await;
+            let started = Instant::now();
+            let answer = client.request("textDocument/inlayHint", hints.clone()).await;
+            best = best.min(started.elapsed());
+            assert!(answer.get("result").is_some(), "{}: {answer}", case.name);
+        }
+        print!(" {:>12.2}ms", ms(best));
+    }
+    println!();
+    client.request("shutdown", Value::Null).await;
+    client.notify("exit", Value::Null).await;
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
