@@ -6,19 +6,14 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use netc::db::{Database, STDLIB_SOURCES, file_diagnostics};
+use netc::db::{Database, file_diagnostics};
 use netc::diagnostics::{FileName, TextRange};
 use netc::ide::{HintConfig, ScenarioRef, inlay_hints};
-use support::generated;
+use support::{generated, zoo};
 
 /// The allocator of the `netc` binary (cli/src/main.rs), so that the figures are the server's.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// A zoo family's source, as a user's own file would hold it.
-fn zoo(module: &str) -> String {
-    STDLIB_SOURCES.iter().find(|(m, _)| *m == module).expect("a zoo module").1.to_string()
-}
 
 fn best(runs: usize, mut f: impl FnMut()) -> Duration {
     (0..runs)

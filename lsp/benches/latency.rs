@@ -10,7 +10,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::generated;
+use support::{generated, zoo};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 /// The allocator of the `netc` binary (cli/src/main.rs), so that the figures are the server's.
@@ -79,11 +79,6 @@ fn position_at(text: &str, offset: usize) -> Value {
     let line = before.matches('\n').count();
     let column = offset - before.rfind('\n').map_or(0, |p| p + 1);
     json!({ "line": line, "character": column })
-}
-
-/// The stdlib source of a zoo module, as a user's own file would hold it.
-fn zoo(module: &str) -> String {
-    netc::db::STDLIB_SOURCES.iter().find(|(m, _)| *m == module).expect("a zoo module").1.to_string()
 }
 
 /// A file measured: name, text, the scenario made active, and its edits (replace the first

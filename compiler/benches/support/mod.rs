@@ -1,4 +1,7 @@
-//! What the benches share.
+//! What the benches share (the `ide` and `shapes` benches here, and `netc-lsp`'s `latency`,
+//! which includes this file by path). Each uses a part of it.
+
+#![allow(dead_code)]
 
 /// A generated file of `blocks` blocks (each a documented block of five ops with a comment),
 /// a model chaining them, and a training scenario: the large file of the `ide` and `shapes`
@@ -16,4 +19,9 @@ pub fn generated(blocks: usize) -> String {
     }
     text.push_str("    return y\n}\n\ntrain fit { model m()  batch 32  optimizer adam }\n");
     text
+}
+
+/// A zoo family's source (`std.models.resnet`), as a user's own file would hold it.
+pub fn zoo(module: &str) -> String {
+    netc::db::STDLIB_SOURCES.iter().find(|(m, _)| *m == module).expect("a zoo module").1.to_string()
 }
