@@ -1002,17 +1002,18 @@ impl<'db> Elaborator<'db, '_> {
             self.stopped = true;
             return Err(Stop);
         }
-        let outcome =
-            ops::apply(op, &args).and_then(|result| match result.outputs.iter().find(|t| t.bytes().is_none()) {
-                Some(t) => Err(OpError {
-                    message: format!(
-                        "integer overflow: an output of this `{op}` ({t}) has more bytes than can be counted"
-                    ),
-                    blame: Vec::new(),
-                    help: None,
-                }),
-                None => Ok(result),
-            });
+        // Every tensor's bytes were counted when it was made, so an output of an input's type
+        // (elementwise ops: most of a model) is not counted again; with symbolic dimensions a
+        // count multiplies polynomials.
+        let counted = |t: &TensorType| inputs.iter().any(|&i| self.graph.tensor(i) == t) || t.bytes().is_some();
+        let outcome = ops::apply(op, &args).and_then(|result| match result.outputs.iter().find(|t| !counted(t)) {
+            Some(t) => Err(OpError {
+                message: format!("integer overflow: an output of this `{op}` ({t}) has more bytes than can be counted"),
+                blame: Vec::new(),
+                help: None,
+            }),
+            None => Ok(result),
+        });
         match outcome {
             Ok(result) => {
                 let mut params = result.params().unwrap_or(Dim::Known(0));
