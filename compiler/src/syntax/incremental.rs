@@ -27,7 +27,6 @@ pub struct ParseState {
     text: String,
     tokens: Vec<Token>,
     lex_errors: Vec<Diagnostic>,
-    comments: Vec<Comment>,
     steps: Vec<Step>,
     parse: Arc<Parse>,
     /// How many steps the parse that made this state ran (the others were reused).
@@ -39,12 +38,11 @@ impl ParseState {
     pub fn new(file: &FileName, text: &str) -> ParseState {
         let lexed = lex(file, text);
         let steps = steps_from(file, text, &lexed.tokens, 0, |_| false);
-        let parse = Arc::new(assemble(text, &lexed.errors, lexed.comments.clone(), &steps));
+        let parse = Arc::new(assemble(text, &lexed.errors, lexed.comments, &steps));
         ParseState {
             text: text.to_string(),
             tokens: lexed.tokens,
             lex_errors: lexed.errors,
-            comments: lexed.comments,
             steps_parsed: steps.len(),
             steps,
             parse,
@@ -54,6 +52,11 @@ impl ParseState {
     /// The parse.
     pub fn parse(&self) -> &Arc<Parse> {
         &self.parse
+    }
+
+    /// The parse, taken out of the state (no copy: the state held the only reference).
+    pub fn into_parse(self) -> Parse {
+        Arc::unwrap_or_clone(self.parse)
     }
 
     /// The text parsed.
@@ -103,7 +106,7 @@ impl ParseState {
         tokens.extend(self.tokens[old_after..].iter().map(|t| Token { kind: t.kind, range: t.range.shifted(delta) }));
 
         let comments = splice(
-            &self.comments,
+            &self.parse.comments,
             |c| c.range.start as usize,
             (lines_start, old_lines_end),
             lexed.comments.iter().map(|c| Comment { range: c.range.shifted(base), ..c.clone() }),
@@ -143,8 +146,8 @@ impl ParseState {
             steps.extend(self.steps[at..].iter().map(|s| s.shifted(token_delta, delta)));
         }
 
-        let parse = Arc::new(assemble(new_text, &lex_errors, comments.clone(), &steps));
-        ParseState { text: new_text.to_string(), tokens, lex_errors, comments, steps, parse, steps_parsed }
+        let parse = Arc::new(assemble(new_text, &lex_errors, comments, &steps));
+        ParseState { text: new_text.to_string(), tokens, lex_errors, steps, parse, steps_parsed }
     }
 }
 

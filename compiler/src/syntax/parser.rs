@@ -50,7 +50,7 @@ pub struct Parse {
 
 /// Parses `text`. Never fails: errors are in [`Parse::errors`].
 pub fn parse(file: &FileName, text: &str) -> Parse {
-    Arc::unwrap_or_clone(super::incremental::ParseState::new(file, text).parse().clone())
+    super::incremental::ParseState::new(file, text).into_parse()
 }
 
 /// One turn of the parser's top-level loop: blank lines and `;` skipped, then one item
