@@ -150,11 +150,16 @@ fn locate(db: &dyn Db, site: &Site) -> Option<(u32, String)> {
     let text = file.text(db);
     // A binary search in the file's line starts: reports have a row per line.
     let starts = line_starts(db, file);
-    let index = (line_of(starts, range.start) as usize).saturating_sub(1);
-    let start = starts[index] as usize;
+    let line = line_of(starts, range.start).max(1);
+    Some((line, line_text(text, starts, line).to_string()))
+}
+
+/// The text of 1-based `line`, trimmed, given the file's [`line_starts`].
+pub fn line_text<'t>(text: &'t str, starts: &[u32], line: u32) -> &'t str {
+    let index = (line as usize).saturating_sub(1);
+    let start = starts.get(index).map_or(text.len(), |&s| s as usize);
     let end = starts.get(index + 1).map_or(text.len(), |&e| e as usize);
-    let line = text.get(start..end).unwrap_or("").trim().to_string();
-    Some((index as u32 + 1, line))
+    text.get(start..end).unwrap_or("").trim()
 }
 
 /// The 1-based line of `offset`, given the file's [`line_starts`].

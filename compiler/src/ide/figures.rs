@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, syntax_tree};
 use crate::diagnostics::{FileName, NodeRef, TextRange};
 use crate::elaborate::{Site, SiteMap};
-use crate::report::{LineReport, ScenarioReport, bytes, count, line_of, line_starts, thousands, unlocated};
+use crate::report::{LineReport, ScenarioReport, bytes, count, line_of, line_starts, line_text, thousands, unlocated};
 use crate::syntax::{Body, Item, ItemSpans, StmtKind};
 
 /// Names a scenario: its file and name.
@@ -306,10 +306,8 @@ fn line_rows(
             row.optimizer_bytes += other.optimizer_bytes;
             row.instances = row.instances.max(other.instances);
         }
-        let start = starts[line as usize - 1] as usize;
-        let end = starts.get(line as usize).map_or(text.len(), |&e| e as usize);
         row.line = line;
-        row.source = text.get(start..end).unwrap_or("").trim().to_string();
+        row.source = line_text(text, starts, line).to_string();
         out.insert(line, LineRow { offset, row });
     }
     Some((scenario, out))
