@@ -92,7 +92,7 @@ impl ItemSpans {
     /// The same spans in a text where `delta` bytes were inserted (or removed, when negative)
     /// before the item; without documentation (it is attached again).
     pub fn shifted(&self, delta: i64) -> Self {
-        let base = (i64::from(self.base) + delta).clamp(0, i64::from(u32::MAX)) as u32;
+        let base = TextRange::empty(self.base).shifted(delta).start;
         ItemSpans { base, relative: Arc::clone(&self.relative), doc: None }
     }
 }
