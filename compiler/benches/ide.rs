@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use netc::db::{Database, file_diagnostics};
 use netc::diagnostics::{FileName, TextRange};
 use netc::ide::{HintConfig, ScenarioRef, inlay_hints};
-use support::{generated, zoo};
+use support::{Case, EDITS, cases};
 
 /// The allocator of the `netc` binary (cli/src/main.rs), so that the figures are the server's.
 #[global_allocator]
@@ -30,66 +30,14 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// An edit: replace the first `from` with `to` (and back, on every other run).
-type Edit = Option<(&'static str, &'static str)>;
-
-/// The edits measured, in the table's column order.
-const EDITS: [&str; 5] = ["comment edit", "new line", "same graph", "statement edit", "figures edit"];
-
-/// A file measured: its name, text, the scenario whose hints are shown, and its edits.
-struct Case {
-    name: &'static str,
-    text: String,
-    scenario: &'static str,
-    edits: [Edit; 5],
-}
-
 fn main() {
-    let cases = [
-        Case {
-            name: "resnet.net",
-            text: zoo("std.models.resnet"),
-            scenario: "resnet50_train",
-            edits: [
-                Some(("# ResNets (He", "# ResNets! (He")),
-                Some(("# ResNets (He", "# ResNets\n# (He")),
-                None,
-                Some(("k=7, stride=2, pad=3, bias=false", "k=7, stride=2, pad=3, bias=true")),
-                Some(("model resnet50()\n    batch 256", "model resnet50()\n    batch 255")),
-            ],
-        },
-        Case {
-            name: "gpt2.net",
-            text: zoo("std.models.gpt2"),
-            scenario: "gpt2_train",
-            edits: [
-                Some(("# GPT-2 (Radford", "# GPT-2! (Radford")),
-                Some(("# GPT-2 (Radford", "# GPT-2\n# (Radford")),
-                None,
-                Some(("h = dropout(h, p=p)", "h = dropout(h, p=0.2)")),
-                Some(("batch 12", "batch 11")),
-            ],
-        },
-        Case {
-            name: "generated.net",
-            text: generated(1_250),
-            scenario: "fit",
-            edits: [
-                Some(("# A comment.", "# A comment!")),
-                Some(("# A comment.", "# A\n# comment.")),
-                Some(("linear(h, width)", "linear(h, 64)")),
-                Some(("h = relu(linear(x, width))", "h = gelu(linear(x, width))")),
-                Some(("batch 32", "batch 31")),
-            ],
-        },
-    ];
     print!("{:<14} {:>6} {:>11}", "file", "lines", "cold hints");
     for name in EDITS {
         print!(" {name:>14}");
     }
     println!(" {:>14} {:>14}", "comment->diag", "statement->diag");
     let config = HintConfig::default();
-    for Case { name, text, scenario, edits } in cases {
+    for Case { name, text, scenario, edits } in cases() {
         let file_name = FileName::new(name);
         let chosen = Some(ScenarioRef { file: file_name.clone(), name: scenario.to_string() });
         let chosen = chosen.as_ref();

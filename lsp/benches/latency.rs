@@ -10,7 +10,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{generated, zoo};
+use support::{Case, EDITS, cases};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 /// The allocator of the `netc` binary (cli/src/main.rs), so that the figures are the server's.
@@ -81,57 +81,17 @@ fn position_at(text: &str, offset: usize) -> Value {
     json!({ "line": line, "character": column })
 }
 
-/// A file measured: name, text, the scenario made active, and its edits (replace the first
-/// `from` with `to`, and back on every other run) in the table's column order.
-struct Case {
-    name: &'static str,
-    text: String,
-    scenario: &'static str,
-    edits: [(&'static str, &'static str); 3],
-}
-
-const EDITS: [&str; 3] = ["comment edit", "statement edit", "batch size"];
+/// The edits of [`support::cases`] measured here: those that keep the text's length.
+const MEASURED: [usize; 3] = [0, 3, 4];
 
 fn main() {
-    let cases = [
-        Case {
-            name: "resnet.net",
-            text: zoo("std.models.resnet"),
-            scenario: "resnet50_train",
-            edits: [
-                ("# ResNets (He", "# ResNets [He"),
-                ("k=7, stride=2, pad=3, bias=false", "k=7, stride=2, pad=3, bias=true "),
-                ("model resnet50()\n    batch 256", "model resnet50()\n    batch 255"),
-            ],
-        },
-        Case {
-            name: "gpt2.net",
-            text: zoo("std.models.gpt2"),
-            scenario: "gpt2_train",
-            edits: [
-                ("# GPT-2 (Radford", "# GPT-2 [Radford"),
-                ("h = dropout(h, p=p)", "h = dropout(h, p=0)"),
-                ("batch 12", "batch 11"),
-            ],
-        },
-        Case {
-            name: "generated.net",
-            text: generated(1_250),
-            scenario: "fit",
-            edits: [
-                ("# A comment.", "# A comment!"),
-                ("h = relu(linear(x, width))", "h = gelu(linear(x, width))"),
-                ("batch 32", "batch 31"),
-            ],
-        },
-    ];
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().expect("tokio");
     print!("{:<14} {:>6} {:>11}", "file", "lines", "open->hints");
-    for name in EDITS {
+    for name in MEASURED.map(|i| EDITS[i]) {
         print!(" {name:>14}");
     }
     println!();
-    for case in cases {
+    for case in cases() {
         runtime.block_on(measure(case));
     }
     println!(
@@ -172,7 +132,7 @@ async fn measure(case: Case) {
     assert!(count > 0, "{}: no hints: {answer}", case.name);
     print!("{:<14} {:>6} {:>9.2}ms", case.name, case.text.lines().count(), ms(open));
     let mut version = 1;
-    for (from, to) in case.edits {
+    for (from, to) in MEASURED.iter().filter_map(|&i| case.edits[i]) {
         assert_eq!(from.len(), to.len(), "{from:?}: an edit keeps its length");
         let at = case.text.find(from).expect("the edited text");
         let (start, end) = (position_at(&case.text, at), position_at(&case.text, at + from.len()));

@@ -25,3 +25,65 @@ pub fn generated(blocks: usize) -> String {
 pub fn zoo(module: &str) -> String {
     netc::db::STDLIB_SOURCES.iter().find(|(m, _)| *m == module).expect("a zoo module").1.to_string()
 }
+
+/// An edit: replace the first `from` with `to` (the benches undo it on every other run).
+pub type Edit = Option<(&'static str, &'static str)>;
+
+/// The kinds of edit, in the order of [`Case::edits`]. All but `new line` and `same graph`
+/// keep the text's length, so the `latency` bench can send them as one-range changes.
+pub const EDITS: [&str; 5] = ["comment edit", "new line", "same graph", "statement edit", "figures edit"];
+
+/// A file the latency benches measure: its name, text, the scenario whose hints are shown,
+/// and one edit of each kind (`None` where the file has none).
+pub struct Case {
+    /// The file's name.
+    pub name: &'static str,
+    /// Its text.
+    pub text: String,
+    /// The scenario made active (its figures are the hints).
+    pub scenario: &'static str,
+    /// One edit of each kind of [`EDITS`].
+    pub edits: [Edit; 5],
+}
+
+/// The zoo sources as a user's own files, and the generated file.
+pub fn cases() -> [Case; 3] {
+    [
+        Case {
+            name: "resnet.net",
+            text: zoo("std.models.resnet"),
+            scenario: "resnet50_train",
+            edits: [
+                Some(("# ResNets (He", "# ResNets [He")),
+                Some(("# ResNets (He", "# ResNets\n# (He")),
+                None,
+                Some(("k=7, stride=2, pad=3, bias=false", "k=7, stride=2, pad=3, bias=true ")),
+                Some(("model resnet50()\n    batch 256", "model resnet50()\n    batch 255")),
+            ],
+        },
+        Case {
+            name: "gpt2.net",
+            text: zoo("std.models.gpt2"),
+            scenario: "gpt2_train",
+            edits: [
+                Some(("# GPT-2 (Radford", "# GPT-2 [Radford")),
+                Some(("# GPT-2 (Radford", "# GPT-2\n# (Radford")),
+                None,
+                Some(("h = dropout(h, p=p)", "h = dropout(h, p=0)")),
+                Some(("batch 12", "batch 11")),
+            ],
+        },
+        Case {
+            name: "generated.net",
+            text: generated(1_250),
+            scenario: "fit",
+            edits: [
+                Some(("# A comment.", "# A comment!")),
+                Some(("# A comment.", "# A\n# comment.")),
+                Some(("linear(h, width)", "linear(h, 64)")),
+                Some(("h = relu(linear(x, width))", "h = gelu(linear(x, width))")),
+                Some(("batch 32", "batch 31")),
+            ],
+        },
+    ]
+}
