@@ -47,12 +47,7 @@ check('filetype of a .net file', vim.bo.filetype == 'netc', vim.bo.filetype)
 check('ftplugin: # comments', vim.bo.commentstring == '# %s', vim.bo.commentstring)
 
 local function client()
-  local clients = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = buf }) or vim.lsp.buf_get_clients(buf)
-  for _, c in pairs(clients) do
-    if c.name == 'netc' then
-      return c
-    end
-  end
+  return netc_module.client_of(buf)
 end
 check('netc lsp attached', vim.wait(20000, function() return client() ~= nil end, 50))
 

@@ -51,7 +51,8 @@ local function request(client, method, params, handler, bufnr)
   return client.request(method, params, handler, bufnr)
 end
 
-local function netc_client(bufnr)
+--- The netc language client attached to buffer `bufnr`, if any.
+function M.client_of(bufnr)
   local clients = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = bufnr }) or vim.lsp.buf_get_clients(bufnr)
   for _, client in pairs(clients) do
     if client.name == 'netc' then
@@ -64,7 +65,7 @@ end
 --- (Neovim before 0.10, which has no inlay-hint display).
 function M.refresh_hints(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
-  local client = netc_client(bufnr)
+  local client = M.client_of(bufnr)
   if not client or not vim.api.nvim_buf_is_loaded(bufnr) then
     return
   end
@@ -156,7 +157,7 @@ end
 --- Makes a scenario of the current file the active one (`:NetcScenario [name]`).
 function M.select_scenario(name)
   local bufnr = vim.api.nvim_get_current_buf()
-  local client = netc_client(bufnr)
+  local client = M.client_of(bufnr)
   if not client then
     vim.notify('netc: no language server attached', vim.log.levels.WARN)
     return
