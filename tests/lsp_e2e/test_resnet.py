@@ -69,6 +69,18 @@ def problems(diagnostics):
     return [d for d in diagnostics if d.severity in (types.DiagnosticSeverity.Error, types.DiagnosticSeverity.Warning)]
 
 
+async def open_resnet(client: LanguageClient) -> str:
+    """Opens examples/resnet18.net, waits for its diagnostics (no problems) and returns its text."""
+    text = RESNET.read_text()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=URI, language_id="net", version=1, text=text)
+        )
+    )
+    assert problems(await next_diagnostics(client)) == []
+    return text
+
+
 async def figures(client: LanguageClient, text: str):
     doc = types.TextDocumentIdentifier(uri=URI)
     hints = await client.text_document_inlay_hint_async(types.InlayHintParams(text_document=doc, range=whole_document(text)))
@@ -80,13 +92,7 @@ async def figures(client: LanguageClient, text: str):
 
 
 async def test_figures_follow_an_edit(client: LanguageClient):
-    text = RESNET.read_text()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=URI, language_id="net", version=1, text=text)
-        )
-    )
-    assert problems(await next_diagnostics(client)) == []
+    text = await open_resnet(client)
 
     hints, hover, lenses = await figures(client, text)
     labels = [h.label for h in hints]
@@ -133,13 +139,7 @@ async def test_figures_follow_an_edit(client: LanguageClient):
 
 
 async def test_a_code_lens_makes_its_scenario_active(client: LanguageClient):
-    text = RESNET.read_text()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=URI, language_id="net", version=1, text=text)
-        )
-    )
-    assert problems(await next_diagnostics(client)) == []
+    text = await open_resnet(client)
     hints, _, lenses = await figures(client, text)
     serve = lenses[1].command
     assert serve.command == "netc.setActiveScenario" and serve.title.startswith("○ set active"), serve
