@@ -16,10 +16,6 @@ fn version() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), format!("netc {}\n", env!("CARGO_PKG_VERSION")));
 }
 
-fn frame(body: &str) -> String {
-    format!("Content-Length: {}\r\n\r\n{body}", body.len())
-}
-
 #[test]
 fn lsp_initializes_and_exits() {
     let mut child = Command::new(NETC)
@@ -31,7 +27,7 @@ fn lsp_initializes_and_exits() {
         .expect("start netc lsp");
     let mut stdin = child.stdin.take().expect("stdin");
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#;
-    stdin.write_all(frame(init).as_bytes()).expect("write");
+    stdin.write_all(&netc_lsp::input::frame(init.as_bytes())).expect("write");
     stdin.flush().expect("flush");
     let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
     let mut length = 0;
@@ -55,7 +51,7 @@ fn lsp_initializes_and_exits() {
         r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#,
         r#"{"jsonrpc":"2.0","method":"exit"}"#,
     ] {
-        stdin.write_all(frame(message).as_bytes()).expect("write");
+        stdin.write_all(&netc_lsp::input::frame(message.as_bytes())).expect("write");
     }
     stdin.flush().expect("flush");
     drop(stdin);

@@ -26,9 +26,8 @@ struct Client {
 
 impl Client {
     async fn send(&mut self, message: Value) {
-        let body = message.to_string();
-        let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-        self.write.write_all(frame.as_bytes()).await.expect("the server reads");
+        let frame = netc_lsp::input::frame(message.to_string().as_bytes());
+        self.write.write_all(&frame).await.expect("the server reads");
     }
 
     async fn receive(&mut self) -> Value {

@@ -15,7 +15,8 @@ pub const MALFORMED: &str = "netc/malformedMessage";
 /// The largest message accepted (a bigger `Content-Length` is treated as garbage).
 const MAX_MESSAGE: usize = 256 * 1024 * 1024;
 
-fn frame(body: &[u8]) -> Vec<u8> {
+/// A message as the protocol frames it: a `Content-Length` header, a blank line, the body.
+pub fn frame(body: &[u8]) -> Vec<u8> {
     let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     out.extend_from_slice(body);
     out

@@ -78,8 +78,7 @@ pub struct Server {
 }
 
 fn frame(body: &Value) -> Vec<u8> {
-    let text = body.to_string();
-    format!("Content-Length: {}\r\n\r\n{text}", text.len()).into_bytes()
+    netc_lsp::input::frame(body.to_string().as_bytes())
 }
 
 impl Server {
