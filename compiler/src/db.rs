@@ -166,7 +166,7 @@ impl ParseCache {
     }
 
     /// Forgets the last parse of `file` (it left the workspace).
-    pub fn forget(&self, file: SourceFile) {
+    fn forget(&self, file: SourceFile) {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&file);
     }
 }
@@ -249,6 +249,17 @@ impl Database {
         files.insert(name, file);
         workspace.set_files(self).to(files);
         file
+    }
+
+    /// Removes a user file from the workspace (it was deleted on disk), and its parse state.
+    /// Files that import it then report the `use` as unresolved.
+    pub fn remove_file(&mut self, name: &FileName) {
+        let workspace = self.workspace();
+        let mut files = workspace.files(self).clone();
+        if let Some(file) = files.remove(name) {
+            workspace.set_files(self).to(files);
+            self.parses.forget(file);
+        }
     }
 
     /// The user file with this name, if it is loaded.

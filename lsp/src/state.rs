@@ -110,7 +110,7 @@ impl State {
             }
             None => {
                 self.generation += 1;
-                netc::ide::remove_file(&mut self.db, &name);
+                self.db.remove_file(&name);
             }
         }
     }
@@ -128,7 +128,7 @@ impl State {
         }
         if deleted {
             self.generation += 1;
-            netc::ide::remove_file(&mut self.db, &name);
+            self.db.remove_file(&name);
             return;
         }
         if let Some(text) = read(Path::new(name.as_str())) {

@@ -253,6 +253,6 @@ fn a_removed_file_leaves_no_parse_behind() {
     use netc::db::Db as _;
     let mut logged = Logged::new(&[("a.net", A), ("b.net", B), ("c.net", C)]);
     let kept = logged.db.parse_cache().len();
-    netc::ide::remove_file(&mut logged.db, &FileName::new("c.net"));
+    logged.db.remove_file(&FileName::new("c.net"));
     assert_eq!(logged.db.parse_cache().len(), kept - 1);
 }

@@ -21,10 +21,6 @@ pub mod highlight;
 pub mod resolve;
 pub mod symbols;
 
-use std::collections::BTreeMap;
-
-use salsa::Setter;
-
 use crate::db::{Db, SourceFile, file_diagnostics, lookup_file, parse_file, syntax_tree};
 use crate::diagnostics::{Diagnostic, FileName, TextRange};
 use crate::format::{FormatError, format};
@@ -68,17 +64,6 @@ pub fn diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// The formatted text of a file, or why it cannot be formatted.
 pub fn formatted(db: &dyn Db, file: SourceFile) -> Result<String, FormatError> {
     format(file.name(db), file.text(db))
-}
-
-/// Removes a user file from the workspace (it was deleted on disk). Files that import it
-/// then report the `use` as unresolved.
-pub fn remove_file(db: &mut dyn Db, name: &FileName) {
-    let workspace = db.workspace();
-    let mut files: BTreeMap<FileName, SourceFile> = workspace.files(db).clone();
-    if let Some(file) = files.remove(name) {
-        workspace.set_files(db).to(files);
-        db.parse_cache().forget(file);
-    }
 }
 
 /// The offset clamped to the text and moved back to a character boundary.
