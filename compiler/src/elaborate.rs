@@ -108,19 +108,20 @@ pub type SiteMap<K, V> = HashMap<K, V, BuildHasherDefault<SiteHasher>>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TensorId(pub u32);
 
-/// One op application.
+/// One op application. Its name, arguments and result are shared, so that copying a node
+/// (a block call reused from the previous elaboration) copies pointers, not shapes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     /// The op (`conv2d`, or `add`/`sub`/`mul`/`div`/`matmul` for operators).
-    pub op: String,
+    pub op: Arc<str>,
     /// Its arguments, bound to parameter names (tensor arguments as types).
-    pub args: Args,
+    pub args: Arc<Args>,
     /// Input tensors, in parameter order.
     pub inputs: Vec<TensorId>,
     /// Output tensors.
     pub outputs: Vec<TensorId>,
     /// Weights, buffers and MACs from the op's rule.
-    pub result: OpResult,
+    pub result: Arc<OpResult>,
     /// Parameters this node owns: its weights, unless they are shared with an earlier node
     /// (`share="..."`), in which case 0.
     pub params: Dim,
@@ -246,6 +247,8 @@ struct Elaborator<'db, 'r> {
     param_names: Vec<Vec<Arc<str>>>,
     /// The parameter names of operators (`a + b`).
     operator_names: [Arc<str>; 3],
+    /// Op names as nodes hold them, one allocation per op.
+    op_names: HashMap<&'db str, Arc<str>>,
     graph: Graph,
     request: &'r Request<'r>,
     chain: Vec<Site>,
@@ -268,6 +271,7 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Graph {
         callees: HashMap::new(),
         param_names: Vec::new(),
         operator_names: ["a".into(), "b".into(), "inplace".into()],
+        op_names: HashMap::new(),
         graph: Graph::default(),
         request,
         chain: Vec::new(),
@@ -982,7 +986,7 @@ impl<'db> Elaborator<'db, '_> {
         (args, vec![id])
     }
 
-    fn apply_op(&mut self, op: &str, id: NodeId, ctx: &Ctx, args: (Args, Vec<TensorId>)) -> Result<Value, Stop> {
+    fn apply_op(&mut self, op: &'db str, id: NodeId, ctx: &Ctx, args: (Args, Vec<TensorId>)) -> Result<Value, Stop> {
         self.apply_with_sites(op, id, ctx, args, &[])
     }
 
@@ -990,7 +994,7 @@ impl<'db> Elaborator<'db, '_> {
     /// labels on the blamed arguments (`sites`: parameter name to argument node).
     fn apply_with_sites(
         &mut self,
-        op: &str,
+        op: &'db str,
         id: NodeId,
         ctx: &Ctx,
         (args, inputs): (Args, Vec<TensorId>),
@@ -1049,12 +1053,13 @@ impl<'db> Elaborator<'db, '_> {
                 };
                 // Temporaries this node consumed are dropped once it returns.
                 let consumed: Vec<TensorId> = inputs.iter().copied().filter(|t| self.refs[t.0 as usize] == 0).collect();
+                let op = Arc::clone(self.op_names.entry(op).or_insert_with(|| op.into()));
                 self.graph.nodes.push(Node {
-                    op: op.to_string(),
-                    args,
+                    op,
+                    args: Arc::new(args),
                     inputs,
                     outputs: outputs.clone(),
-                    result,
+                    result: Arc::new(result),
                     params,
                     origin,
                 });

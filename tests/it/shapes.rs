@@ -85,7 +85,7 @@ fn outputs_of(graph: &Graph, op: &str) -> Vec<String> {
     graph
         .nodes
         .iter()
-        .filter(|n| n.op == op)
+        .filter(|n| &*n.op == op)
         .map(|n| n.outputs.iter().map(|t| graph.tensor(*t).to_string()).collect::<Vec<_>>().join(", "))
         .collect()
 }
@@ -195,7 +195,7 @@ fn worked_example_activations() {
     let conv_bytes: Vec<i128> = graph
         .nodes
         .iter()
-        .filter(|n| n.op == "conv2d")
+        .filter(|n| &*n.op == "conv2d")
         .map(|n| known(&graph.tensor(n.outputs[0]).bytes().expect("no overflow")))
         .collect();
     assert_eq!(conv_bytes, [12_845_056, 6_422_528, 3_211_264]);
@@ -832,7 +832,7 @@ fn gpt3_figures_are_exact() {
         .nodes
         .iter()
         .filter(|n| matches!(n.args.values.get("share"), Some(netc::shapes::ops::ArgValue::Str(k)) if k == "wte"))
-        .map(|n| (n.op.clone(), known(&n.result.params().expect("no overflow")), known(&n.params)))
+        .map(|n| (n.op.to_string(), known(&n.result.params().expect("no overflow")), known(&n.params)))
         .collect();
     assert_eq!(
         tied,
@@ -925,7 +925,7 @@ fn batchnorm_buffers_are_not_parameters() {
     )]);
     assert_clean(&db, &files);
     let graph = scenario_graph_of(&db, files[0], "serve");
-    let bn = graph.nodes.iter().find(|n| n.op == "batchnorm").expect("a batchnorm");
+    let bn = graph.nodes.iter().find(|n| &*n.op == "batchnorm").expect("a batchnorm");
     assert_eq!(bn.params, Dim::Known(64));
     let buffers: Vec<(&str, i128, i128)> =
         bn.result.buffers.iter().map(|b| (b.name, known(&b.numel), b.dtype.size())).collect();

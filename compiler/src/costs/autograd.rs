@@ -140,7 +140,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
     let out0 = || node.outputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
     let in0 = || node.inputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
     let f32_bytes = 4;
-    match node.op.as_str() {
+    match &*node.op {
         "conv1d" | "conv2d" | "conv3d" | "conv_transpose2d" | "linear" => fresh(&[Saved::Input(0)]),
         "matmul" | "bmm" => fresh(&[Saved::Input(0), Saved::Input(1)]),
         "embedding" => fresh(&[Saved::Input(0)]),
@@ -155,7 +155,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
         }
         "layernorm" | "rmsnorm" | "groupnorm" => {
             let x = node.inputs.first().map(|&t| graph.tensor(t));
-            let rows = match (node.op.as_str(), x) {
+            let rows = match (&*node.op, x) {
                 ("groupnorm", Some(t)) => {
                     t.shape.first().and_then(|d| d.known()).unwrap_or(0) * int(node, "groups").unwrap_or(1)
                 }
@@ -165,7 +165,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 }
                 _ => 0,
             };
-            let stats = if node.op == "rmsnorm" { 1 } else { 2 };
+            let stats = if &*node.op == "rmsnorm" { 1 } else { 2 };
             fresh(&[Saved::Input(0), Saved::Extra(stats * rows * f32_bytes)])
         }
         "relu" | "sigmoid" | "tanh" | "softmax" | "log_softmax" if !inplace() => fresh(&[Saved::Output(0)]),
@@ -254,7 +254,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             }
         }
         "lstm" | "gru" => {
-            let gates = if node.op == "lstm" { 4 } else { 3 };
+            let gates = if &*node.op == "lstm" { 4 } else { 3 };
             let hidden = int(node, "hidden").unwrap_or(0);
             let layers = int(node, "layers").unwrap_or(1);
             let dirs = if flag(node, "bidirectional") { 2 } else { 1 };

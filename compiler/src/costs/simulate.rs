@@ -276,7 +276,7 @@ fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
     }
     if precision.mixed() {
         for node in &graph.nodes {
-            let op = node.op.as_str();
+            let op = &*node.op;
             for &o in &node.outputs {
                 if !graph.tensor(o).dtype.is_float() {
                     continue;
@@ -729,7 +729,7 @@ impl<'g> Lines<'g> {
 /// The workspace of a convolution under `algorithm`, for one sample (as im2col processes
 /// the batch one sample at a time).
 fn conv_workspace(node: &Node, graph: &Graph, algorithm: ConvAlgorithm) -> i128 {
-    if !matches!(node.op.as_str(), "conv1d" | "conv2d" | "conv3d" | "conv_transpose2d") {
+    if !matches!(&*node.op, "conv1d" | "conv2d" | "conv3d" | "conv_transpose2d") {
         return 0;
     }
     let (Some(&x), Some(&y)) = (node.inputs.first(), node.outputs.first()) else { return 0 };
@@ -1073,7 +1073,7 @@ fn run_forward(
     for (i, node) in graph.nodes.iter().enumerate() {
         let behaviour = &run.behaviours[i];
         let (inputs, outputs) = (node.inputs.as_slice(), node.outputs.as_slice());
-        let op = node.op.as_str();
+        let op = &*node.op;
         let site = &node.origin.stmt;
         let needs_grad =
             recording && (run.params.of_node[i].is_some() || inputs.iter().any(|t| requires_grad[t.0 as usize]));

@@ -34,7 +34,7 @@ impl Lint for LinearDominatesParameters {
             .graph
             .nodes
             .iter()
-            .filter(|n| n.op == "linear")
+            .filter(|n| &*n.op == "linear")
             .filter_map(|n| n.params.known().map(|p| (n, p)))
             .max_by_key(|(_, p)| *p)
         else {

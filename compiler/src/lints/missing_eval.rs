@@ -29,7 +29,7 @@ impl Lint for MissingEval {
         }
         let mut kinds: Vec<&str> = Vec::new();
         for node in &cx.graph.nodes {
-            let kind = match node.op.as_str() {
+            let kind = match &*node.op {
                 "batchnorm" | "batchnorm1d" => "BatchNorm",
                 "dropout" => "Dropout",
                 _ => continue,
