@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use salsa::{Durability, Setter};
 
 use crate::diagnostics::{Code, CodeInfo, Diagnostic, FileName, Label, NodeRef, Place, Severity};
-use crate::elaborate::{self, Graph, Request, Site};
+use crate::elaborate::{self, ElaborationCache, Graph, Request, Site};
 use crate::paths;
 use crate::semantics::check::ItemChecker;
 use crate::semantics::scope::{Definition, Scope, build_scope, definitions};
@@ -125,6 +125,8 @@ pub trait Db: salsa::Database {
     fn config(&self) -> Config;
     /// The last parse of each file, which `parse_file` reparses after an edit.
     fn parse_cache(&self) -> &ParseCache;
+    /// The last elaboration of each model, whose block calls the next one reuses.
+    fn elaboration_cache(&self) -> &ElaborationCache;
 }
 
 /// The last parse of each file with what a reparse reuses ([`ParseState`]), kept beside
@@ -178,6 +180,7 @@ pub struct Database {
     storage: salsa::Storage<Self>,
     inputs: Option<(Workspace, StdLib, Config)>,
     parses: Arc<ParseCache>,
+    elaborations: Arc<ElaborationCache>,
 }
 
 #[salsa::db]
@@ -196,6 +199,9 @@ impl Db for Database {
     }
     fn parse_cache(&self) -> &ParseCache {
         &self.parses
+    }
+    fn elaboration_cache(&self) -> &ElaborationCache {
+        &self.elaborations
     }
 }
 
@@ -218,7 +224,7 @@ impl Database {
     }
 
     fn with_storage(storage: salsa::Storage<Self>) -> Self {
-        let mut db = Database { storage, inputs: None, parses: Arc::default() };
+        let mut db = Database { storage, inputs: None, parses: Arc::default(), elaborations: Arc::default() };
         let modules = STDLIB_SOURCES
             .iter()
             .map(|(module, text)| {
@@ -251,7 +257,7 @@ impl Database {
         file
     }
 
-    /// Removes a user file from the workspace (it was deleted on disk), and its parse state.
+    /// Removes a user file from the workspace (it was deleted on disk), its parse state and elaborations.
     /// Files that import it then report the `use` as unresolved.
     pub fn remove_file(&mut self, name: &FileName) {
         let workspace = self.workspace();
@@ -259,6 +265,7 @@ impl Database {
         if let Some(file) = files.remove(name) {
             workspace.set_files(self).to(files);
             self.parses.forget(file);
+            self.elaborations.forget(file);
         }
     }
 
@@ -547,7 +554,7 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 #[salsa::tracked(returns(ref))]
 pub fn check_item<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Vec<Diagnostic> {
     let file = *loc.file(db);
-    let Some(item) = item_tree(db, loc) else { return Vec::new() };
+    let Some(item) = item_tree(db, loc).as_deref() else { return Vec::new() };
     let mut checker = ItemChecker::new(file.name(db), *loc.index(db), file_scope(db, file));
     checker.check_item(item);
     checker.diagnostics
@@ -631,8 +638,9 @@ pub struct ItemLoc<'db> {
 /// One top-level item. Equal across edits of other items, so the queries that read an
 /// item through this one (elaboration) are not re-run when another item of its file changes.
 /// Shared with the tree: a reparse that kept the item keeps it by pointer, and comparing it
-/// with the previous revision's compares a pointer.
-#[salsa::tracked(returns(as_deref))]
+/// with the previous revision's compares a pointer. (Most callers want `.as_deref()`; the
+/// elaborator keeps the `Arc` of each item it used, to know next time which are unchanged.)
+#[salsa::tracked(returns(ref))]
 pub fn item_tree<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Item>> {
     syntax_tree(db, *loc.file(db)).items.get(*loc.index(db) as usize).cloned()
 }
@@ -750,7 +758,7 @@ fn size_of(e: &Expr) -> Option<i128> {
 #[salsa::tracked(returns(ref))]
 pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioSetup> {
     let file = *loc.file(db);
-    let Some(Item::Scenario(scenario)) = item_tree(db, loc) else { return None };
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return None };
     let run = RunSettings { training: scenario.kind == crate::syntax::ScenarioKind::Train, ..RunSettings::default() };
     let mut setup = ScenarioSetup { model: (file, 0), args: BTreeMap::new(), dims: BTreeMap::new(), batch: None, run };
     let mut model = None;
@@ -764,7 +772,7 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
                 };
                 let def = file_scope(db, file).get(&callee.text)?.clone();
                 let model_loc = ItemLoc::new(db, lookup_file(db, &def.file)?, def.item);
-                let Some(Item::Model(m)) = item_tree(db, model_loc) else {
+                let Some(Item::Model(m)) = item_tree(db, model_loc).as_deref() else {
                     return None;
                 };
                 for (position, arg) in args.iter().enumerate() {
@@ -860,10 +868,10 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
 /// The op graph of a scenario: its model elaborated with the scenario's arguments and
 /// dimensions. `None` when the scenario is broken.
 #[salsa::tracked(returns(ref))]
-pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Graph> {
+pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>> {
     let setup = scenario_setup(db, loc).as_ref()?;
     let file = *loc.file(db);
-    let Some(Item::Scenario(scenario)) = item_tree(db, loc) else { return None };
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return None };
     let context = format!("{} scenario `{}`", scenario.kind.keyword(), scenario.name.text);
     let blame = Site { file: file.name(db).clone(), at: NodeRef { item: *loc.index(db), node: scenario.name.id.0 } };
     let request = Request {
@@ -881,9 +889,9 @@ pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Graph> 
 /// A model elaborated on its own: dimensions not bound by a scenario stay symbolic
 /// (`[N, 64, (H - 1)/2 + 1, ...]`).
 #[salsa::tracked(returns(ref))]
-pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Graph> {
+pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>> {
     let file = *loc.file(db);
-    let Some(Item::Model(model)) = item_tree(db, loc) else { return None };
+    let Some(Item::Model(model)) = item_tree(db, loc).as_deref() else { return None };
     let context = format!("model `{}`", model.name.text);
     let request = Request {
         file,
@@ -947,7 +955,7 @@ pub fn scenario_lints<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Vec<Diagnostic
     ) else {
         return Vec::new();
     };
-    let Some(Item::Scenario(scenario)) = item_tree(db, loc) else { return Vec::new() };
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return Vec::new() };
     let file = *loc.file(db);
     let cx =
         crate::lints::ScenarioContext { db, file: file.name(db), item: *loc.index(db), scenario, setup, graph, costs };

@@ -14,6 +14,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+mod reuse;
+
+pub use self::reuse::CallCounts;
+pub use self::reuse::ElaborationCache;
+use self::reuse::{CallRecord, Previous, Resolution, Reusable, Target, UsedItem, remap, same_but_tensors};
 use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
 use crate::semantics::scope::DefKind;
@@ -212,10 +217,11 @@ type Env<'db> = BTreeMap<&'db str, Value>;
 /// What a name called in a file refers to, with the callee's item borrowed from the database.
 #[derive(Clone, Copy)]
 enum Callee<'db> {
-    /// An op, defined in `source`; `names` indexes [`Elaborator::param_names`].
-    Op { decl: &'db OpDecl, source: SourceFile, file: &'db FileName, item: u32, names: usize },
+    /// An op, defined in `source`; `names` indexes [`Elaborator::param_names`], `used` the
+    /// used items.
+    Op { decl: &'db OpDecl, source: SourceFile, file: &'db FileName, item: u32, names: usize, used: u32 },
     /// A block, defined in `source`.
-    Block { block: &'db Callable, source: SourceFile, file: &'db FileName, item: u32 },
+    Block { block: &'db Callable, source: SourceFile, file: &'db FileName, item: u32, used: u32 },
     /// Not callable (unknown, ambiguous, or of another kind): the call is unknown.
     Other,
 }
@@ -262,10 +268,77 @@ struct Elaborator<'db, 'r> {
     /// The outermost block call being executed (0: none), and how many there were.
     outer_call: u32,
     outer_calls: u32,
+    /// The previous elaboration of this request, whose block calls may be reused.
+    previous: Option<Reusable>,
+    /// What this elaboration leaves for the next: the block calls being run (innermost
+    /// last) and those that returned, ...
+    open: Vec<OpenCall>,
+    calls: Vec<CallRecord>,
+    /// ... how many calls each chain of call sites made so far, ...
+    occurrences: SiteMap<Arc<[Site]>, u32>,
+    /// ... the items read (and their indices) and the names resolved.
+    items: Vec<UsedItem>,
+    item_ids: HashMap<(SourceFile, u32), u32>,
+    resolutions: HashMap<(SourceFile, Box<str>), Target>,
+    /// How many times weights were tied by key: a call that ties some is not reused.
+    share_uses: u32,
+    /// Block calls run, and copied from the previous elaboration.
+    counts: CallCounts,
 }
 
-/// Elaborates a model.
-pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Graph {
+/// A block call being run, recorded as it goes.
+struct OpenCall {
+    record: CallRecord,
+    /// The diagnostics and tied weights before it.
+    diagnostics: usize,
+    share_uses: u32,
+}
+
+/// Elaborates a model, reusing the block calls of its previous elaboration that are unchanged
+/// (see [`reuse`]).
+pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
+    let key = (request.file, request.item, request.blame.clone());
+    let request_key = reuse::RequestKey {
+        args: request.args.clone(),
+        dims: request.dims.clone(),
+        require_bound: request.require_bound,
+        context: request.context.to_string(),
+    };
+    let cache = db.elaboration_cache();
+    let reusable = Reusable::check(db, cache, &key, &request_key);
+    let resolved_before = reusable.as_ref().map(|r| Arc::clone(&r.previous));
+    let e = run(db, request, reusable);
+    let graph = Arc::new(e.graph);
+    // Debug builds (every test run) check each elaboration that reused calls against one
+    // from scratch.
+    if cfg!(debug_assertions) && e.counts.reused > 0 {
+        let fresh = run(db, request, None).graph;
+        assert!(fresh == *graph, "elaboration of {} reusing block calls differs from a fresh one", request.context);
+    }
+    let mut resolutions = e.resolutions;
+    if let Some(before) = resolved_before {
+        // Names resolved by reused calls, checked unchanged.
+        for r in &before.resolutions {
+            resolutions.entry((r.file, r.name.clone())).or_insert_with(|| r.target.clone());
+        }
+    }
+    let by_site = e.calls.iter().enumerate().map(|(i, c)| ((Arc::clone(&c.chain), c.occurrence), i as u32)).collect();
+    let resolutions = resolutions.into_iter().map(|((file, name), target)| Resolution { file, name, target }).collect();
+    let previous = Previous {
+        graph: Arc::clone(&graph),
+        request: request_key,
+        calls: e.calls,
+        by_site,
+        items: e.items,
+        resolutions,
+        counts: e.counts,
+    };
+    cache.put(key, previous);
+    graph
+}
+
+/// Elaborates a model, reusing calls of `previous` if given.
+fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reusable>) -> Elaborator<'db, 'r> {
     let mut e = Elaborator {
         db,
         callees: HashMap::new(),
@@ -281,11 +354,20 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Graph {
         refs: Vec::new(),
         outer_call: 0,
         outer_calls: 0,
+        previous,
+        open: Vec::new(),
+        calls: Vec::new(),
+        occurrences: SiteMap::default(),
+        items: Vec::new(),
+        item_ids: HashMap::new(),
+        resolutions: HashMap::new(),
+        share_uses: 0,
+        counts: CallCounts::default(),
     };
-    if let Some(Item::Model(model)) = item_tree(db, ItemLoc::new(db, request.file, request.item)) {
+    if let Some(Item::Model(model)) = item_tree(db, ItemLoc::new(db, request.file, request.item)).as_deref() {
         let _ = e.model(model);
     }
-    e.graph
+    e
 }
 
 impl<'db> Elaborator<'db, '_> {
@@ -328,8 +410,15 @@ impl<'db> Elaborator<'db, '_> {
 
     /// Marks a tensor as no longer referenced by the program, after the last node so far.
     fn release(&mut self, t: TensorId) {
-        let last = self.graph.nodes.len().saturating_sub(1) as u32;
-        self.graph.released_after[t.0 as usize] = Some(last);
+        let made = self.graph.nodes.len() as u32;
+        self.graph.released_after[t.0 as usize] = Some(made.saturating_sub(1));
+        // A block call that releases a tensor it was given: its reuse must do it too.
+        for open in self.open.iter_mut().rev() {
+            if t.0 >= open.record.tensors.0 {
+                break;
+            }
+            open.record.input_releases.push((t, made - open.record.nodes.0));
+        }
     }
 
     /// Binds `name` to `value` in a frame, dropping the reference of its old value.
@@ -818,17 +907,39 @@ impl<'db> Elaborator<'db, '_> {
 
     fn resolve(&mut self, callee: &str, file: SourceFile) -> Callee<'db> {
         let db = self.db;
-        let Some(def) = file_scope(db, file).get(callee) else { return Callee::Other };
+        let def = file_scope(db, file).get(callee);
+        self.resolutions.insert((file, callee.into()), def.map(|d| (d.kind, d.file.clone(), d.item)));
+        let Some(def) = def else { return Callee::Other };
         let Some(source) = lookup_file(db, &def.file) else { return Callee::Other };
-        match (def.kind, item_tree(db, ItemLoc::new(db, source, def.item))) {
-            (DefKind::Op, Some(Item::Op(decl))) => {
+        let Some(arc) = item_tree(db, ItemLoc::new(db, source, def.item)) else { return Callee::Other };
+        let used = self.use_item(UsedItem { file: source, index: def.item, item: Arc::clone(arc) });
+        match (def.kind, &**arc) {
+            (DefKind::Op, Item::Op(decl)) => {
                 self.param_names.push(decl.params.iter().map(|p| Arc::from(p.name.text.as_str())).collect());
-                Callee::Op { decl, source, file: &def.file, item: def.item, names: self.param_names.len() - 1 }
+                Callee::Op { decl, source, file: &def.file, item: def.item, names: self.param_names.len() - 1, used }
             }
-            (DefKind::Block, Some(Item::Block(block))) => {
-                Callee::Block { block, source, file: &def.file, item: def.item }
+            (DefKind::Block, Item::Block(block)) => {
+                Callee::Block { block, source, file: &def.file, item: def.item, used }
             }
             _ => Callee::Other,
+        }
+    }
+
+    /// The index of an item among those this elaboration read, added the first time.
+    fn use_item(&mut self, used: UsedItem) -> u32 {
+        let items = &mut self.items;
+        *self.item_ids.entry((used.file, used.index)).or_insert_with(|| {
+            items.push(used);
+            items.len() as u32 - 1
+        })
+    }
+
+    /// Notes that the innermost block call being run read an item.
+    fn touch(&mut self, used: u32) {
+        if let Some(open) = self.open.last_mut()
+            && !open.record.items.contains(&used)
+        {
+            open.record.items.push(used);
         }
     }
 
@@ -843,12 +954,14 @@ impl<'db> Elaborator<'db, '_> {
         first: Option<Value>,
     ) -> Result<Value, Stop> {
         match self.callee(callee, ctx) {
-            Callee::Op { decl, source, file, item, names } => {
+            Callee::Op { decl, source, file, item, names, used } => {
+                self.touch(used);
                 let bound = self.bind(&decl.params, args, env, ctx, (source, file, item), first)?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };
                 self.op_call(decl, names, bound, id, ctx)
             }
-            Callee::Block { block, source, file, item } => {
+            Callee::Block { block, source, file, item, used } => {
+                self.touch(used);
                 if self.chain.len() >= MAX_CALL_DEPTH {
                     let site = self.site(ctx.name, ctx.item, id);
                     self.error_at(
@@ -861,38 +974,245 @@ impl<'db> Elaborator<'db, '_> {
                 }
                 let bound = self.bind(&block.params, args, env, ctx, (source, file, item), first)?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };
-                let mut inner = Env::new();
-                for (name, value, _) in bound {
-                    self.assign(&mut inner, name, value);
-                }
+                // The argument tensors, and whether the caller holds each.
+                let inputs: Vec<(TensorId, bool)> = bound
+                    .iter()
+                    .flat_map(|(_, value, _)| value_tensors(value))
+                    .map(|&t| (t, self.refs[t.0 as usize] > 0))
+                    .collect();
                 if self.chain.is_empty() {
                     self.outer_calls += 1;
                     self.outer_call = self.outer_calls;
                 }
                 self.chain.push(self.site(ctx.name, ctx.item, id));
                 self.shared_chain = None;
-                let callee_ctx = Ctx { file: source, name: file, item, stmt: Default::default() };
-                let result = self.body(&block.body, &mut inner, &callee_ctx, false);
+                let chain = self.shared_chain();
+                let occurrence = self.occurrences.entry(Arc::clone(&chain)).or_insert(0);
+                *occurrence += 1;
+                let occurrence = *occurrence - 1;
+                let result = match self.reuse(&chain, occurrence, (source, item), &bound, &inputs) {
+                    Some(value) => Ok(value),
+                    None => {
+                        let record = CallRecord {
+                            chain,
+                            occurrence,
+                            callee: (source, item),
+                            outer_call: self.outer_call,
+                            args: bound.iter().map(|(name, value, _)| (Box::from(*name), value.clone())).collect(),
+                            inputs,
+                            nodes: (self.graph.nodes.len() as u32, 0),
+                            tensors: (self.graph.tensors.len() as u32, 0),
+                            stmt_values: (self.graph.stmt_values.len() as u32, 0),
+                            input_releases: Vec::new(),
+                            returned: Vec::new(),
+                            result: Value::Unknown,
+                            items: vec![used],
+                            nested: (self.calls.len() as u32, 0),
+                        };
+                        let callee_ctx = Ctx { file: source, name: file, item, stmt: Default::default() };
+                        self.run_block(block, bound, record, &callee_ctx)
+                    }
+                };
                 self.chain.pop();
                 self.shared_chain = None;
                 if self.chain.is_empty() {
                     self.outer_call = 0;
                 }
-                let result = result?;
-                self.drop_frame(inner, result.as_deref().unwrap_or(&[]));
-                Ok(match result {
-                    Some(mut values) if values.len() == 1 => values.remove(0),
-                    Some(values) => Value::Tensors(
-                        values
-                            .into_iter()
-                            .filter_map(|v| if let Value::Tensor(t) = v { Some(t) } else { None })
-                            .collect(),
-                    ),
-                    None => Value::Unknown,
-                })
+                result
             }
             Callee::Other => Ok(Value::Unknown),
         }
+    }
+
+    /// Runs a block's body on its bound arguments, recording the call for the next
+    /// elaboration.
+    fn run_block(
+        &mut self,
+        block: &'db Callable,
+        bound: Bound<'db>,
+        record: CallRecord,
+        ctx: &Ctx<'db>,
+    ) -> Result<Value, Stop> {
+        self.counts.ran += 1;
+        let diagnostics = self.graph.diagnostics.len();
+        self.open.push(OpenCall { record, diagnostics, share_uses: self.share_uses });
+        let mut inner = Env::new();
+        for (name, value, _) in bound {
+            self.assign(&mut inner, name, value);
+        }
+        let result = self.body(&block.body, &mut inner, ctx, false);
+        if let Ok(result) = &result {
+            // Dropping the frame releases the arguments nobody else holds: part of the call.
+            self.drop_frame(inner, result.as_deref().unwrap_or(&[]));
+        }
+        let open = self.open.pop().expect("pushed above");
+        let result = result?;
+        let value = match result {
+            Some(mut values) if values.len() == 1 => values.remove(0),
+            Some(values) => Value::Tensors(
+                values.into_iter().filter_map(|v| if let Value::Tensor(t) = v { Some(t) } else { None }).collect(),
+            ),
+            None => Value::Unknown,
+        };
+        self.close(open, &value);
+        Ok(value)
+    }
+
+    /// Records a block call that returned `value`, unless its effects reach outside it
+    /// (diagnostics, weights tied by key); the caller read what it read.
+    fn close(&mut self, open: OpenCall, value: &Value) {
+        let mut record = open.record;
+        if let Some(parent) = self.open.last_mut() {
+            for used in &record.items {
+                if !parent.record.items.contains(used) {
+                    parent.record.items.push(*used);
+                }
+            }
+        }
+        if self.graph.diagnostics.len() != open.diagnostics || self.share_uses != open.share_uses {
+            return;
+        }
+        record.nodes.1 = self.graph.nodes.len() as u32;
+        record.tensors.1 = self.graph.tensors.len() as u32;
+        record.stmt_values.1 = self.graph.stmt_values.len() as u32;
+        record.returned = value_tensors(value)
+            .iter()
+            .filter(|t| t.0 >= record.tensors.0)
+            .map(|&t| (t, self.graph.released_after[t.0 as usize]))
+            .collect();
+        record.result = value.clone();
+        record.nested.1 = self.calls.len() as u32;
+        self.calls.push(record);
+    }
+
+    /// The result of a block call copied from the previous elaboration, if it made the same
+    /// call (same site, callee, argument types and holding, unchanged items).
+    fn reuse(
+        &mut self,
+        chain: &Arc<[Site]>,
+        occurrence: u32,
+        callee: (SourceFile, u32),
+        bound: &Bound<'db>,
+        inputs: &[(TensorId, bool)],
+    ) -> Option<Value> {
+        let reusable = self.previous.as_ref()?;
+        let previous = Arc::clone(&reusable.previous);
+        let &at = previous.by_site.get(&(Arc::clone(chain), occurrence))?;
+        let record = &previous.calls[at as usize];
+        let same = record.callee == callee
+            && record.outer_call == self.outer_call
+            && record.args.len() == bound.len()
+            && record.inputs.len() == inputs.len()
+            && record.items.iter().all(|&used| !reusable.changed[used as usize])
+            && record
+                .args
+                .iter()
+                .zip(bound)
+                .all(|((name, old), (new_name, new, _))| **name == **new_name && same_but_tensors(old, new))
+            && record.inputs.iter().zip(inputs).enumerate().all(|(i, (&(old, old_held), &(new, new_held)))| {
+                // The same types, held the same way; a tensor given twice, given twice.
+                old_held == new_held
+                    && previous.graph.tensor(old) == self.graph.tensor(new)
+                    && record.inputs[..i].iter().zip(inputs).all(|(&(a, _), &(b, _))| (a == old) == (b == new))
+            })
+            && self.graph.nodes.len() + (record.nodes.1 - record.nodes.0) as usize <= MAX_NODES;
+        if !same {
+            return None;
+        }
+        Some(self.splice(&previous, at, inputs))
+    }
+
+    /// Copies call `at` of the previous elaboration (and the calls it made) into the graph,
+    /// its tensors renamed: its own after the graph's, its arguments to `inputs`.
+    fn splice(&mut self, previous: &Previous, at: u32, inputs: &[(TensorId, bool)]) -> Value {
+        let (old, record) = (&previous.graph, &previous.calls[at as usize]);
+        let (n0, t0, s0) =
+            (self.graph.nodes.len() as u32, self.graph.tensors.len() as u32, self.graph.stmt_values.len() as u32);
+        let (old_n0, old_t0, old_s0) = (record.nodes.0, record.tensors.0, record.stmt_values.0);
+        let node = |n: u32| n - old_n0 + n0;
+        let tensor = |t: TensorId| {
+            if t.0 >= old_t0 {
+                TensorId(t.0 - old_t0 + t0)
+            } else {
+                // An argument (a block sees only its arguments).
+                record.inputs.iter().zip(inputs).find(|((given, _), _)| *given == t).map_or(t, |(_, (new, _))| *new)
+            }
+        };
+        let (tensors, nodes, values) = (
+            old_t0 as usize..record.tensors.1 as usize,
+            old_n0 as usize..record.nodes.1 as usize,
+            old_s0 as usize..record.stmt_values.1 as usize,
+        );
+        self.graph.tensors.extend_from_slice(&old.tensors[tensors.clone()]);
+        self.graph.released_after.extend(old.released_after[tensors.clone()].iter().map(|r| r.map(node)));
+        self.refs.resize(self.graph.tensors.len(), 0);
+        for &(t, released) in &record.returned {
+            self.graph.released_after[tensor(t).0 as usize] = released.map(node);
+        }
+        for n in &old.nodes[nodes] {
+            let mut n = n.clone();
+            for t in n.inputs.iter_mut().chain(n.outputs.iter_mut()) {
+                *t = tensor(*t);
+            }
+            self.graph.nodes.push(n);
+        }
+        for v in &old.stmt_values[values] {
+            let mut v = v.clone();
+            for t in v.tensors.iter_mut() {
+                *t = tensor(*t);
+            }
+            v.first_new = TensorId(v.first_new.0 - old_t0 + t0);
+            self.graph.stmt_values.push(v);
+        }
+        for &(t, made) in &record.input_releases {
+            self.graph.released_after[tensor(t).0 as usize] = Some((n0 + made).saturating_sub(1));
+        }
+        // The call's records and those of the calls it made, for the next elaboration.
+        let base = self.calls.len() as u32;
+        let nested = &previous.calls[record.nested.0 as usize..record.nested.1 as usize];
+        for q in nested.iter().chain(std::iter::once(record)) {
+            let items = q.items.iter().map(|&used| self.translate(previous, used)).collect();
+            let copy = CallRecord {
+                chain: Arc::clone(&q.chain),
+                occurrence: q.occurrence,
+                callee: q.callee,
+                outer_call: q.outer_call,
+                args: q.args.iter().map(|(name, value)| (name.clone(), remap(value, &tensor))).collect(),
+                inputs: q.inputs.iter().map(|&(t, held)| (tensor(t), held)).collect(),
+                nodes: (node(q.nodes.0), node(q.nodes.1)),
+                tensors: (q.tensors.0 - old_t0 + t0, q.tensors.1 - old_t0 + t0),
+                stmt_values: (q.stmt_values.0 - old_s0 + s0, q.stmt_values.1 - old_s0 + s0),
+                input_releases: q.input_releases.iter().map(|&(t, made)| (tensor(t), made)).collect(),
+                returned: q.returned.iter().map(|&(t, released)| (tensor(t), released.map(node))).collect(),
+                result: remap(&q.result, &tensor),
+                items,
+                nested: (q.nested.0 - record.nested.0 + base, q.nested.1 - record.nested.0 + base),
+            };
+            // A fresh run would have counted the calls made inside.
+            let count = self.occurrences.entry(Arc::clone(&q.chain)).or_insert(0);
+            *count = (*count).max(q.occurrence + 1);
+            self.calls.push(copy);
+            self.counts.reused += 1;
+        }
+        if let Some(copied) = self.calls.last() {
+            let items = copied.items.clone();
+            for used in items {
+                self.touch(used);
+            }
+        }
+        remap(&record.result, &tensor)
+    }
+
+    /// The index in this elaboration of item `used` of the previous one.
+    fn translate(&mut self, previous: &Previous, used: u32) -> u32 {
+        if let Some(Some(id)) = self.previous.as_ref().map(|r| r.translated[used as usize]) {
+            return id;
+        }
+        let id = self.use_item(previous.items[used as usize].clone());
+        if let Some(r) = self.previous.as_mut() {
+            r.translated[used as usize] = Some(id);
+        }
+        id
     }
 
     /// Binds call arguments to parameters, evaluating defaults. Returns each parameter's
@@ -1028,6 +1348,7 @@ impl<'db> Elaborator<'db, '_> {
                     && !key.is_empty()
                     && let Some(weight) = weight
                 {
+                    self.share_uses += 1;
                     match self.shared.get(key) {
                         Some(first) if first.certainly_differs(&weight) => {
                             let site = self.site(ctx.name, ctx.item, id);

@@ -238,13 +238,13 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, V
 pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioReport, Vec<Site>)> {
     // Items through `item_tree`, not the file's tree: an edit of another item leaves this cached.
     let file = *loc.file(db);
-    let Some(Item::Scenario(scenario)) = item_tree(db, loc) else { return None };
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return None };
     let setup = scenario_setup(db, loc).as_ref()?;
     let graph = scenario_graph(db, loc).as_ref()?;
     if !graph.diagnostics.is_empty() {
         return None;
     }
-    let model_name = match item_tree(db, ItemLoc::new(db, setup.model.0, setup.model.1)) {
+    let model_name = match item_tree(db, ItemLoc::new(db, setup.model.0, setup.model.1)).as_deref() {
         Some(Item::Model(m)) => m.name.text.clone(),
         _ => String::new(),
     };

@@ -15,6 +15,7 @@ mod no_panic;
 mod ops_doc;
 mod parser;
 mod reparse;
+mod reuse;
 mod shapes;
 mod snapshot_cmd;
 mod spec_examples;

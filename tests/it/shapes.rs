@@ -14,6 +14,7 @@
 //! one.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use netc::db::{Database, ItemLoc, SourceFile, file_diagnostics, model_graph, scenario_graph, syntax_tree};
 use netc::diagnostics::{FileName, Place};
@@ -58,13 +59,13 @@ fn scenario_of(db: &Database, file: SourceFile, name: &str) -> ScenarioReport {
 }
 
 /// The graph of scenario `name`.
-fn scenario_graph_of(db: &Database, file: SourceFile, name: &str) -> Graph {
+fn scenario_graph_of(db: &Database, file: SourceFile, name: &str) -> Arc<Graph> {
     let loc = ItemLoc::new(db, file, item_index(db, file, name));
     scenario_graph(db, loc).clone().expect("the scenario elaborates")
 }
 
 /// The graph of model `name` elaborated alone, without a scenario.
-fn model_graph_of(db: &Database, file: SourceFile, name: &str) -> Graph {
+fn model_graph_of(db: &Database, file: SourceFile, name: &str) -> Arc<Graph> {
     let loc = ItemLoc::new(db, file, item_index(db, file, name));
     model_graph(db, loc).clone().expect("the model elaborates")
 }

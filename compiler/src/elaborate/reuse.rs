@@ -1,0 +1,226 @@
+//! Block calls reused from the previous elaboration of the same model.
+//!
+//! An edit inside one block of a large model changes one block call; elaborating the
+//! thousands of others again would give the same nodes. So each elaboration records its
+//! block calls ([`CallRecord`]: where the call was, what it was given, which nodes, tensors
+//! and statement values it made), and the next elaboration of the same request copies a
+//! call's part of the previous graph instead of running the block again when the call is the
+//! same: the same call site (the chain of calls, and how many times it ran before), the same
+//! callee, arguments of the same types held the same way by the caller, and none of the
+//! items the call read (the block, the ops and blocks it called) changed since. Calls that
+//! made diagnostics or tied weights by key are not reused: their effects reach outside them.
+//!
+//! It changes no result: debug builds (every test run) elaborate again from scratch after
+//! each elaboration that reused a call and assert that the graphs are equal, so the graph is
+//! still a function of the sources.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use super::{Graph, Site, SiteMap, TensorId, Value};
+use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree};
+use crate::diagnostics::FileName;
+use crate::semantics::scope::DefKind;
+use crate::syntax::Item;
+
+/// The last elaboration of each request (a scenario's model, or a model on its own), kept
+/// beside salsa as the parse states are ([`crate::db::ParseCache`]): a query cannot see its
+/// previous result. Shared by the database's clones.
+#[derive(Default)]
+pub struct ElaborationCache(Mutex<HashMap<CacheKey, Arc<Previous>>>);
+
+/// Which elaboration: the model's file and item, and the scenario's name (none for a model
+/// elaborated on its own).
+pub(super) type CacheKey = (SourceFile, u32, Option<Site>);
+
+impl std::fmt::Debug for ElaborationCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ElaborationCache({} elaborations)", self.len())
+    }
+}
+
+impl ElaborationCache {
+    pub(super) fn get(&self, key: &CacheKey) -> Option<Arc<Previous>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    pub(super) fn put(&self, key: CacheKey, previous: Previous) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Arc::new(previous));
+    }
+
+    /// Drops the elaborations of the models of a removed file.
+    pub fn forget(&self, file: SourceFile) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).retain(|(model, _, _), _| *model != file);
+    }
+
+    /// How many elaborations are kept.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The block calls of the elaborations kept (the last of each model and scenario): how
+    /// many were run and how many copied from the elaboration before.
+    pub fn counts(&self) -> CallCounts {
+        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.values().fold(CallCounts::default(), |sum, p| CallCounts {
+            ran: sum.ran + p.counts.ran,
+            reused: sum.reused + p.counts.reused,
+        })
+    }
+}
+
+/// How many block calls an elaboration ran, and how many it copied from the one before
+/// (a call made inside a copied call counts as copied).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallCounts {
+    /// Calls whose block body was run.
+    pub ran: u32,
+    /// Calls copied.
+    pub reused: u32,
+}
+
+/// What one elaboration leaves for the next.
+pub(super) struct Previous {
+    /// Its graph (shared with the query's result).
+    pub graph: Arc<Graph>,
+    /// The request's arguments, dimensions, strictness and context: a call is reused only
+    /// under the same ones.
+    pub request: RequestKey,
+    /// Its block calls, in the order they returned (a call after the calls it made).
+    pub calls: Vec<CallRecord>,
+    /// Each call by its chain (ending with the call's site) and occurrence.
+    pub by_site: SiteMap<(Arc<[Site]>, u32), u32>,
+    /// The items its calls read.
+    pub items: Vec<UsedItem>,
+    /// The names it resolved.
+    pub resolutions: Vec<Resolution>,
+    /// How many calls it ran and copied.
+    pub counts: CallCounts,
+}
+
+/// The parts of a request that decide a block call's result besides its arguments.
+#[derive(PartialEq)]
+pub(super) struct RequestKey {
+    pub args: BTreeMap<String, Value>,
+    pub dims: BTreeMap<String, i128>,
+    pub require_bound: bool,
+    pub context: String,
+}
+
+/// An item an elaboration read, kept alive so that an unchanged item is known by pointer.
+#[derive(Clone)]
+pub(super) struct UsedItem {
+    pub file: SourceFile,
+    pub index: u32,
+    pub item: Arc<Item>,
+}
+
+/// What a name refers to: a definition's kind, file and item (`None`: nothing).
+pub(super) type Target = Option<(DefKind, FileName, u32)>;
+
+/// A name resolved in a file, and to what.
+pub(super) struct Resolution {
+    pub file: SourceFile,
+    pub name: Box<str>,
+    pub target: Target,
+}
+
+impl Resolution {
+    /// What `name` refers to in `file` now.
+    pub fn target_now(db: &dyn Db, file: SourceFile, name: &str) -> Target {
+        file_scope(db, file).get(name).map(|def| (def.kind, def.file.clone(), def.item))
+    }
+}
+
+/// One block call of an elaboration: its key and what it made, as index ranges of the graph.
+#[derive(Clone)]
+pub(super) struct CallRecord {
+    /// The chain of calls, ending with this call's site (as its nodes hold it).
+    pub chain: Arc<[Site]>,
+    /// How many calls with this chain ran before it (a `repeat`).
+    pub occurrence: u32,
+    /// The block: its file and item.
+    pub callee: (SourceFile, u32),
+    /// The outermost call it runs in (checkpoint segments).
+    pub outer_call: u32,
+    /// The bound arguments, names and values, in binding order.
+    pub args: Vec<(Box<str>, Value)>,
+    /// The tensors of the arguments, in order, and whether the caller held a reference to
+    /// each (a tensor nobody else holds is released inside the call when the block drops it).
+    pub inputs: Vec<(TensorId, bool)>,
+    /// Its nodes, tensors and statement values: `start..end` of the graph's.
+    pub nodes: (u32, u32),
+    pub tensors: (u32, u32),
+    pub stmt_values: (u32, u32),
+    /// Input tensors released inside the call, with the number of nodes the call had made
+    /// by then.
+    pub input_releases: Vec<(TensorId, u32)>,
+    /// The returned tensors' release points when the call returned (the caller may set
+    /// them later, in the final graph).
+    pub returned: Vec<(TensorId, Option<u32>)>,
+    /// What it returned.
+    pub result: Value,
+    /// The items it read (indices into the elaboration's used items).
+    pub items: Vec<u32>,
+    /// The calls it made: `start..end` of the records (they come just before it).
+    pub nested: (u32, u32),
+}
+
+/// The previous elaboration, checked against the database: usable only if every name it
+/// resolved resolves the same way; then a call is reusable if none of its items changed.
+pub(super) struct Reusable {
+    pub previous: Arc<Previous>,
+    /// Per item of the previous elaboration: changed since.
+    pub changed: Vec<bool>,
+    /// Per item of the previous elaboration: its index in this one's, once used.
+    pub translated: Vec<Option<u32>>,
+}
+
+impl Reusable {
+    /// The previous elaboration of `key`, if it was made for the same request and its names
+    /// resolve the same way now.
+    pub fn check(db: &dyn Db, cache: &ElaborationCache, key: &CacheKey, request: &RequestKey) -> Option<Reusable> {
+        let previous = cache.get(key)?;
+        if previous.request != *request {
+            return None;
+        }
+        for r in &previous.resolutions {
+            if Resolution::target_now(db, r.file, &r.name) != r.target {
+                return None;
+            }
+        }
+        let changed = previous
+            .items
+            .iter()
+            .map(|used| match item_tree(db, ItemLoc::new(db, used.file, used.index)) {
+                Some(now) => *now != used.item,
+                None => true,
+            })
+            .collect();
+        let translated = vec![None; previous.items.len()];
+        Some(Reusable { previous, changed, translated })
+    }
+}
+
+/// `value` with its tensors renamed by `map`.
+pub(super) fn remap(value: &Value, map: &impl Fn(TensorId) -> TensorId) -> Value {
+    match value {
+        Value::Tensor(t) => Value::Tensor(map(*t)),
+        Value::Tensors(ts) => Value::Tensors(ts.iter().map(|t| map(*t)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Whether two argument values are the same but for their tensors' ids.
+pub(super) fn same_but_tensors(old: &Value, new: &Value) -> bool {
+    match (old, new) {
+        (Value::Tensor(_), Value::Tensor(_)) => true,
+        (Value::Tensors(a), Value::Tensors(b)) => a.len() == b.len(),
+        (a, b) => a == b,
+    }
+}

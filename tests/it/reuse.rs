@@ -1,0 +1,304 @@
+//! Block calls reused across elaborations (`elaborate::reuse`): after an edit, the calls that
+//! are the same as before are copied from the previous graph instead of run again, and the
+//! graph is the one a fresh elaboration makes.
+//!
+//! Each test counts the calls run and copied ([`ElaborationCache::counts`]) and compares the
+//! graph with a fresh database's. (Debug builds also compare every elaboration that copied a
+//! call with one from scratch, in every test that edits a file.)
+
+use netc::db::{Database, Db, ItemLoc, SourceFile, scenario_graph, syntax_tree};
+use netc::diagnostics::FileName;
+use netc::elaborate::CallCounts;
+use netc::syntax::Item;
+
+/// `blocks` blocks (each two linears and a relu) chained by a model, and a training scenario.
+fn chain(blocks: usize) -> String {
+    let mut text = String::new();
+    for b in 0..blocks {
+        text.push_str(&format!(
+            "block b{b}(x, width: int) {{\n    h = relu(linear(x, width))\n    return linear(h, 64)\n}}\n\n"
+        ));
+    }
+    text.push_str("model m() {\n    input x: f32[N, 64]\n    y = x\n");
+    for b in 0..blocks {
+        text.push_str(&format!("    y = b{b}(y, 64)\n"));
+    }
+    text.push_str("    return y\n}\n\ntrain fit { model m()  batch 32  optimizer adam }\n");
+    text
+}
+
+/// A database holding `text` as `main.net`, with its first scenario elaborated.
+struct Session {
+    db: Database,
+    file: SourceFile,
+    text: String,
+}
+
+impl Session {
+    fn new(text: &str) -> Session {
+        let mut db = Database::new();
+        let file = db.set_file(FileName::new("main.net"), text.to_string());
+        let mut session = Session { db, file, text: text.to_string() };
+        session.elaborate();
+        session
+    }
+
+    fn scenario(&self) -> ItemLoc<'_> {
+        let items = &syntax_tree(&self.db, self.file).items;
+        let index = items.iter().position(|i| matches!(**i, Item::Scenario(_))).expect("a scenario");
+        ItemLoc::new(&self.db, self.file, index as u32)
+    }
+
+    /// Elaborates the scenario; checks the graph against a fresh database's.
+    fn elaborate(&mut self) {
+        let graph = scenario_graph(&self.db, self.scenario()).clone().expect("a scenario");
+        let mut fresh = Database::new();
+        let file = fresh.set_file(FileName::new("main.net"), self.text.clone());
+        let items = &syntax_tree(&fresh, file).items;
+        let index = items.iter().position(|i| matches!(**i, Item::Scenario(_))).expect("a scenario");
+        let expected = scenario_graph(&fresh, ItemLoc::new(&fresh, file, index as u32)).clone();
+        assert_eq!(Some(&*graph), expected.as_deref(), "after the edit the graph differs from a fresh one");
+    }
+
+    /// Replaces the first `from` with `to`, elaborates, and returns the calls run and copied.
+    fn edit(&mut self, from: &str, to: &str) -> CallCounts {
+        assert!(self.text.contains(from), "no {from:?}");
+        self.text = self.text.replacen(from, to, 1);
+        self.db.set_file(FileName::new("main.net"), self.text.clone());
+        self.elaborate();
+        self.db.elaboration_cache().counts()
+    }
+}
+
+fn counts(ran: u32, reused: u32) -> CallCounts {
+    CallCounts { ran, reused }
+}
+
+#[test]
+fn the_first_elaboration_runs_every_call() {
+    let session = Session::new(&chain(20));
+    assert_eq!(session.db.elaboration_cache().counts(), counts(20, 0));
+}
+
+#[test]
+fn an_edit_inside_one_block_runs_that_call_only() {
+    let mut session = Session::new(&chain(20));
+    // b0's op changes (same shapes): b0 runs again, the 19 others are copied.
+    assert_eq!(session.edit("h = relu(linear(x, width))", "h = gelu(linear(x, width))"), counts(1, 19));
+    // Back: the same.
+    assert_eq!(session.edit("h = gelu(linear(x, width))", "h = relu(linear(x, width))"), counts(1, 19));
+    // An edit that keeps the graph: b0 runs again.
+    assert_eq!(session.edit("return linear(h, 64)", "return linear(h, 8 * 8)"), counts(1, 19));
+}
+
+#[test]
+fn a_changed_output_shape_runs_the_next_call_too() {
+    let mut session = Session::new(&chain(20));
+    // b3 returns [N, 32]: b4 gets another argument type and runs again; b4 returns [N, 64]
+    // as before, so b5 on are copied.
+    assert_eq!(
+        session.edit(
+            "block b3(x, width: int) {\n    h = relu(linear(x, width))\n    return linear(h, 64)",
+            "block b3(x, width: int) {\n    h = relu(linear(x, width))\n    return linear(h, 32)"
+        ),
+        counts(2, 18)
+    );
+    // An argument changed at the call site (same node count): that call runs again.
+    assert_eq!(session.edit("y = b7(y, 64)", "y = b7(y, 16)"), counts(1, 19));
+}
+
+#[test]
+fn a_batch_edit_runs_every_call() {
+    let mut session = Session::new(&chain(20));
+    assert_eq!(session.edit("batch 32", "batch 31"), counts(20, 0));
+}
+
+#[test]
+fn a_call_inside_a_changed_block_is_copied_when_unchanged() {
+    let text = "\
+block inner(x, width: int) {
+    return relu(linear(x, width))
+}
+
+block other(x) {
+    return layernorm(x)
+}
+
+block outer(x, width: int) {
+    h = inner(x, width)
+    h = other(h)
+    return x + dropout(h, p=0.1)
+}
+
+model m() {
+    input x: f32[N, 64]
+    y = repeat 3 outer(x, 64)
+    return y
+}
+
+train fit { model m()  batch 8  optimizer sgd }
+";
+    let mut session = Session::new(text);
+    assert_eq!(session.db.elaboration_cache().counts(), counts(9, 0));
+    // `inner` changes: each `outer` runs again (it read `inner`) with its `inner`; each
+    // `other` is copied.
+    assert_eq!(session.edit("return relu(linear(x, width))", "return gelu(linear(x, width))"), counts(6, 3));
+    // `outer` changes: the three `outer` run again; `inner` and `other` are copied.
+    assert_eq!(session.edit("dropout(h, p=0.1)", "dropout(h, p=0.2)"), counts(3, 6));
+}
+
+/// `pick` returns its first or its second argument: an edit of the flag (the same nodes, so
+/// the same call sites) changes which tensor the next call gets, not its type.
+const PICK: &str = "\
+block pick(a, b, first: bool) {
+    if first {
+        return a
+    }
+    return b
+}
+
+block inner(x) {
+    x = relu(x)
+    return x
+}
+
+block pair(a, b) {
+    return a + b
+}
+";
+
+#[test]
+fn arguments_held_differently_are_not_copied() {
+    // `inner` reassigns its parameter: a tensor nobody else holds (a temporary) is released
+    // inside the call, one held by a variable is not.
+    let text = format!(
+        "{PICK}
+model m() {{
+    input x: f32[N, 64]
+    s = gelu(x)
+    y = inner(pick(s, relu(x), true))
+    return y
+}}
+
+train fit {{ model m()  batch 8  optimizer sgd }}
+"
+    );
+    let mut session = Session::new(&text);
+    // `pick` runs again (its argument changed); `inner` gets a temporary instead of `s`.
+    assert_eq!(session.edit("relu(x), true)", "relu(x), false)"), counts(2, 0));
+    // An edit after the calls: both copied, `inner` releasing its argument as before.
+    assert_eq!(session.edit("return y", "return y * 2"), counts(0, 2));
+}
+
+#[test]
+fn a_tensor_given_twice_is_not_copied_as_two() {
+    let text = format!(
+        "{PICK}
+model m() {{
+    input x: f32[N, 64]
+    s = gelu(x)
+    t = relu(x)
+    y = pair(pick(s, t, true), s)
+    return y
+}}
+
+train fit {{ model m()  batch 8  optimizer sgd }}
+"
+    );
+    let mut session = Session::new(&text);
+    // `pair(s, s)` becomes `pair(t, s)`: same types, not the same tensors twice.
+    assert_eq!(session.edit("t, true)", "t, false)"), counts(2, 0));
+    assert_eq!(session.edit("t, false)", "t, true)"), counts(2, 0));
+}
+
+#[test]
+fn a_call_in_another_checkpoint_segment_is_not_copied() {
+    // Each outermost block call is a checkpoint segment; an `if` that adds one before `inner`
+    // moves `inner` to the next segment (its nodes say which).
+    let text = format!(
+        "{PICK}
+model m(extra: bool = true) {{
+    input x: f32[N, 64]
+    y = relu(x)
+    if extra {{
+        y = pair(y, y)
+    }}
+    y = inner(y)
+    return y
+}}
+
+train fit {{ model m()  batch 8  optimizer sgd  checkpoint }}
+"
+    );
+    let mut session = Session::new(&text);
+    assert_eq!(session.edit("extra: bool = true", "extra: bool = false"), counts(1, 0));
+    assert_eq!(session.edit("return y", "return y * 2"), counts(0, 1));
+}
+
+#[test]
+fn calls_that_tie_weights_or_report_errors_are_run_again() {
+    let text = "\
+block tied(x) {
+    return linear(x, 64, share=\"w\")
+}
+
+block plain(x) {
+    return linear(x, 64)
+}
+
+block wrong(x) {
+    return x + linear(x, 32)
+}
+
+model m() {
+    input x: f32[N, 64]
+    y = tied(x)
+    y = tied(y)
+    y = plain(y)
+    w = wrong(y)
+    return relu(y)
+}
+
+train fit { model m()  batch 8  optimizer sgd }
+";
+    let mut session = Session::new(text);
+    // An edit of the model's last line: `plain` is copied; the tied calls and the one with
+    // a shape error run again.
+    assert_eq!(session.edit("return relu(y)", "return gelu(y)"), counts(3, 1));
+}
+
+#[test]
+fn removing_a_file_drops_its_elaborations() {
+    let mut session = Session::new(&chain(2));
+    assert_eq!(session.db.elaboration_cache().len(), 1);
+    session.db.remove_file(&FileName::new("main.net"));
+    assert!(session.db.elaboration_cache().is_empty());
+}
+
+#[test]
+fn a_changed_op_declaration_runs_the_calls_that_use_it() {
+    // The file declares its own `dropout` (shadowing the standard one): a call that uses it
+    // read its declaration (the default of `p`).
+    let text = "\
+op dropout(x: tensor, p: float = 0.5, inplace: bool = false) -> tensor
+
+block uses(x) {
+    return dropout(linear(x, 64))
+}
+
+block ignores(x) {
+    return linear(x, 64)
+}
+
+model m() {
+    input x: f32[N, 64]
+    y = uses(x)
+    y = ignores(y)
+    return y
+}
+
+train fit { model m()  batch 8  optimizer sgd }
+";
+    let mut session = Session::new(text);
+    assert_eq!(session.edit("p: float = 0.5", "p: float = 0.25"), counts(1, 1));
+}
