@@ -114,8 +114,10 @@ pub type SiteMap<K, V> = HashMap<K, V, BuildHasherDefault<SiteHasher>>;
 pub struct TensorId(pub u32);
 
 /// One op application. Its name, arguments and result are shared, so that copying a node
-/// (a block call reused from the previous elaboration) copies pointers, not shapes.
-#[derive(Debug, Clone, PartialEq)]
+/// (a block call reused from the previous elaboration) copies pointers, not shapes, and
+/// comparing a copy with its original (salsa does, to keep what depends on an unchanged
+/// graph) compares pointers.
+#[derive(Debug, Clone)]
 pub struct Node {
     /// The op (`conv2d`, or `add`/`sub`/`mul`/`div`/`matmul` for operators).
     pub op: Arc<str>,
@@ -132,6 +134,21 @@ pub struct Node {
     pub params: Dim,
     /// Where it came from.
     pub origin: Origin,
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Self) -> bool {
+        fn same<T: PartialEq + ?Sized>(a: &Arc<T>, b: &Arc<T>) -> bool {
+            Arc::ptr_eq(a, b) || a == b
+        }
+        same(&self.op, &other.op)
+            && same(&self.args, &other.args)
+            && same(&self.result, &other.result)
+            && self.inputs == other.inputs
+            && self.outputs == other.outputs
+            && self.params == other.params
+            && self.origin == other.origin
+    }
 }
 
 /// The value a statement produced, for per-line shapes of block calls.
@@ -168,6 +185,17 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// An empty graph with room for as many tensors, nodes and statement values as this one.
+    fn with_capacity(&self) -> Graph {
+        Graph {
+            tensors: Vec::with_capacity(self.tensors.len()),
+            nodes: Vec::with_capacity(self.nodes.len()),
+            stmt_values: Vec::with_capacity(self.stmt_values.len()),
+            released_after: Vec::with_capacity(self.released_after.len()),
+            ..Graph::default()
+        }
+    }
+
     /// The type of a tensor.
     pub fn tensor(&self, id: TensorId) -> &TensorType {
         &self.tensors[id.0 as usize]
@@ -339,24 +367,26 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
 
 /// Elaborates a model, reusing calls of `previous` if given.
 fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reusable>) -> Elaborator<'db, 'r> {
+    let capacity = previous.as_ref().map_or((0, 0), |r| (r.previous.graph.tensors.len(), r.previous.calls.len()));
     let mut e = Elaborator {
         db,
         callees: HashMap::new(),
         param_names: Vec::new(),
         operator_names: ["a".into(), "b".into(), "inplace".into()],
         op_names: HashMap::new(),
-        graph: Graph::default(),
+        // About as large as the previous graph: growing a vector of thousands of nodes copies it.
+        graph: previous.as_ref().map_or_else(Graph::default, |r| r.previous.graph.with_capacity()),
         request,
         chain: Vec::new(),
         shared_chain: None,
         shared: BTreeMap::new(),
         stopped: false,
-        refs: Vec::new(),
+        refs: Vec::with_capacity(capacity.0),
         outer_call: 0,
         outer_calls: 0,
         previous,
         open: Vec::new(),
-        calls: Vec::new(),
+        calls: Vec::with_capacity(capacity.1),
         occurrences: SiteMap::default(),
         items: Vec::new(),
         item_ids: HashMap::new(),
