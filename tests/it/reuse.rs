@@ -8,7 +8,7 @@
 
 use netc::db::{Database, Db, ItemLoc, SourceFile, scenario_graph, syntax_tree};
 use netc::diagnostics::FileName;
-use netc::elaborate::CallCounts;
+use netc::elaborate::{CallCounts, ElaborationCache};
 use netc::syntax::Item;
 
 /// `blocks` blocks (each two linears and a relu) chained by a model, and a training scenario.
@@ -301,4 +301,39 @@ train fit { model m()  batch 8  optimizer sgd }
 ";
     let mut session = Session::new(text);
     assert_eq!(session.edit("p: float = 0.5", "p: float = 0.25"), counts(1, 1));
+}
+
+#[test]
+fn at_most_capacity_elaborations_are_kept() {
+    // Each scenario's model is one elaboration kept; inserting items above makes new keys.
+    let mut text = String::from(
+        "block b(x) {\n    return relu(x)\n}\n\nmodel m() {\n    input x: f32[N, 8]\n    return b(x)\n}\n\n",
+    );
+    let scenarios = ElaborationCache::CAPACITY + 6;
+    for s in 0..scenarios {
+        text.push_str(&format!("infer s{s} {{ model m()  batch {} }}\n", s + 1));
+    }
+    let mut db = Database::new();
+    let file = db.set_file(FileName::new("main.net"), text);
+    for (index, item) in syntax_tree(&db, file).items.iter().enumerate() {
+        if matches!(**item, Item::Scenario(_)) {
+            let _ = scenario_graph(&db, ItemLoc::new(&db, file, index as u32));
+        }
+    }
+    assert_eq!(db.elaboration_cache().len(), ElaborationCache::CAPACITY);
+    // The most recent ones are kept: after an edit of the model (not of the call), the last
+    // scenario copies its call of `b`; the first scenario's elaboration was dropped, so it
+    // runs its call again.
+    fn scenario(db: &Database, file: SourceFile, nth: usize) -> ItemLoc<'_> {
+        let items = &syntax_tree(db, file).items;
+        let index = items.iter().enumerate().filter(|(_, i)| matches!(***i, Item::Scenario(_))).nth(nth);
+        ItemLoc::new(db, file, index.expect("a scenario").0 as u32)
+    }
+    let text = file.text(&db).replace("return b(x)", "return b(x) * 2");
+    db.set_file(FileName::new("main.net"), text);
+    let _ = scenario_graph(&db, scenario(&db, file, scenarios - 1));
+    assert_eq!(db.elaboration_cache().counts().reused, 1);
+    let _ = scenario_graph(&db, scenario(&db, file, 0));
+    assert_eq!(db.elaboration_cache().counts().reused, 1);
+    assert_eq!(db.elaboration_cache().len(), ElaborationCache::CAPACITY);
 }

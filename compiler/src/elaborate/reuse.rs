@@ -25,9 +25,19 @@ use crate::syntax::Item;
 
 /// The last elaboration of each request (a scenario's model, or a model on its own), kept
 /// beside salsa as the parse states are ([`crate::db::ParseCache`]): a query cannot see its
-/// previous result. Shared by the database's clones.
+/// previous result. Shared by the database's clones. At most [`ElaborationCache::CAPACITY`]
+/// are kept, the least recently made dropped first: a request's key holds item indices, so
+/// inserting an item above a model makes new keys, and a long editing session must not keep
+/// every graph it ever made.
 #[derive(Default)]
-pub struct ElaborationCache(Mutex<HashMap<CacheKey, Arc<Previous>>>);
+pub struct ElaborationCache(Mutex<Kept>);
+
+/// The elaborations kept, each with when it was made (a count of elaborations).
+#[derive(Default)]
+struct Kept {
+    elaborations: HashMap<CacheKey, (u64, Arc<Previous>)>,
+    made: u64,
+}
 
 /// Which elaboration: the model's file and item, and the scenario's name (none for a model
 /// elaborated on its own).
@@ -40,22 +50,38 @@ impl std::fmt::Debug for ElaborationCache {
 }
 
 impl ElaborationCache {
+    /// How many elaborations are kept at most (a workspace's scenarios and models).
+    pub const CAPACITY: usize = 64;
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub(super) fn get(&self, key: &CacheKey) -> Option<Arc<Previous>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+        self.kept().elaborations.get(key).map(|(_, previous)| Arc::clone(previous))
     }
 
     pub(super) fn put(&self, key: CacheKey, previous: Previous) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Arc::new(previous));
+        let mut kept = self.kept();
+        kept.made += 1;
+        let made = kept.made;
+        kept.elaborations.insert(key, (made, Arc::new(previous)));
+        if kept.elaborations.len() > Self::CAPACITY {
+            let oldest = kept.elaborations.iter().min_by_key(|(_, (made, _))| *made).map(|(key, _)| key.clone());
+            if let Some(oldest) = oldest {
+                kept.elaborations.remove(&oldest);
+            }
+        }
     }
 
     /// Drops the elaborations of the models of a removed file.
     pub fn forget(&self, file: SourceFile) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).retain(|(model, _, _), _| *model != file);
+        self.kept().elaborations.retain(|(model, _, _), _| *model != file);
     }
 
     /// How many elaborations are kept.
     pub fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.kept().elaborations.len()
     }
 
     /// Whether none is kept.
@@ -66,8 +92,7 @@ impl ElaborationCache {
     /// The block calls of the elaborations kept (the last of each model and scenario): how
     /// many were run and how many copied from the elaboration before.
     pub fn counts(&self) -> CallCounts {
-        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        kept.values().fold(CallCounts::default(), |sum, p| CallCounts {
+        self.kept().elaborations.values().fold(CallCounts::default(), |sum, (_, p)| CallCounts {
             ran: sum.ran + p.counts.ran,
             reused: sum.reused + p.counts.reused,
         })
