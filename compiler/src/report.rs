@@ -7,13 +7,13 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::costs::scenario_costs;
 use crate::costs::simulate::{Breakdown, PhaseFigures};
+use crate::costs::{scenario_costs, scenario_lines};
 use crate::db::{
     Db, ItemLoc, SourceFile, item_tree, lookup_file, parse_file, scenario_graph, scenario_setup, syntax_tree,
 };
 use crate::diagnostics::FileName;
-use crate::elaborate::{Graph, Site, SiteMap, TensorId};
+use crate::elaborate::{Graph, Site, TensorId};
 use crate::shapes::Dim;
 use crate::syntax::{Item, NodeId};
 pub use crate::units::{bytes, count, thousands};
@@ -179,80 +179,58 @@ fn shapes(graph: &Graph, tensors: &[TensorId]) -> String {
     parts.join(", ")
 }
 
-/// The rows of a report being summed, one per statement, in the order of first use.
-#[derive(Default)]
-struct Rows<'g> {
-    index: SiteMap<&'g Site, usize>,
-    rows: Vec<(Site, LineReport)>,
-}
-
-impl<'g> Rows<'g> {
-    /// The row of `site`, created on first use.
-    fn of(&mut self, site: &'g Site) -> &mut LineReport {
-        let rows = &mut self.rows;
-        let at = *self.index.entry(site).or_insert_with(|| {
-            // The line and its text are filled in by `build`: they move with every edit above.
-            let report = LineReport {
-                file: site.file.clone(),
-                line: 0,
-                source: String::new(),
-                shape: String::new(),
-                params: 0,
-                macs: 0,
-                output_bytes: 0,
-                activation_bytes: 0,
-                workspace_bytes: 0,
-                weight_bytes: 0,
-                buffer_bytes: 0,
-                gradient_bytes: 0,
-                optimizer_bytes: 0,
-                instances: 0,
-            };
-            rows.push((site.clone(), report));
-            rows.len() - 1
-        });
-        &mut rows[at].1
-    }
-}
-
 /// The report of one scenario, or `None` if it cannot be elaborated (see its diagnostics).
 pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<ScenarioReport> {
     build(db, file, index).map(|(report, _)| report)
 }
 
 /// The report of one scenario and the statement of each of its lines.
-fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, Vec<Site>)> {
-    let (mut report, sites) = unlocated(db, ItemLoc::new(db, file, index)).clone()?;
-    for (line, site) in report.lines.iter_mut().zip(&sites) {
+fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, &[Site])> {
+    let loc = ItemLoc::new(db, file, index);
+    let mut report = unlocated(db, loc).clone()?;
+    let (_, sites) = unlocated_lines(db, loc).as_ref()?;
+    for (line, site) in report.lines.iter_mut().zip(sites) {
         (line.line, line.source) = locate(db, site)?;
     }
-    let peak = scenario_costs(db, ItemLoc::new(db, file, index)).as_ref()?.simulation.peak.site.as_ref();
+    let peak = scenario_costs(db, loc).as_ref()?.simulation.peak.site.as_ref();
     report.peak_line = peak.and_then(|site| locate(db, site).map(|(line, _)| format!("{}:{line}", site.file)));
     Some((report, sites))
 }
 
-/// A scenario's report without positions (line numbers, source text and the peak's line
-/// left empty) and the statement of each row, cached: an edit that only moves lines (a
-/// comment, blank lines) reuses it. `None` when the scenario does not elaborate.
+/// A scenario's rows without positions (line numbers and source text left empty) and the
+/// statement of each row, cached: an edit that only moves lines (a comment, blank lines)
+/// reuses them. The rows are in the order the lines first finished running (a block's lines
+/// come before the line that called the block), one per line of the simulation's
+/// [`LineTable`](crate::costs::simulate::LineTable). They are built from the graph and
+/// [`scenario_lines`] (the start of the run), not from [`scenario_costs`]: an editor's
+/// per-line figures come without waiting for the whole run. `None` when the scenario does
+/// not elaborate.
 #[salsa::tracked(returns(ref))]
-pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioReport, Vec<Site>)> {
-    // Items through `item_tree`, not the file's tree: an edit of another item leaves this cached.
-    let file = *loc.file(db);
-    let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return None };
-    let setup = scenario_setup(db, loc).as_ref()?;
+pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(Vec<LineReport>, Vec<Site>)> {
+    let table = scenario_lines(db, loc).as_ref()?;
     let graph = scenario_graph(db, loc).as_ref()?;
-    if !graph.diagnostics.is_empty() {
-        return None;
-    }
-    let model_name = match item_tree(db, ItemLoc::new(db, setup.model.0, setup.model.1)).as_deref() {
-        Some(Item::Model(m)) => m.name.text.clone(),
-        _ => String::new(),
-    };
-    // Lines in the order they first finished running: a block's lines come before the line
-    // that called the block.
-    let mut rows = Rows::default();
-    for value in &graph.stmt_values {
-        let r = rows.of(&value.origin.stmt);
+    let mut rows: Vec<LineReport> = table
+        .sites
+        .iter()
+        .map(|site| LineReport {
+            file: site.file.clone(),
+            line: 0,
+            source: String::new(),
+            shape: String::new(),
+            params: 0,
+            macs: 0,
+            output_bytes: 0,
+            activation_bytes: 0,
+            workspace_bytes: 0,
+            weight_bytes: 0,
+            buffer_bytes: 0,
+            gradient_bytes: 0,
+            optimizer_bytes: 0,
+            instances: 0,
+        })
+        .collect();
+    for (value, &line) in graph.stmt_values.iter().zip(&table.of_value) {
+        let r = &mut rows[line as usize];
         if r.instances == 0 {
             r.shape = shapes(graph, &value.tensors);
         }
@@ -261,15 +239,13 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioRep
             r.output_bytes += graph.tensor(*t).bytes().as_ref().map_or(0, known);
         }
     }
-    for node in &graph.nodes {
-        let r = rows.of(&node.origin.stmt);
+    for (node, &line) in graph.nodes.iter().zip(&table.of_node) {
+        let r = &mut rows[line as usize];
         r.params += known(&node.params);
         r.macs += known(&node.result.macs);
     }
-    let costs = scenario_costs(db, loc).as_ref()?;
-    let simulation = &costs.simulation;
-    for (site, memory) in &simulation.lines {
-        let r = rows.of(site);
+    for (r, memory) in rows.iter_mut().zip(&table.memory) {
+        let Some(memory) = memory else { continue };
         r.activation_bytes = memory.activations;
         r.workspace_bytes = memory.workspace;
         r.weight_bytes = memory.weights;
@@ -277,7 +253,27 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioRep
         r.gradient_bytes = memory.gradients;
         r.optimizer_bytes = memory.optimizer;
     }
-    let (sites, lines): (Vec<Site>, Vec<LineReport>) = rows.rows.into_iter().unzip();
+    Some((rows, table.sites.clone()))
+}
+
+/// A scenario's report without positions (line numbers, source text and the peak's line
+/// left empty), cached: an edit that only moves lines (a comment, blank lines) reuses it.
+/// Its `lines` are the rows of [`unlocated_lines`], which also has the statement of each.
+/// `None` when the scenario does not elaborate.
+#[salsa::tracked(returns(ref))]
+pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioReport> {
+    // Items through `item_tree`, not the file's tree: an edit of another item leaves this cached.
+    let file = *loc.file(db);
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return None };
+    let setup = scenario_setup(db, loc).as_ref()?;
+    let graph = scenario_graph(db, loc).as_ref()?;
+    let costs = scenario_costs(db, loc).as_ref()?;
+    let (lines, _) = unlocated_lines(db, loc).as_ref()?;
+    let model_name = match item_tree(db, ItemLoc::new(db, setup.model.0, setup.model.1)).as_deref() {
+        Some(Item::Model(m)) => m.name.text.clone(),
+        _ => String::new(),
+    };
+    let simulation = &costs.simulation;
     let peak = &simulation.peak;
     let b = peak.breakdown;
     let ledgers = Ledgers {
@@ -314,9 +310,9 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(ScenarioRep
         phases: simulation.phases.clone(),
         host_bytes: costs.host,
         host_budget_bytes: costs.host_budget,
-        lines,
+        lines: lines.clone(),
     };
-    Some((report, sites))
+    Some(report)
 }
 
 /// The scenarios declared in `files` (optionally only those named `only`), as files and

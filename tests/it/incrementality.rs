@@ -248,6 +248,44 @@ fn an_edit_that_leaves_the_graph_equal_rebuilds_no_report() {
     assert_eq!(after.peak_bytes, before.peak_bytes);
 }
 
+/// A training scenario of `A`'s model: its whole simulation (two steps) is what the
+/// per-line figures must not wait for.
+const TRAIN: &str = "\ntrain fit { model net()  batch 8  optimizer adam }\n";
+
+#[test]
+fn hints_after_an_edit_wait_for_the_first_forward_pass_only() {
+    use netc::ide::{HintConfig, hover, inlay_hints};
+    let a_text = format!("{A}{TRAIN}");
+    let mut logged = Logged::new(&[("a.net", &a_text), ("b.net", B)]);
+    let a = logged.files["a.net"];
+    let config = HintConfig::default();
+    let fit = netc::ide::ScenarioRef { file: FileName::new("a.net"), name: "fit".to_string() };
+    let stmt = a_text.find("y = stem").expect("the statement") as u32;
+    let figures = |db: &Database| {
+        let hover = hover(db, a, stmt, Some(&fit)).expect("a hover").markdown;
+        (inlay_hints(db, a, None, Some(&fit), &config), hover)
+    };
+    let before = figures(&logged.db);
+    assert!(before.1.contains("scenario `fit`"), "{}", before.1);
+    // The stem's width changes: the graph of `fit`, so its figures, change. The edit is set
+    // alone (no diagnostics asked for: their lints would run the whole simulation).
+    let edited = a_text.replacen("stem(x, 16)", "stem(x, 32)", 1);
+    logged.db.set_file(FileName::new("a.net"), edited.clone());
+    logged.log.lock().unwrap().clear();
+    let after = figures(&logged.db);
+    let ran = logged.log.lock().unwrap().clone();
+    assert_ne!(after, before, "the edit changes the figures");
+    assert!(ran.iter().any(|q| q.starts_with("scenario_lines(")), "{ran:#?}");
+    // Neither the whole simulation nor the report with its peak ran.
+    assert!(!ran.iter().any(|q| q.contains("scenario_costs") || q.starts_with("unlocated(")), "{ran:#?}");
+    // The figures are those of a fresh database.
+    let mut fresh = Database::new();
+    let fresh_a = fresh.set_file(FileName::new("a.net"), edited);
+    fresh.set_file(FileName::new("b.net"), B.to_string());
+    let hover = hover(&fresh, fresh_a, stmt, Some(&fit)).expect("a hover").markdown;
+    assert_eq!(after, (inlay_hints(&fresh, fresh_a, None, Some(&fit), &config), hover));
+}
+
 #[test]
 fn a_removed_file_leaves_no_parse_behind() {
     use netc::db::Db as _;

@@ -40,6 +40,50 @@ fn cuda_peaks_match_pytorch() {
     assert_within_bar(&cases);
 }
 
+/// The per-line figures from the parameter set-up and the first forward pass alone (what an
+/// editor's hints wait for: `scenario_lines`) are the whole simulation's, for every scenario
+/// of every zoo model, as written and with the knobs that make the first step differ from
+/// the others (several micro-batches; `cudnn.benchmark`, which tries every convolution
+/// algorithm on the first iteration only).
+#[test]
+fn line_figures_of_the_first_forward_pass_are_the_whole_runs() {
+    use netc::costs::simulate::{ConvAlgorithm, line_figures, simulate};
+    use netc::costs::{config, scenario_costs, scenario_lines};
+    use netc::db::{Database, Db, ItemLoc, STDLIB_SOURCES, scenario_graph, scenario_setup, syntax_tree};
+    use netc::syntax::Item;
+
+    let db = Database::new();
+    let modules = db.stdlib().modules(&db).clone();
+    let mut scenarios = 0;
+    for (module, _) in STDLIB_SOURCES.iter().filter(|(m, _)| m.starts_with("std.models.")) {
+        let file = modules[*module];
+        for (index, item) in syntax_tree(&db, file).iter().enumerate() {
+            let Item::Scenario(s) = item else { continue };
+            let what = format!("{module}: scenario `{}`", s.name.text);
+            let loc = ItemLoc::new(&db, file, index as u32);
+            let whole = &scenario_costs(&db, loc).as_ref().unwrap_or_else(|| panic!("{what} simulates")).simulation;
+            let lines = scenario_lines(&db, loc).clone().unwrap_or_else(|| panic!("{what} has line figures"));
+            assert!(!whole.lines.is_empty(), "{what}: no lines");
+            assert_eq!(lines.by_site(), whole.lines, "{what}");
+            let graph = scenario_graph(&db, loc).as_ref().expect("a graph");
+            let (base, _) = config(&scenario_setup(&db, loc).as_ref().expect("a setup").run);
+            let mut accumulating = base;
+            accumulating.micro_batches = 3;
+            let mut benchmarking = base;
+            (benchmarking.cudnn_benchmark, benchmarking.conv_algorithm) = (true, ConvAlgorithm::Im2col);
+            for variant in [accumulating, benchmarking] {
+                assert_eq!(
+                    line_figures(graph, &variant).by_site(),
+                    simulate(graph, &variant).lines,
+                    "{what}: {variant:?}"
+                );
+            }
+            scenarios += 1;
+        }
+    }
+    assert!(scenarios >= 20, "{scenarios} zoo scenarios");
+}
+
 /// The articles' worked example (/work/shared/seeds/DIGEST.md, "The worked example"): three
 /// biased 3x3 convolutions, global average pooling, a linear head; 627,816 parameters. Its
 /// inference peak and the im2col workspace of its convolutions are tested below.

@@ -4,6 +4,8 @@
 //! [`simulate`] replays a scenario's graph through forward, loss, backward and optimizer
 //! steps, and [`devices`] holds the presets. [`scenario_costs`] puts them together for a
 //! scenario: the peak, the breakdown at the peak, the runtime overhead and the budget.
+//! [`scenario_lines`] is the per-line part alone, from the start of the run only (what an
+//! editor's inlay hints show, sooner than the whole run).
 
 pub mod autograd;
 pub mod devices;
@@ -11,11 +13,14 @@ pub mod simulate;
 
 use serde::Serialize;
 
-use crate::db::{Db, ItemLoc, scenario_graph, scenario_setup};
+use crate::db::{Db, ItemLoc, ScenarioSetup, scenario_graph, scenario_setup};
+use crate::elaborate::Graph;
 
 use self::autograd::Mode;
 use self::devices::{Device, device};
-use self::simulate::{Config, ConvAlgorithm, Optimizer, Precision, Sharding, Simulation, simulate};
+use self::simulate::{
+    Config, ConvAlgorithm, LineTable, Optimizer, Precision, Sharding, Simulation, line_figures, simulate,
+};
 
 /// A scenario's memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -78,14 +83,18 @@ pub fn config(setup: &crate::db::RunSettings) -> (Config, &'static Device) {
     (config, device)
 }
 
+/// A scenario's setup and graph, if it can be simulated: `None` when it cannot be elaborated
+/// (see its diagnostics).
+fn simulable<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(&'db ScenarioSetup, &'db Graph)> {
+    let setup = scenario_setup(db, loc).as_ref()?;
+    let graph = scenario_graph(db, loc).as_ref()?;
+    graph.diagnostics.is_empty().then_some((setup, graph))
+}
+
 /// Simulates a scenario. `None` when it cannot be elaborated (see its diagnostics).
 #[salsa::tracked(returns(ref))]
 pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioCosts> {
-    let setup = scenario_setup(db, loc).as_ref()?;
-    let graph = scenario_graph(db, loc).as_ref()?;
-    if !graph.diagnostics.is_empty() {
-        return None;
-    }
+    let (setup, graph) = simulable(db, loc)?;
     let (config, device) = config(&setup.run);
     let simulation = simulate(graph, &config);
     let runtime = setup.run.overhead.unwrap_or(device.runtime);
@@ -101,4 +110,15 @@ pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
         simulation,
         device,
     })
+}
+
+/// A scenario's per-line figures ([`line_figures`]): the same as its [`scenario_costs`]'
+/// `simulation.lines`, from the parameter set-up and the first forward pass only, and not
+/// depending on `scenario_costs`, so an edit gets them without waiting for the whole run.
+/// `None` when the scenario cannot be elaborated.
+#[salsa::tracked(returns(ref))]
+pub fn scenario_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<LineTable> {
+    let (setup, graph) = simulable(db, loc)?;
+    let (config, _) = config(&setup.run);
+    Some(line_figures(graph, &config))
 }

@@ -6,6 +6,10 @@
 //! input's storage). Training runs two steps of `zero_grad(set_to_none)`, forward, loss,
 //! backward and optimizer step, as PyTorch does; step 2 is the steady state, with the
 //! optimizer state allocated. The peak is the maximum of live bytes after any allocation.
+//!
+//! Every per-line figure is recorded during the parameter set-up and the first forward pass
+//! (gradients and optimizer state follow from the parameters): [`line_figures`] replays that
+//! much, without recording the peak, and [`simulate`] the whole run, on the same code path.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -364,6 +368,29 @@ pub struct LineMemory {
     pub workspace: i128,
 }
 
+/// The per-line figures of a run, as the simulation groups them: its lines (one per
+/// statement), the line of each node and of each statement value, and each line's memory.
+/// [`line_figures`] computes them without the rest of the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineTable {
+    /// Each line's statement, in the order lines first appear among the graph's statement
+    /// values (the order they first finished running), then among its nodes.
+    pub sites: Vec<Site>,
+    /// The line (an index in `sites`) of each of the graph's nodes.
+    pub of_node: Vec<u32>,
+    /// The line of each of the graph's statement values (`Graph::stmt_values`).
+    pub of_value: Vec<u32>,
+    /// Each line's memory; `None` for a line nothing was recorded for (all zero).
+    pub memory: Vec<Option<LineMemory>>,
+}
+
+impl LineTable {
+    /// The memory of the lines that have a record, by statement ([`Simulation::lines`]).
+    pub fn by_site(self) -> BTreeMap<Site, LineMemory> {
+        self.sites.into_iter().zip(self.memory).filter_map(|(site, m)| Some((site, m?))).collect()
+    }
+}
+
 /// The result of simulating a scenario.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Simulation {
@@ -549,6 +576,9 @@ fn overwrite(slot: &mut Option<Sample>, at: u32, step: u8, phase: Phase, op: &st
 
 /// The storages and what is live.
 struct Store {
+    /// Whether the peak, the phases and the timeline are recorded (not when only the
+    /// per-line figures are asked for: [`Extent::Lines`]).
+    peaks: bool,
     bytes: Vec<i128>,
     category: Vec<Category>,
     live: Vec<bool>,
@@ -609,6 +639,9 @@ impl Store {
 
     /// Records a possible peak just after an allocation.
     fn check(&mut self, op: &str, site: Option<&Site>) {
+        if !self.peaks {
+            return;
+        }
         self.rounded_peak = self.rounded_peak.max(self.live_rounded);
         if let Some(figures) = self.phases.last_mut() {
             figures.peak = figures.peak.max(self.live_bytes);
@@ -643,6 +676,9 @@ impl Store {
     }
 
     fn begin(&mut self, step: u8, phase: Phase) {
+        if !self.peaks {
+            return;
+        }
         self.end_phase();
         self.step = step;
         self.phase = phase;
@@ -655,6 +691,15 @@ impl Store {
         if let Some(figures) = self.phases.last_mut() {
             figures.end = live;
         }
+    }
+
+    /// The end of the run: the last phase ends, the timeline's last sample.
+    fn end(&mut self) {
+        if !self.peaks {
+            return;
+        }
+        self.end_phase();
+        self.timeline.record(self.step, self.phase, "", &self.totals, true);
     }
 }
 
@@ -676,7 +721,8 @@ struct Params {
 type LineId = u32;
 
 /// The per-line figures being summed. Each line (a statement's site) gets a dense index once,
-/// so an op adds to a slot of a vector instead of searching a map of sites.
+/// so an op adds to a slot of a vector instead of searching a map of sites; the indices are
+/// those of the [`LineTable`] the run returns.
 struct Lines<'g> {
     /// The line of each node.
     of_node: Vec<LineId>,
@@ -709,8 +755,9 @@ impl<'g> Lines<'g> {
             id
         };
         let mut previous = None;
-        let of_node: Vec<LineId> = graph.nodes.iter().map(|n| id(&n.origin.stmt, &mut previous)).collect();
+        // Values first: the lines are numbered in the order they first finished running.
         let of_value: Vec<LineId> = graph.stmt_values.iter().map(|v| id(&v.origin.stmt, &mut previous)).collect();
+        let of_node: Vec<LineId> = graph.nodes.iter().map(|n| id(&n.origin.stmt, &mut previous)).collect();
         lines.of_node = of_node;
         lines.of_value = of_value;
         lines
@@ -721,8 +768,13 @@ impl<'g> Lines<'g> {
         self.figures[id as usize].get_or_insert_with(LineMemory::default)
     }
 
-    fn finish(self) -> BTreeMap<Site, LineMemory> {
-        self.sites.into_iter().zip(self.figures).filter_map(|(site, f)| Some((site.clone(), f?))).collect()
+    fn finish(self) -> LineTable {
+        LineTable {
+            sites: self.sites.into_iter().cloned().collect(),
+            of_node: self.of_node,
+            of_value: self.of_value,
+            memory: self.figures,
+        }
     }
 }
 
@@ -868,10 +920,49 @@ impl Run<'_> {
     }
 }
 
+/// How much of a run [`replay`] goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Extent {
+    /// The whole run (every step), with the peak, the phases and the timeline.
+    Whole,
+    /// The parameter set-up and the first forward pass, without the peak, the phases and the
+    /// timeline: all that the per-line figures are recorded from.
+    Lines,
+}
+
 /// Simulates `graph` run as `config` says.
 pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
+    let (store, lines) = replay(graph, config, Extent::Whole);
+    Simulation {
+        peak: store.peak.clone().unwrap_or(Peak {
+            bytes: store.live_bytes,
+            step: 1,
+            phase: Phase::Forward,
+            op: String::new(),
+            site: None,
+            breakdown: Breakdown::from_totals(&store.totals),
+        }),
+        rounded_peak: store.rounded_peak,
+        phases: store.phases,
+        lines: lines.by_site(),
+        timeline: store.timeline.finish(store.peak_at),
+    }
+}
+
+/// The per-line figures of `graph` run as `config` says: [`simulate`]'s `lines`, with every
+/// line's statement and the line of each node and value, from the parameter set-up and the
+/// first forward pass only (every per-line figure is recorded there), without the rest of
+/// the run or its peak.
+pub fn line_figures(graph: &Graph, config: &Config) -> LineTable {
+    replay(graph, config, Extent::Lines).1
+}
+
+/// Runs `graph` as `config` says, as far as `extent`: what is live (with the peak, phases and
+/// timeline of a whole run) and the per-line figures.
+fn replay(graph: &Graph, config: &Config, extent: Extent) -> (Store, LineTable) {
     let mode = config.mode;
     let mut store = Store {
+        peaks: extent == Extent::Whole,
         bytes: Vec::new(),
         category: Vec::new(),
         live: Vec::new(),
@@ -949,7 +1040,7 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
     let mut buckets_made = false;
     let mut optimizer_state_made = false;
 
-    for step in 1..=steps {
+    'run: for step in 1..=steps {
         if config.training {
             store.begin(step, Phase::ZeroGrad);
             for g in grads.iter_mut() {
@@ -962,6 +1053,10 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
             store.begin(step, Phase::Forward);
             let first = step == 1 && micro == 0;
             let mut forward = run_forward(&run, &mut store, &mut storage_of, &mut lines, first);
+            if extent == Extent::Lines {
+                // Nothing after the first forward pass records a line's figures.
+                break 'run;
+            }
             if !config.training {
                 break;
             }
@@ -1007,8 +1102,7 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
             run_step(&run, &mut store, &mut optimizer_state_made);
         }
     }
-    store.end_phase();
-    store.timeline.record(store.step, store.phase, "", &store.totals, true);
+    store.end();
     // Gradients and optimizer state per line (training).
     if config.training {
         for &(_, elements, line) in &run.params.all {
@@ -1019,20 +1113,7 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
         }
     }
     run.behaviours.clear();
-    Simulation {
-        peak: store.peak.clone().unwrap_or(Peak {
-            bytes: store.live_bytes,
-            step: 1,
-            phase: Phase::Forward,
-            op: String::new(),
-            site: None,
-            breakdown: Breakdown::from_totals(&store.totals),
-        }),
-        rounded_peak: store.rounded_peak,
-        phases: store.phases,
-        lines: lines.finish(),
-        timeline: store.timeline.finish(store.peak_at),
-    }
+    (store, lines.finish())
 }
 
 /// What the forward pass leaves for backward: per node, the storages autograd holds.

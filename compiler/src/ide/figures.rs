@@ -2,9 +2,13 @@
 //! bytes in the active scenario (inlay hints, hovers); per scenario, parameters and MACs
 //! (code lenses).
 //!
-//! The figures are the rows of [`crate::report::unlocated`] (one per statement, without
-//! positions, so an edit that only moves lines reuses them); only the lines an editor shows
-//! are then found in the text. They are the figures of `netc report`.
+//! The per-line figures are the rows of [`crate::report::unlocated_lines`] (one per
+//! statement, without positions, so an edit that only moves lines reuses them); only the
+//! lines an editor shows are then found in the text. They are the figures of `netc report`,
+//! but need only the start of the scenario's simulation ([`crate::costs::scenario_lines`]):
+//! after an edit, inlay hints and a line's hover do not wait for the whole run. What shows
+//! the peak (code lenses, a scenario's hover) reads the whole report,
+//! [`crate::report::unlocated`].
 //!
 //! The *active scenario* of a file is the one its figures come from: the scenario the user
 //! chose, if it runs any line of the file; otherwise the first scenario of the file that
@@ -13,10 +17,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::db::{Db, ItemLoc, SourceFile, lookup_file, parse_file, syntax_tree};
+use crate::db::{Db, ItemLoc, SourceFile, item_tree, lookup_file, parse_file, syntax_tree};
 use crate::diagnostics::{FileName, NodeRef, TextRange};
 use crate::elaborate::{Site, SiteMap};
-use crate::report::{LineReport, ScenarioReport, bytes, count, line_of, line_starts, line_text, thousands, unlocated};
+use crate::report::{
+    LineReport, ScenarioReport, bytes, count, line_of, line_starts, line_text, thousands, unlocated, unlocated_lines,
+};
 use crate::syntax::{Body, Item, ItemSpans, StmtKind};
 
 /// Names a scenario: its file and name.
@@ -31,7 +37,7 @@ pub struct ScenarioRef {
 /// The row of each statement in a scenario's report, cached per scenario.
 #[salsa::tracked(returns(ref))]
 fn rows_by_site<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> SiteMap<Site, usize> {
-    let Some((_, sites)) = unlocated(db, loc) else { return SiteMap::default() };
+    let Some((_, sites)) = unlocated_lines(db, loc) else { return SiteMap::default() };
     sites.iter().enumerate().map(|(row, site)| (site.clone(), row)).collect()
 }
 
@@ -48,14 +54,20 @@ fn all_scenarios(db: &dyn Db) -> Vec<(SourceFile, u32, String)> {
     out
 }
 
-/// The figures of a scenario (its rows without line numbers), or `None` when it does not
-/// elaborate.
+/// The whole report of a scenario without positions (its peak, and its rows without line
+/// numbers), or `None` when it does not elaborate.
 fn report_of(db: &dyn Db, file: SourceFile, index: u32) -> Option<&ScenarioReport> {
-    unlocated(db, ItemLoc::new(db, file, index)).as_ref().map(|(report, _)| report)
+    unlocated(db, ItemLoc::new(db, file, index)).as_ref()
 }
 
-fn covers(report: &ScenarioReport, name: &FileName) -> bool {
-    report.lines.iter().any(|l| &l.file == name)
+/// The rows of a scenario without line numbers (not waiting for its peak), or `None` when it
+/// does not elaborate.
+fn rows_of(db: &dyn Db, file: SourceFile, index: u32) -> Option<&[LineReport]> {
+    unlocated_lines(db, ItemLoc::new(db, file, index)).as_ref().map(|(rows, _)| rows.as_slice())
+}
+
+fn covers(rows: &[LineReport], name: &FileName) -> bool {
+    rows.iter().any(|l| &l.file == name)
 }
 
 /// The scenario whose figures `file` shows (see the module documentation).
@@ -64,12 +76,12 @@ pub fn active_scenario(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRe
     let scenarios = all_scenarios(db);
     if let Some(chosen) = chosen
         && let Some((f, i, _)) = scenarios.iter().find(|(f, _, n)| f.name(db) == &chosen.file && *n == chosen.name)
-        && report_of(db, *f, *i).is_some_and(|r| covers(r, name))
+        && rows_of(db, *f, *i).is_some_and(|r| covers(r, name))
     {
         return Some((*f, *i));
     }
-    let own = scenarios.iter().find(|(f, i, _)| *f == file && report_of(db, *f, *i).is_some());
-    let elsewhere = || scenarios.iter().find(|(f, i, _)| report_of(db, *f, *i).is_some_and(|r| covers(r, name)));
+    let own = scenarios.iter().find(|(f, i, _)| *f == file && rows_of(db, *f, *i).is_some());
+    let elsewhere = || scenarios.iter().find(|(f, i, _)| rows_of(db, *f, *i).is_some_and(|r| covers(r, name)));
     own.or_else(elsewhere).map(|(f, i, _)| (*f, *i))
 }
 
@@ -274,9 +286,10 @@ fn line_rows(
 ) -> Option<(ScenarioRef, BTreeMap<u32, LineRow>)> {
     let (sf, index) = active_scenario(db, file, chosen)?;
     let loc = ItemLoc::new(db, sf, index);
-    let (report, _) = unlocated(db, loc).as_ref()?;
+    let Some(Item::Scenario(s)) = item_tree(db, loc).as_deref() else { return None };
+    let (scenario_rows, _) = unlocated_lines(db, loc).as_ref()?;
     let by_site = rows_by_site(db, loc);
-    let scenario = ScenarioRef { file: sf.name(db).clone(), name: report.name.clone() };
+    let scenario = ScenarioRef { file: sf.name(db).clone(), name: s.name.text.clone() };
     let name = file.name(db);
     let starts = line_starts(db, file);
     // Each line's hint offset and rows, in the report's order (the order lines first ran).
@@ -291,9 +304,9 @@ fn line_rows(
     for (line, (offset, mut rows)) in lines {
         rows.sort_unstable();
         let Some((&first, rest)) = rows.split_first() else { continue };
-        let mut row = report.lines[first].clone();
+        let mut row = scenario_rows[first].clone();
         // Two statements on one line (`a = f(x); b = g(a)`): one hint with the last shape.
-        for other in rest.iter().map(|&i| &report.lines[i]) {
+        for other in rest.iter().map(|&i| &scenario_rows[i]) {
             row.shape = other.shape.clone();
             row.params += other.params;
             row.macs += other.macs;
