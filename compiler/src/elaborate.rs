@@ -132,8 +132,8 @@ pub struct Node {
     /// Parameters this node owns: its weights, unless they are shared with an earlier node
     /// (`share="..."`), in which case 0.
     pub params: Dim,
-    /// Where it came from.
-    pub origin: Origin,
+    /// Where it came from (shared by a copy).
+    pub origin: Arc<Origin>,
 }
 
 impl PartialEq for Node {
@@ -154,8 +154,8 @@ impl PartialEq for Node {
 /// The value a statement produced, for per-line shapes of block calls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StmtValue {
-    /// Where.
-    pub origin: Origin,
+    /// Where (shared by a copy).
+    pub origin: Arc<Origin>,
     /// The tensors it assigned or returned.
     pub tensors: Vec<TensorId>,
     /// Tensors with ids from this one on were made while the statement ran; the others
@@ -597,7 +597,8 @@ impl<'db> Elaborator<'db, '_> {
 
     /// Records what a statement produced; `start` is the tensor count when it began.
     fn record(&mut self, stmt: Site, start: u32, tensors: Vec<TensorId>) {
-        let origin = Origin { expr: stmt.clone(), stmt, chain: self.shared_chain(), outer_call: self.outer_call };
+        let origin =
+            Arc::new(Origin { expr: stmt.clone(), stmt, chain: self.shared_chain(), outer_call: self.outer_call });
         self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(start) });
     }
 
@@ -1396,12 +1397,12 @@ impl<'db> Elaborator<'db, '_> {
                 }
                 let outputs: Vec<TensorId> = result.outputs.iter().map(|t| self.new_tensor(t.clone())).collect();
                 let stmt = self.site(ctx.name, ctx.item, ctx.stmt.get());
-                let origin = Origin {
+                let origin = Arc::new(Origin {
                     expr: self.site(ctx.name, ctx.item, id),
                     stmt,
                     chain: self.shared_chain(),
                     outer_call: self.outer_call,
-                };
+                });
                 // Temporaries this node consumed are dropped once it returns.
                 let consumed: Vec<TensorId> = inputs.iter().copied().filter(|t| self.refs[t.0 as usize] == 0).collect();
                 let op = Arc::clone(self.op_names.entry(op).or_insert_with(|| op.into()));
