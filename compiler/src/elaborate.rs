@@ -18,7 +18,9 @@ mod reuse;
 
 pub use self::reuse::CallCounts;
 pub use self::reuse::ElaborationCache;
-use self::reuse::{CallRecord, Previous, Resolution, Reusable, Target, UsedItem, remap, same_but_tensors};
+use self::reuse::{
+    CallRecord, CallSites, Occurrences, Previous, Resolution, Reusable, Target, UsedItem, remap, same_but_tensors,
+};
 use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
 use crate::semantics::scope::DefKind;
@@ -302,8 +304,9 @@ struct Elaborator<'db, 'r> {
     /// last) and those that returned, ...
     open: Vec<OpenCall>,
     calls: Vec<CallRecord>,
-    /// ... how many calls each chain of call sites made so far, ...
-    occurrences: SiteMap<Arc<[Site]>, u32>,
+    /// ... the calls of each chain of call sites so far, by occurrence (their records, or
+    /// [`NOT_RECORDED`] for calls not recorded), ...
+    calls_at: CallSites,
     /// ... the items read (and their indices) and the names resolved.
     items: Vec<UsedItem>,
     item_ids: HashMap<(SourceFile, u32), u32>,
@@ -350,13 +353,12 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
             resolutions.entry((r.file, r.name.clone())).or_insert_with(|| r.target.clone());
         }
     }
-    let by_site = e.calls.iter().enumerate().map(|(i, c)| ((Arc::clone(&c.chain), c.occurrence), i as u32)).collect();
     let resolutions = resolutions.into_iter().map(|((file, name), target)| Resolution { file, name, target }).collect();
     let previous = Previous {
         graph: Arc::clone(&graph),
         request: request_key,
         calls: e.calls,
-        by_site,
+        by_site: e.calls_at,
         items: e.items,
         resolutions,
         counts: e.counts,
@@ -387,7 +389,7 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         previous,
         open: Vec::new(),
         calls: Vec::with_capacity(capacity.1),
-        occurrences: SiteMap::default(),
+        calls_at: CallSites::default(),
         items: Vec::new(),
         item_ids: HashMap::new(),
         resolutions: HashMap::new(),
@@ -1016,12 +1018,8 @@ impl<'db> Elaborator<'db, '_> {
                     self.outer_call = self.outer_calls;
                 }
                 self.chain.push(self.site(ctx.name, ctx.item, id));
-                self.shared_chain = None;
-                let chain = self.shared_chain();
-                let occurrence = self.occurrences.entry(Arc::clone(&chain)).or_insert(0);
-                *occurrence += 1;
-                let occurrence = *occurrence - 1;
-                let result = match self.reuse(&chain, occurrence, (source, item), &bound, &inputs) {
+                let (chain, occurrence, before) = self.begin_call();
+                let result = match self.reuse(before, (source, item), &bound, &inputs) {
                     Some(value) => Ok(value),
                     None => {
                         let record = CallRecord {
@@ -1113,22 +1111,58 @@ impl<'db> Elaborator<'db, '_> {
             .collect();
         record.result = value.clone();
         record.nested.1 = self.calls.len() as u32;
+        self.call_at(&Arc::clone(&record.chain), record.occurrence, self.calls.len() as u32);
         self.calls.push(record);
     }
 
-    /// The result of a block call copied from the previous elaboration, if it made the same
-    /// call (same site, callee, argument types and holding, unchanged items).
+    /// Starts a block call whose site was just pushed on the chain: the chain as its nodes
+    /// will hold it (the previous elaboration's, when it had one), how many calls with this
+    /// chain ran before, and the previous elaboration's record of the call with the same
+    /// chain and occurrence, if any.
+    fn begin_call(&mut self) -> (Arc<[Site]>, u32, Option<u32>) {
+        let before = self.previous.as_ref().and_then(|r| r.previous.by_site.get_key_value(self.chain.as_slice()));
+        let (chain, occurrence) = match self.calls_at.get_key_value(self.chain.as_slice()) {
+            Some((chain, _)) => {
+                let chain = Arc::clone(chain);
+                let occurrence = self.calls_at.get_mut(&*chain).map_or(0, Occurrences::push);
+                (chain, occurrence)
+            }
+            None => {
+                let chain = before.map_or_else(|| self.chain.as_slice().into(), |(chain, _)| Arc::clone(chain));
+                self.calls_at.insert(Arc::clone(&chain), Occurrences::one());
+                (chain, 0)
+            }
+        };
+        let record = before.and_then(|(_, calls)| calls.get(occurrence));
+        self.shared_chain = Some(Arc::clone(&chain));
+        (chain, occurrence, record)
+    }
+
+    /// Records that call record `index` is the call of `chain` at `occurrence`.
+    fn call_at(&mut self, chain: &Arc<[Site]>, occurrence: u32, index: u32) {
+        match self.calls_at.get_mut(&**chain) {
+            Some(calls) => calls.set(occurrence, index),
+            None => {
+                let mut calls = Occurrences::one();
+                calls.set(occurrence, index);
+                self.calls_at.insert(Arc::clone(chain), calls);
+            }
+        }
+    }
+
+    /// The result of a block call copied from the previous elaboration, if record `at` of it
+    /// (same site) made the same call (same callee, argument types and holding, unchanged
+    /// items).
     fn reuse(
         &mut self,
-        chain: &Arc<[Site]>,
-        occurrence: u32,
+        at: Option<u32>,
         callee: (SourceFile, u32),
         bound: &Bound<'db>,
         inputs: &[(TensorId, bool)],
     ) -> Option<Value> {
+        let at = at?;
         let reusable = self.previous.as_ref()?;
         let previous = Arc::clone(&reusable.previous);
-        let &at = previous.by_site.get(&(Arc::clone(chain), occurrence))?;
         let record = &previous.calls[at as usize];
         let same = record.callee == callee
             && record.outer_call == self.outer_call
@@ -1220,8 +1254,7 @@ impl<'db> Elaborator<'db, '_> {
                 nested: (q.nested.0 - record.nested.0 + base, q.nested.1 - record.nested.0 + base),
             };
             // A fresh run would have counted the calls made inside.
-            let count = self.occurrences.entry(Arc::clone(&q.chain)).or_insert(0);
-            *count = (*count).max(q.occurrence + 1);
+            self.call_at(&q.chain, q.occurrence, self.calls.len() as u32);
             self.calls.push(copy);
             self.counts.reused += 1;
         }

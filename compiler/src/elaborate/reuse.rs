@@ -118,14 +118,63 @@ pub(super) struct Previous {
     pub request: RequestKey,
     /// Its block calls, in the order they returned (a call after the calls it made).
     pub calls: Vec<CallRecord>,
-    /// Each call by its chain (ending with the call's site) and occurrence.
-    pub by_site: SiteMap<(Arc<[Site]>, u32), u32>,
+    /// Its calls by their chain (ending with the call's site) and occurrence.
+    pub by_site: CallSites,
     /// The items its calls read.
     pub items: Vec<UsedItem>,
     /// The names it resolved.
     pub resolutions: Vec<Resolution>,
     /// How many calls it ran and copied.
     pub counts: CallCounts,
+}
+
+/// Block calls by their chain of call sites: for each chain, the record of each call made
+/// with it, in order. Looked up by the chain being run (`&[Site]`), so that a call allocates
+/// its chain only when the previous elaboration did not have it.
+pub(super) type CallSites = SiteMap<Arc<[Site]>, Occurrences>;
+
+/// The records of the calls made with one chain of call sites, in order (a `repeat` makes
+/// several; most chains are called once, kept without allocating), [`NOT_RECORDED`] for a
+/// call without a record.
+#[derive(Debug, Clone)]
+pub(super) struct Occurrences {
+    first: u32,
+    rest: Vec<u32>,
+}
+
+/// In [`Occurrences`], a call that was not recorded.
+pub(super) const NOT_RECORDED: u32 = u32::MAX;
+
+impl Occurrences {
+    /// One call, not recorded yet.
+    pub fn one() -> Self {
+        Occurrences { first: NOT_RECORDED, rest: Vec::new() }
+    }
+
+    /// Adds a call, not recorded yet; returns its occurrence.
+    pub fn push(&mut self) -> u32 {
+        self.rest.push(NOT_RECORDED);
+        self.rest.len() as u32
+    }
+
+    /// The record of call `occurrence`, if it has one.
+    pub fn get(&self, occurrence: u32) -> Option<u32> {
+        let at = if occurrence == 0 { Some(self.first) } else { self.rest.get(occurrence as usize - 1).copied() };
+        at.filter(|&r| r != NOT_RECORDED)
+    }
+
+    /// Sets the record of call `occurrence` (adding calls up to it).
+    pub fn set(&mut self, occurrence: u32, record: u32) {
+        if occurrence == 0 {
+            self.first = record;
+            return;
+        }
+        let at = occurrence as usize - 1;
+        if self.rest.len() <= at {
+            self.rest.resize(at + 1, NOT_RECORDED);
+        }
+        self.rest[at] = record;
+    }
 }
 
 /// The parts of a request that decide a block call's result besides its arguments.
