@@ -179,6 +179,38 @@ fn shapes(graph: &Graph, tensors: &[TensorId]) -> String {
     parts.join(", ")
 }
 
+/// A scenario's rows without positions: see [`unlocated_lines`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnlocatedLines {
+    /// The rows, their `shape` left empty (see [`UnlocatedLines::shape`]).
+    pub rows: Vec<LineReport>,
+    /// The statement of each row.
+    pub sites: Vec<Site>,
+    /// The statement value of each row's first run (an index in the graph's
+    /// `stmt_values`), whose tensors are the row's shape; `None` for a row of ops only.
+    first_values: Vec<Option<u32>>,
+}
+
+impl UnlocatedLines {
+    /// The output shape of row `row` (its first run's tensors, `, `-separated), written only
+    /// when asked: a large model has thousands of rows, an editor shows a screenful.
+    pub fn shape(&self, graph: &Graph, row: usize) -> String {
+        match self.first_values.get(row).copied().flatten() {
+            Some(value) => shapes(graph, &graph.stmt_values[value as usize].tensors),
+            None => String::new(),
+        }
+    }
+
+    /// The rows with their shapes written.
+    pub fn with_shapes(&self, graph: &Graph) -> Vec<LineReport> {
+        let mut rows = self.rows.clone();
+        for (row, line) in rows.iter_mut().enumerate() {
+            line.shape = self.shape(graph, row);
+        }
+        rows
+    }
+}
+
 /// The report of one scenario, or `None` if it cannot be elaborated (see its diagnostics).
 pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<ScenarioReport> {
     build(db, file, index).map(|(report, _)| report)
@@ -188,7 +220,7 @@ pub fn scenario_report(db: &dyn Db, file: SourceFile, index: u32) -> Option<Scen
 fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, &[Site])> {
     let loc = ItemLoc::new(db, file, index);
     let mut report = unlocated(db, loc).clone()?;
-    let (_, sites) = unlocated_lines(db, loc).as_ref()?;
+    let sites = &unlocated_lines(db, loc).as_ref()?.sites;
     for (line, site) in report.lines.iter_mut().zip(sites) {
         (line.line, line.source) = locate(db, site)?;
     }
@@ -206,7 +238,7 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, &
 /// per-line figures come without waiting for the whole run. `None` when the scenario does
 /// not elaborate.
 #[salsa::tracked(returns(ref))]
-pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(Vec<LineReport>, Vec<Site>)> {
+pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<UnlocatedLines> {
     let table = scenario_lines(db, loc).as_ref()?;
     let graph = scenario_graph(db, loc).as_ref()?;
     let mut rows: Vec<LineReport> = table
@@ -229,10 +261,11 @@ pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(Vec<L
             instances: 0,
         })
         .collect();
-    for (value, &line) in graph.stmt_values.iter().zip(&table.of_value) {
+    let mut first_values = vec![None; rows.len()];
+    for (index, (value, &line)) in graph.stmt_values.iter().zip(&table.of_value).enumerate() {
         let r = &mut rows[line as usize];
         if r.instances == 0 {
-            r.shape = shapes(graph, &value.tensors);
+            first_values[line as usize] = Some(index as u32);
         }
         r.instances += 1;
         for t in value.tensors.iter().filter(|t| **t >= value.first_new) {
@@ -253,7 +286,7 @@ pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(Vec<L
         r.gradient_bytes = memory.gradients;
         r.optimizer_bytes = memory.optimizer;
     }
-    Some((rows, table.sites.clone()))
+    Some(UnlocatedLines { rows, sites: table.sites.clone(), first_values })
 }
 
 /// A scenario's report without positions (line numbers, source text and the peak's line
@@ -268,7 +301,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
     let setup = scenario_setup(db, loc).as_ref()?;
     let graph = scenario_graph(db, loc).as_ref()?;
     let costs = scenario_costs(db, loc).as_ref()?;
-    let (lines, _) = unlocated_lines(db, loc).as_ref()?;
+    let lines = unlocated_lines(db, loc).as_ref()?.with_shapes(graph);
     let model_name = match item_tree(db, ItemLoc::new(db, setup.model.0, setup.model.1)).as_deref() {
         Some(Item::Model(m)) => m.name.text.clone(),
         _ => String::new(),
@@ -310,7 +343,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         phases: simulation.phases.clone(),
         host_bytes: costs.host,
         host_budget_bytes: costs.host_budget,
-        lines: lines.clone(),
+        lines,
     };
     Some(report)
 }

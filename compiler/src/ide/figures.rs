@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::db::{Db, ItemLoc, SourceFile, item_tree, lookup_file, parse_file, syntax_tree};
+use crate::db::{Db, ItemLoc, SourceFile, item_tree, lookup_file, parse_file, scenario_graph, syntax_tree};
 use crate::diagnostics::{FileName, NodeRef, TextRange};
 use crate::elaborate::{Site, SiteMap};
 use crate::report::{
@@ -37,8 +37,8 @@ pub struct ScenarioRef {
 /// The row of each statement in a scenario's report, cached per scenario.
 #[salsa::tracked(returns(ref))]
 fn rows_by_site<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> SiteMap<Site, usize> {
-    let Some((_, sites)) = unlocated_lines(db, loc) else { return SiteMap::default() };
-    sites.iter().enumerate().map(|(row, site)| (site.clone(), row)).collect()
+    let Some(lines) = unlocated_lines(db, loc) else { return SiteMap::default() };
+    lines.sites.iter().enumerate().map(|(row, site)| (site.clone(), row)).collect()
 }
 
 /// Every scenario of the workspace: file, item index, name.
@@ -63,7 +63,7 @@ fn report_of(db: &dyn Db, file: SourceFile, index: u32) -> Option<&ScenarioRepor
 /// The rows of a scenario without line numbers (not waiting for its peak), or `None` when it
 /// does not elaborate.
 fn rows_of(db: &dyn Db, file: SourceFile, index: u32) -> Option<&[LineReport]> {
-    unlocated_lines(db, ItemLoc::new(db, file, index)).as_ref().map(|(rows, _)| rows.as_slice())
+    unlocated_lines(db, ItemLoc::new(db, file, index)).as_ref().map(|lines| lines.rows.as_slice())
 }
 
 fn covers(rows: &[LineReport], name: &FileName) -> bool {
@@ -287,7 +287,9 @@ fn line_rows(
     let (sf, index) = active_scenario(db, file, chosen)?;
     let loc = ItemLoc::new(db, sf, index);
     let Some(Item::Scenario(s)) = item_tree(db, loc).as_deref() else { return None };
-    let (scenario_rows, _) = unlocated_lines(db, loc).as_ref()?;
+    let scenario_lines = unlocated_lines(db, loc).as_ref()?;
+    let graph = scenario_graph(db, loc).as_ref()?;
+    let scenario_rows = &scenario_lines.rows;
     let by_site = rows_by_site(db, loc);
     let scenario = ScenarioRef { file: sf.name(db).clone(), name: s.name.text.clone() };
     let name = file.name(db);
@@ -306,8 +308,8 @@ fn line_rows(
         let Some((&first, rest)) = rows.split_first() else { continue };
         let mut row = scenario_rows[first].clone();
         // Two statements on one line (`a = f(x); b = g(a)`): one hint with the last shape.
+        row.shape = scenario_lines.shape(graph, *rest.last().unwrap_or(&first));
         for other in rest.iter().map(|&i| &scenario_rows[i]) {
-            row.shape = other.shape.clone();
             row.params += other.params;
             row.macs += other.macs;
             row.output_bytes += other.output_bytes;
