@@ -125,10 +125,10 @@ pub struct Node {
     pub op: Arc<str>,
     /// Its arguments, bound to parameter names (tensor arguments as types).
     pub args: Arc<Args>,
-    /// Input tensors, in parameter order.
-    pub inputs: Vec<TensorId>,
-    /// Output tensors.
-    pub outputs: Vec<TensorId>,
+    /// Input tensors, in parameter order (shared by a copy at the same ids).
+    pub inputs: Arc<[TensorId]>,
+    /// Output tensors (shared by a copy at the same ids).
+    pub outputs: Arc<[TensorId]>,
     /// Weights, buffers and MACs from the op's rule.
     pub result: Arc<OpResult>,
     /// Parameters this node owns: its weights, unless they are shared with an earlier node
@@ -158,8 +158,8 @@ impl PartialEq for Node {
 pub struct StmtValue {
     /// Where (shared by a copy).
     pub origin: Arc<Origin>,
-    /// The tensors it assigned or returned.
-    pub tensors: Vec<TensorId>,
+    /// The tensors it assigned or returned (shared by a copy at the same ids).
+    pub tensors: Arc<[TensorId]>,
     /// Tensors with ids from this one on were made while the statement ran; the others
     /// existed before (`s = x` makes nothing new).
     pub first_new: TensorId,
@@ -601,7 +601,7 @@ impl<'db> Elaborator<'db, '_> {
     fn record(&mut self, stmt: Site, start: u32, tensors: Vec<TensorId>) {
         let origin =
             Arc::new(Origin { expr: stmt.clone(), stmt, chain: self.shared_chain(), outer_call: self.outer_call });
-        self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(start) });
+        self.graph.stmt_values.push(StmtValue { origin, tensors: tensors.into(), first_new: TensorId(start) });
     }
 
     fn input(&mut self, name: &str, ty: &'db TypeExpr, env: &mut Env<'db>, ctx: &Ctx<'db>) -> Result<Value, Stop> {
@@ -1214,18 +1214,21 @@ impl<'db> Elaborator<'db, '_> {
         for &(t, released) in &record.returned {
             self.graph.released_after[tensor(t).0 as usize] = released.map(node);
         }
+        // When the call's tensors keep their ids (an edit before it made as many tensors as
+        // before, and it was given the same ones), its id lists are shared, not copied.
+        let same_ids = old_t0 == t0 && record.inputs.iter().zip(inputs).all(|((old, _), (new, _))| old == new);
+        let renamed = |ids: &Arc<[TensorId]>| -> Arc<[TensorId]> {
+            if same_ids { Arc::clone(ids) } else { ids.iter().map(|&t| tensor(t)).collect() }
+        };
         for n in &old.nodes[nodes] {
             let mut n = n.clone();
-            for t in n.inputs.iter_mut().chain(n.outputs.iter_mut()) {
-                *t = tensor(*t);
-            }
+            n.inputs = renamed(&n.inputs);
+            n.outputs = renamed(&n.outputs);
             self.graph.nodes.push(n);
         }
         for v in &old.stmt_values[values] {
             let mut v = v.clone();
-            for t in v.tensors.iter_mut() {
-                *t = tensor(*t);
-            }
+            v.tensors = renamed(&v.tensors);
             v.first_new = TensorId(v.first_new.0 - old_t0 + t0);
             self.graph.stmt_values.push(v);
         }
@@ -1442,8 +1445,8 @@ impl<'db> Elaborator<'db, '_> {
                 self.graph.nodes.push(Node {
                     op,
                     args: Arc::new(args),
-                    inputs,
-                    outputs: outputs.clone(),
+                    inputs: inputs.into(),
+                    outputs: outputs.as_slice().into(),
                     result: Arc::new(result),
                     params,
                     origin,

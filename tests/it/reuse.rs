@@ -89,6 +89,8 @@ fn an_edit_inside_one_block_runs_that_call_only() {
     assert_eq!(session.edit("h = gelu(linear(x, width))", "h = relu(linear(x, width))"), counts(1, 19));
     // An edit that keeps the graph: b0 runs again.
     assert_eq!(session.edit("return linear(h, 64)", "return linear(h, 8 * 8)"), counts(1, 19));
+    // b0 makes one op more: the 19 others are copied with their tensors renumbered.
+    assert_eq!(session.edit("h = relu(linear(x, width))", "h = relu(relu(linear(x, width)))"), counts(1, 19));
 }
 
 #[test]

@@ -281,7 +281,7 @@ fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
     if precision.mixed() {
         for node in &graph.nodes {
             let op = &*node.op;
-            for &o in &node.outputs {
+            for &o in node.outputs.iter() {
                 if !graph.tensor(o).dtype.is_float() {
                     continue;
                 }
@@ -994,7 +994,7 @@ fn replay(graph: &Graph, config: &Config, extent: Extent) -> (Store, LineTable) 
         producer: {
             let mut producer = vec![None; graph.tensors.len()];
             for (i, node) in graph.nodes.iter().enumerate() {
-                for o in &node.outputs {
+                for o in node.outputs.iter() {
                     producer[o.0 as usize] = Some(i);
                 }
             }
@@ -1153,7 +1153,7 @@ fn run_forward(
     let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         let behaviour = &run.behaviours[i];
-        let (inputs, outputs) = (node.inputs.as_slice(), node.outputs.as_slice());
+        let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         let op = &*node.op;
         let site = &node.origin.stmt;
         let needs_grad =
@@ -1324,7 +1324,7 @@ fn recompute(run: &Run<'_>, store: &mut Store, forward: &mut Forward, storage_of
     for &j in nodes {
         let node = &graph.nodes[j];
         let behaviour = &run.behaviours[j];
-        let (inputs, outputs) = (node.inputs.as_slice(), node.outputs.as_slice());
+        let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         for &out in outputs {
             match behaviour.alias.and_then(|a| inputs.get(a)).and_then(|&t| storage(t, &recomputed)) {
                 Some(base) => {
@@ -1409,7 +1409,7 @@ fn run_backward(
     let mut label = String::new();
     for (i, node) in graph.nodes.iter().enumerate().rev() {
         let behaviour = &run.behaviours[i];
-        let (inputs, outputs) = (node.inputs.as_slice(), node.outputs.as_slice());
+        let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         let segment = run.segment[i];
         if segment != 0 && segment != recomputed_segment {
             recomputed_segment = segment;
