@@ -19,7 +19,7 @@ mod reuse;
 pub use self::reuse::CallCounts;
 pub use self::reuse::ElaborationCache;
 use self::reuse::{
-    CallRecord, CallSites, Occurrences, Previous, Resolution, Reusable, Target, UsedItem, remap, same_but_tensors,
+    CallRecord, CallSites, Occurrences, Previous, Resolutions, Reusable, UsedItem, remap, same_but_tensors,
 };
 use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
@@ -278,13 +278,13 @@ struct Elaborator<'db, 'r> {
     db: &'db dyn Db,
     /// Callees already resolved, by calling file and name: a model calls the same few ops
     /// and blocks thousands of times, and each resolution reads several queries.
-    callees: HashMap<(SourceFile, &'db str), Callee<'db>>,
+    callees: SiteMap<(SourceFile, &'db str), Callee<'db>>,
     /// The parameter names of each op resolved, shared by the arguments of its nodes.
     param_names: Vec<Vec<Arc<str>>>,
     /// The parameter names of operators (`a + b`).
     operator_names: [Arc<str>; 3],
     /// Op names as nodes hold them, one allocation per op.
-    op_names: HashMap<&'db str, Arc<str>>,
+    op_names: SiteMap<&'db str, Arc<str>>,
     graph: Graph,
     request: &'r Request<'r>,
     chain: Vec<Site>,
@@ -309,8 +309,9 @@ struct Elaborator<'db, 'r> {
     calls_at: CallSites,
     /// ... the items read (and their indices) and the names resolved.
     items: Vec<UsedItem>,
-    item_ids: HashMap<(SourceFile, u32), u32>,
-    resolutions: HashMap<(SourceFile, Box<str>), Target>,
+    item_ids: SiteMap<(SourceFile, u32), u32>,
+    /// (Those the previous elaboration resolved, checked unchanged, are not repeated.)
+    resolutions: Resolutions,
     /// How many times weights were tied by key: a call that ties some is not reused.
     share_uses: u32,
     /// Block calls run, and copied from the previous elaboration.
@@ -346,14 +347,18 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
         let fresh = run(db, request, None).graph;
         assert!(fresh == *graph, "elaboration of {} reusing block calls differs from a fresh one", request.context);
     }
-    let mut resolutions = e.resolutions;
-    if let Some(before) = resolved_before {
-        // Names resolved by reused calls, checked unchanged.
-        for r in &before.resolutions {
-            resolutions.entry((r.file, r.name.clone())).or_insert_with(|| r.target.clone());
+    // The names resolved before (checked unchanged: reused calls rely on them) and since.
+    let resolutions = match resolved_before {
+        Some(before) if e.resolutions.is_empty() => Arc::clone(&before.resolutions),
+        Some(before) => {
+            let mut all = (*before.resolutions).clone();
+            for (file, names) in e.resolutions {
+                all.entry(file).or_default().extend(names);
+            }
+            Arc::new(all)
         }
-    }
-    let resolutions = resolutions.into_iter().map(|((file, name), target)| Resolution { file, name, target }).collect();
+        None => Arc::new(e.resolutions),
+    };
     let previous = Previous {
         graph: Arc::clone(&graph),
         request: request_key,
@@ -372,10 +377,10 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
     let capacity = previous.as_ref().map_or((0, 0), |r| (r.previous.graph.tensors.len(), r.previous.calls.len()));
     let mut e = Elaborator {
         db,
-        callees: HashMap::new(),
+        callees: SiteMap::default(),
         param_names: Vec::new(),
         operator_names: ["a".into(), "b".into(), "inplace".into()],
-        op_names: HashMap::new(),
+        op_names: SiteMap::default(),
         // About as large as the previous graph: growing a vector of thousands of nodes copies it.
         graph: previous.as_ref().map_or_else(Graph::default, |r| r.previous.graph.with_capacity()),
         request,
@@ -391,8 +396,8 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         calls: Vec::with_capacity(capacity.1),
         calls_at: CallSites::default(),
         items: Vec::new(),
-        item_ids: HashMap::new(),
-        resolutions: HashMap::new(),
+        item_ids: SiteMap::default(),
+        resolutions: Resolutions::default(),
         share_uses: 0,
         counts: CallCounts::default(),
     };
@@ -941,7 +946,11 @@ impl<'db> Elaborator<'db, '_> {
     fn resolve(&mut self, callee: &str, file: SourceFile) -> Callee<'db> {
         let db = self.db;
         let def = file_scope(db, file).get(callee);
-        self.resolutions.insert((file, callee.into()), def.map(|d| (d.kind, d.file.clone(), d.item)));
+        let known = self.previous.as_ref().and_then(|r| r.previous.resolutions.get(&file)?.get(callee));
+        if known.is_none() {
+            let target = def.map(|d| (d.kind, d.file.clone(), d.item));
+            self.resolutions.entry(file).or_default().insert(callee.into(), target);
+        }
         let Some(def) = def else { return Callee::Other };
         let Some(source) = lookup_file(db, &def.file) else { return Callee::Other };
         let Some(arc) = item_tree(db, ItemLoc::new(db, source, def.item)) else { return Callee::Other };

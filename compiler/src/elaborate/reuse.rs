@@ -122,8 +122,8 @@ pub(super) struct Previous {
     pub by_site: CallSites,
     /// The items its calls read.
     pub items: Vec<UsedItem>,
-    /// The names it resolved.
-    pub resolutions: Vec<Resolution>,
+    /// The names it resolved (shared with the next elaboration when it resolved no other).
+    pub resolutions: Arc<Resolutions>,
     /// How many calls it ran and copied.
     pub counts: CallCounts,
 }
@@ -197,18 +197,12 @@ pub(super) struct UsedItem {
 /// What a name refers to: a definition's kind, file and item (`None`: nothing).
 pub(super) type Target = Option<(DefKind, FileName, u32)>;
 
-/// A name resolved in a file, and to what.
-pub(super) struct Resolution {
-    pub file: SourceFile,
-    pub name: Box<str>,
-    pub target: Target,
-}
+/// The names an elaboration resolved, by file, and to what.
+pub(super) type Resolutions = SiteMap<SourceFile, SiteMap<Box<str>, Target>>;
 
-impl Resolution {
-    /// What `name` refers to in `file` now.
-    pub fn target_now(db: &dyn Db, file: SourceFile, name: &str) -> Target {
-        file_scope(db, file).get(name).map(|def| (def.kind, def.file.clone(), def.item))
-    }
+/// What `name` refers to in `file` now.
+pub(super) fn target_now(db: &dyn Db, file: SourceFile, name: &str) -> Target {
+    file_scope(db, file).get(name).map(|def| (def.kind, def.file.clone(), def.item))
 }
 
 /// One block call of an elaboration: its key and what it made, as index ranges of the graph.
@@ -263,8 +257,8 @@ impl Reusable {
         if previous.request != *request {
             return None;
         }
-        for r in &previous.resolutions {
-            if Resolution::target_now(db, r.file, &r.name) != r.target {
+        for (&file, names) in previous.resolutions.iter() {
+            if names.iter().any(|(name, target)| target_now(db, file, name) != *target) {
                 return None;
             }
         }
