@@ -168,8 +168,8 @@ pub struct StmtValue {
 /// An elaborated model.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Graph {
-    /// Every tensor's type, by id.
-    pub tensors: Vec<TensorType>,
+    /// Every tensor's type, by id (shared by a copy).
+    pub tensors: Vec<Arc<TensorType>>,
     /// The ops, in execution order.
     pub nodes: Vec<Node>,
     /// The model's inputs, by name.
@@ -439,7 +439,7 @@ impl<'db> Elaborator<'db, '_> {
     }
 
     fn new_tensor(&mut self, t: TensorType) -> TensorId {
-        self.graph.tensors.push(t);
+        self.graph.tensors.push(Arc::new(t));
         self.graph.released_after.push(None);
         self.refs.push(0);
         TensorId(self.graph.tensors.len() as u32 - 1)
