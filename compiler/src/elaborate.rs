@@ -303,7 +303,7 @@ struct Elaborator<'db, 'r> {
     /// What this elaboration leaves for the next: the block calls being run (innermost
     /// last) and those that returned, ...
     open: Vec<OpenCall>,
-    calls: Vec<CallRecord>,
+    calls: Vec<Arc<CallRecord>>,
     /// ... the calls of each chain of call sites so far, by occurrence (their records, or
     /// [`NOT_RECORDED`] for calls not recorded), ...
     calls_at: CallSites,
@@ -365,6 +365,7 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
         calls: e.calls,
         by_site: e.calls_at,
         items: e.items,
+        item_ids: e.item_ids,
         resolutions,
         counts: e.counts,
     };
@@ -375,6 +376,8 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
 /// Elaborates a model, reusing calls of `previous` if given.
 fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reusable>) -> Elaborator<'db, 'r> {
     let capacity = previous.as_ref().map_or((0, 0), |r| (r.previous.graph.tensors.len(), r.previous.calls.len()));
+    let (items, item_ids) =
+        previous.as_ref().map_or_else(Default::default, |r| (r.previous.items.clone(), r.previous.item_ids.clone()));
     let mut e = Elaborator {
         db,
         callees: SiteMap::default(),
@@ -395,8 +398,10 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         open: Vec::new(),
         calls: Vec::with_capacity(capacity.1),
         calls_at: CallSites::default(),
-        items: Vec::new(),
-        item_ids: SiteMap::default(),
+        // The previous elaboration's items keep their indices, so that its records' item
+        // lists hold here too.
+        items,
+        item_ids,
         resolutions: Resolutions::default(),
         share_uses: 0,
         counts: CallCounts::default(),
@@ -967,13 +972,20 @@ impl<'db> Elaborator<'db, '_> {
         }
     }
 
-    /// The index of an item among those this elaboration read, added the first time.
+    /// The index of an item among those this elaboration read, added the first time (an
+    /// item the previous elaboration read keeps its index, and now its current tree).
     fn use_item(&mut self, used: UsedItem) -> u32 {
-        let items = &mut self.items;
-        *self.item_ids.entry((used.file, used.index)).or_insert_with(|| {
-            items.push(used);
-            items.len() as u32 - 1
-        })
+        match self.item_ids.get(&(used.file, used.index)) {
+            Some(&id) => {
+                self.items[id as usize] = used;
+                id
+            }
+            None => {
+                self.item_ids.insert((used.file, used.index), self.items.len() as u32);
+                self.items.push(used);
+                self.items.len() as u32 - 1
+            }
+        }
     }
 
     /// Notes that the innermost block call being run read an item.
@@ -1121,7 +1133,7 @@ impl<'db> Elaborator<'db, '_> {
         record.result = value.clone();
         record.nested.1 = self.calls.len() as u32;
         self.call_at(&Arc::clone(&record.chain), record.occurrence, self.calls.len() as u32);
-        self.calls.push(record);
+        self.calls.push(Arc::new(record));
     }
 
     /// Starts a block call whose site was just pushed on the chain: the chain as its nodes
@@ -1244,11 +1256,18 @@ impl<'db> Elaborator<'db, '_> {
         for &(t, made) in &record.input_releases {
             self.graph.released_after[tensor(t).0 as usize] = Some((n0 + made).saturating_sub(1));
         }
-        // The call's records and those of the calls it made, for the next elaboration.
+        // The call's records and those of the calls it made, for the next elaboration: the
+        // same ones when nothing moved.
         let base = self.calls.len() as u32;
+        let unmoved = same_ids && n0 == old_n0 && s0 == old_s0 && base == record.nested.0;
         let nested = &previous.calls[record.nested.0 as usize..record.nested.1 as usize];
         for q in nested.iter().chain(std::iter::once(record)) {
-            let items = q.items.iter().map(|&used| self.translate(previous, used)).collect();
+            self.call_at(&q.chain, q.occurrence, self.calls.len() as u32);
+            self.counts.reused += 1;
+            if unmoved {
+                self.calls.push(Arc::clone(q));
+                continue;
+            }
             let copy = CallRecord {
                 chain: Arc::clone(&q.chain),
                 occurrence: q.occurrence,
@@ -1262,33 +1281,15 @@ impl<'db> Elaborator<'db, '_> {
                 input_releases: q.input_releases.iter().map(|&(t, made)| (tensor(t), made)).collect(),
                 returned: q.returned.iter().map(|&(t, released)| (tensor(t), released.map(node))).collect(),
                 result: remap(&q.result, &tensor),
-                items,
+                items: q.items.clone(),
                 nested: (q.nested.0 - record.nested.0 + base, q.nested.1 - record.nested.0 + base),
             };
-            // A fresh run would have counted the calls made inside.
-            self.call_at(&q.chain, q.occurrence, self.calls.len() as u32);
-            self.calls.push(copy);
-            self.counts.reused += 1;
+            self.calls.push(Arc::new(copy));
         }
-        if let Some(copied) = self.calls.last() {
-            let items = copied.items.clone();
-            for used in items {
-                self.touch(used);
-            }
+        for &used in &record.items {
+            self.touch(used);
         }
         remap(&record.result, &tensor)
-    }
-
-    /// The index in this elaboration of item `used` of the previous one.
-    fn translate(&mut self, previous: &Previous, used: u32) -> u32 {
-        if let Some(Some(id)) = self.previous.as_ref().map(|r| r.translated[used as usize]) {
-            return id;
-        }
-        let id = self.use_item(previous.items[used as usize].clone());
-        if let Some(r) = self.previous.as_mut() {
-            r.translated[used as usize] = Some(id);
-        }
-        id
     }
 
     /// Binds call arguments to parameters, evaluating defaults. Returns each parameter's

@@ -117,11 +117,14 @@ pub(super) struct Previous {
     /// under the same ones.
     pub request: RequestKey,
     /// Its block calls, in the order they returned (a call after the calls it made).
-    pub calls: Vec<CallRecord>,
+    pub calls: Vec<Arc<CallRecord>>,
     /// Its calls by their chain (ending with the call's site) and occurrence.
     pub by_site: CallSites,
-    /// The items its calls read.
+    /// The items its calls read, and their indices. The next elaboration starts from these
+    /// (indices kept), so that the records it copies hold there too: an item no call reads any
+    /// more stays, checked and ignored, until an elaboration reuses nothing.
     pub items: Vec<UsedItem>,
+    pub item_ids: SiteMap<(SourceFile, u32), u32>,
     /// The names it resolved (shared with the next elaboration when it resolved no other).
     pub resolutions: Arc<Resolutions>,
     /// How many calls it ran and copied.
@@ -245,8 +248,6 @@ pub(super) struct Reusable {
     pub previous: Arc<Previous>,
     /// Per item of the previous elaboration: changed since.
     pub changed: Vec<bool>,
-    /// Per item of the previous elaboration: its index in this one's, once used.
-    pub translated: Vec<Option<u32>>,
 }
 
 impl Reusable {
@@ -270,8 +271,7 @@ impl Reusable {
                 None => true,
             })
             .collect();
-        let translated = vec![None; previous.items.len()];
-        Some(Reusable { previous, changed, translated })
+        Some(Reusable { previous, changed })
     }
 }
 
