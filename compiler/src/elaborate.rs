@@ -1198,7 +1198,7 @@ impl<'db> Elaborator<'db, '_> {
             && record.inputs.iter().zip(inputs).enumerate().all(|(i, (&(old, old_held), &(new, new_held)))| {
                 // The same types, held the same way; a tensor given twice, given twice.
                 old_held == new_held
-                    && previous.graph.tensor(old) == self.graph.tensor(new)
+                    && previous.graph.tensors[old.0 as usize] == self.graph.tensors[new.0 as usize]
                     && record.inputs[..i].iter().zip(inputs).all(|(&(a, _), &(b, _))| (a == old) == (b == new))
             })
             && self.graph.nodes.len() + (record.nodes.1 - record.nodes.0) as usize <= MAX_NODES;

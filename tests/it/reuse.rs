@@ -10,6 +10,7 @@ use netc::db::{Database, Db, ItemLoc, SourceFile, scenario_graph, syntax_tree};
 use netc::diagnostics::FileName;
 use netc::elaborate::{CallCounts, ElaborationCache};
 use netc::syntax::Item;
+use proptest::prelude::*;
 
 /// `blocks` blocks (each two linears and a relu) chained by a model, and a training scenario.
 fn chain(blocks: usize) -> String {
@@ -338,4 +339,100 @@ fn at_most_capacity_elaborations_are_kept() {
     let _ = scenario_graph(&db, scenario(&db, file, 0));
     assert_eq!(db.elaboration_cache().counts().reused, 1);
     assert_eq!(db.elaboration_cache().len(), ElaborationCache::CAPACITY);
+}
+
+/// Edits a model source can get without breaking its syntax: a number changed, an
+/// activation swapped, a line of ops doubled.
+#[derive(Debug, Clone)]
+enum Edit {
+    /// The `n`th integer literal (counting from the first) becomes `value`.
+    Number { nth: proptest::sample::Index, value: u8 },
+    /// The `n`th `relu(` becomes `gelu(`, or back.
+    Activation { nth: proptest::sample::Index },
+    /// The `n`th line that assigns becomes two (the assignment, then the same again).
+    Repeat { nth: proptest::sample::Index },
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (any::<proptest::sample::Index>(), 1u8..9).prop_map(|(nth, value)| Edit::Number { nth, value }),
+        any::<proptest::sample::Index>().prop_map(|nth| Edit::Activation { nth }),
+        any::<proptest::sample::Index>().prop_map(|nth| Edit::Repeat { nth }),
+    ]
+}
+
+/// `text` with `edit` applied (unchanged when there is nothing to edit).
+fn apply(text: &str, edit: &Edit) -> String {
+    match edit {
+        Edit::Number { nth, value } => {
+            // Integers inside the bodies (after `(` or `, `), not in names.
+            let spots: Vec<(usize, usize)> = text
+                .match_indices(|c: char| c.is_ascii_digit())
+                .filter(|(i, _)| text[..*i].ends_with(", ") || text[..*i].ends_with('('))
+                .map(|(i, _)| (i, text[i..].find(|c: char| !c.is_ascii_digit()).map_or(text.len(), |n| i + n)))
+                .collect();
+            if spots.is_empty() {
+                return text.to_string();
+            }
+            let (start, end) = spots[nth.index(spots.len())];
+            format!("{}{value}{}", &text[..start], &text[end..])
+        }
+        Edit::Activation { nth } => {
+            let spots: Vec<usize> =
+                text.match_indices("relu(").chain(text.match_indices("gelu(")).map(|(i, _)| i).collect();
+            if spots.is_empty() {
+                return text.to_string();
+            }
+            let at = spots[nth.index(spots.len())];
+            let swapped = if text[at..].starts_with("relu(") { "gelu(" } else { "relu(" };
+            format!("{}{swapped}{}", &text[..at], &text[at + 5..])
+        }
+        Edit::Repeat { nth } => {
+            let lines: Vec<&str> = text.lines().collect();
+            let spots: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].trim_start().starts_with("x = ")).collect();
+            if spots.is_empty() {
+                return text.to_string();
+            }
+            let at = spots[nth.index(spots.len())];
+            let mut out: Vec<&str> = lines[..=at].to_vec();
+            out.extend(&lines[at..]);
+            out.join("\n") + "\n"
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// After any sequence of edits of a zoo model, the scenarios' graphs (made reusing the
+    /// calls of the previous ones) equal a fresh database's.
+    #[test]
+    fn graphs_after_edits_of_zoo_models_equal_fresh_ones(
+        module in prop::sample::select(vec!["std.models.resnet", "std.models.gpt2", "std.models.vit", "std.models.mobilenet"]),
+        edits in prop::collection::vec(edit(), 1..4),
+    ) {
+        let source = netc::db::STDLIB_SOURCES.iter().find(|(m, _)| *m == module).expect("a zoo module").1;
+        let mut db = Database::new();
+        let name = FileName::new("zoo.net");
+        let file = db.set_file(name.clone(), source.to_string());
+        let scenarios = |db: &Database| -> Vec<u32> {
+            let items = &syntax_tree(db, file).items;
+            (0..items.len() as u32).filter(|&i| matches!(*items[i as usize], Item::Scenario(_))).take(2).collect()
+        };
+        for index in scenarios(&db) {
+            let _ = scenario_graph(&db, ItemLoc::new(&db, file, index));
+        }
+        let mut text = source.to_string();
+        for edit in &edits {
+            text = apply(&text, edit);
+            db.set_file(name.clone(), text.clone());
+            let mut fresh = Database::new();
+            let fresh_file = fresh.set_file(name.clone(), text.clone());
+            for index in scenarios(&db) {
+                let graph = scenario_graph(&db, ItemLoc::new(&db, file, index)).clone();
+                let expected = scenario_graph(&fresh, ItemLoc::new(&fresh, fresh_file, index)).clone();
+                prop_assert_eq!(graph.as_deref(), expected.as_deref(), "after {:?}", edit);
+            }
+        }
+    }
 }
