@@ -903,8 +903,8 @@ impl<'db> Elaborator<'db, '_> {
             (BinaryOp::MatMul, Tensor(a), Tensor(b)) => {
                 let [a_name, b_name, _] = self.operator_names.clone();
                 let mut args = Args::default();
-                args.values.insert(a_name, ArgValue::Tensor(self.graph.tensor(a).clone()));
-                args.values.insert(b_name, ArgValue::Tensor(self.graph.tensor(b).clone()));
+                args.values.insert(a_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[a.0 as usize])));
+                args.values.insert(b_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[b.0 as usize])));
                 let sites = [("a", lhs.id), ("b", rhs.id)];
                 self.apply_with_sites("matmul", e.id, ctx, (args, vec![a, b]), &sites)?
             }
@@ -912,8 +912,8 @@ impl<'db> Elaborator<'db, '_> {
                 let name = elementwise_op(op);
                 let [a_name, b_name, inplace] = self.operator_names.clone();
                 let mut args = Args::default();
-                args.values.insert(a_name, ArgValue::Tensor(self.graph.tensor(a).clone()));
-                args.values.insert(b_name, ArgValue::Tensor(self.graph.tensor(b).clone()));
+                args.values.insert(a_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[a.0 as usize])));
+                args.values.insert(b_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[b.0 as usize])));
                 args.values.insert(inplace, ArgValue::Bool(false));
                 let sites = [("a", lhs.id), ("b", rhs.id)];
                 self.apply_with_sites(name, e.id, ctx, (args, vec![a, b]), &sites)?
@@ -1351,7 +1351,7 @@ impl<'db> Elaborator<'db, '_> {
             let arg = match value {
                 Value::Tensor(t) => {
                     inputs.push(*t);
-                    ArgValue::Tensor(self.graph.tensor(*t).clone())
+                    ArgValue::Tensor(Arc::clone(&self.graph.tensors[t.0 as usize]))
                 }
                 Value::Tensors(ts) => {
                     inputs.extend(ts.iter().copied());
@@ -1377,8 +1377,8 @@ impl<'db> Elaborator<'db, '_> {
         let t = self.graph.tensor(id);
         let [a, b, inplace] = self.operator_names.clone();
         let mut args = Args::default();
-        args.values.insert(a, ArgValue::Tensor(t.clone()));
-        args.values.insert(b, ArgValue::Tensor(TensorType::new(t.dtype, Vec::new())));
+        args.values.insert(a, ArgValue::Tensor(Arc::clone(&self.graph.tensors[id.0 as usize])));
+        args.values.insert(b, ArgValue::Tensor(Arc::new(TensorType::new(t.dtype, Vec::new()))));
         args.values.insert(inplace, ArgValue::Bool(false));
         (args, vec![id])
     }
@@ -1441,7 +1441,7 @@ impl<'db> Elaborator<'db, '_> {
                         }
                     }
                 }
-                let outputs: Vec<TensorId> = result.outputs.iter().map(|t| self.new_tensor(t.clone())).collect();
+                let outputs: Arc<[TensorId]> = result.outputs.iter().map(|t| self.new_tensor(t.clone())).collect();
                 let stmt = self.site(ctx.name, ctx.item, ctx.stmt.get());
                 let origin = Arc::new(Origin {
                     expr: self.site(ctx.name, ctx.item, id),
@@ -1449,24 +1449,26 @@ impl<'db> Elaborator<'db, '_> {
                     chain: self.shared_chain(),
                     outer_call: self.outer_call,
                 });
-                // Temporaries this node consumed are dropped once it returns.
-                let consumed: Vec<TensorId> = inputs.iter().copied().filter(|t| self.refs[t.0 as usize] == 0).collect();
                 let op = Arc::clone(self.op_names.entry(op).or_insert_with(|| op.into()));
+                let inputs: Arc<[TensorId]> = inputs.into();
                 self.graph.nodes.push(Node {
                     op,
                     args: Arc::new(args),
-                    inputs: inputs.into(),
-                    outputs: outputs.as_slice().into(),
+                    inputs: Arc::clone(&inputs),
+                    outputs: Arc::clone(&outputs),
                     result: Arc::new(result),
                     params,
                     origin,
                 });
-                for t in consumed {
-                    self.release(t);
+                // Temporaries this node consumed are dropped once it returns.
+                for &t in inputs.iter() {
+                    if self.refs[t.0 as usize] == 0 {
+                        self.release(t);
+                    }
                 }
-                Ok(match outputs.len() {
-                    1 => Value::Tensor(outputs[0]),
-                    _ => Value::Tensors(outputs),
+                Ok(match *outputs {
+                    [one] => Value::Tensor(one),
+                    _ => Value::Tensors(outputs.to_vec()),
                 })
             }
             Err(err) => {

@@ -17,8 +17,8 @@ use super::types::{DType, TensorType};
 /// A bound argument value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArgValue {
-    /// A tensor.
-    Tensor(TensorType),
+    /// A tensor (its type shared with the graph that holds it).
+    Tensor(Arc<TensorType>),
     /// A list of tensors.
     Tensors(Vec<TensorType>),
     /// An integer.
@@ -1115,7 +1115,7 @@ mod tests {
     use super::*;
 
     fn t(shape: &[i128]) -> ArgValue {
-        ArgValue::Tensor(TensorType::new(DType::F32, shape.iter().map(|&d| k(d)).collect()))
+        ArgValue::Tensor(Arc::new(TensorType::new(DType::F32, shape.iter().map(|&d| k(d)).collect())))
     }
 
     fn args(pairs: &[(&str, ArgValue)]) -> Args {
