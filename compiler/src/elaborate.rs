@@ -514,7 +514,7 @@ impl<'db> Elaborator<'db, '_> {
             self.graph.released_after[t.0 as usize] = None;
         }
         if let Some(outputs) = &outputs {
-            for t in tensors_of(outputs) {
+            for &t in tensors_of(outputs).iter() {
                 self.graph.released_after[t.0 as usize] = None;
             }
         }
@@ -549,7 +549,7 @@ impl<'db> Elaborator<'db, '_> {
                     let value = self.input(name.text.as_str(), ty, env, ctx)?;
                     if let Value::Tensor(t) = value {
                         self.graph.inputs.push((name.text.clone(), t));
-                        self.record(stmt_site, stmt_start, vec![t]);
+                        self.record(stmt_site, stmt_start, Arc::from([t]));
                     }
                     self.assign(env, &name.text, value);
                 }
@@ -608,10 +608,10 @@ impl<'db> Elaborator<'db, '_> {
     }
 
     /// Records what a statement produced; `start` is the tensor count when it began.
-    fn record(&mut self, stmt: Site, start: u32, tensors: Vec<TensorId>) {
+    fn record(&mut self, stmt: Site, start: u32, tensors: Arc<[TensorId]>) {
         let origin =
             Arc::new(Origin { expr: stmt.clone(), stmt, chain: self.shared_chain(), outer_call: self.outer_call });
-        self.graph.stmt_values.push(StmtValue { origin, tensors: tensors.into(), first_new: TensorId(start) });
+        self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(start) });
     }
 
     fn input(&mut self, name: &str, ty: &'db TypeExpr, env: &mut Env<'db>, ctx: &Ctx<'db>) -> Result<Value, Stop> {
@@ -906,7 +906,7 @@ impl<'db> Elaborator<'db, '_> {
                 args.values.insert(a_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[a.0 as usize])));
                 args.values.insert(b_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[b.0 as usize])));
                 let sites = [("a", lhs.id), ("b", rhs.id)];
-                self.apply_with_sites("matmul", e.id, ctx, (args, vec![a, b]), &sites)?
+                self.apply_with_sites("matmul", e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
             }
             (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(a), Tensor(b)) => {
                 let name = elementwise_op(op);
@@ -916,7 +916,7 @@ impl<'db> Elaborator<'db, '_> {
                 args.values.insert(b_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[b.0 as usize])));
                 args.values.insert(inplace, ArgValue::Bool(false));
                 let sites = [("a", lhs.id), ("b", rhs.id)];
-                self.apply_with_sites(name, e.id, ctx, (args, vec![a, b]), &sites)?
+                self.apply_with_sites(name, e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
             }
             (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(t), Int(_) | Float(_))
             | (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Int(_) | Float(_), Tensor(t)) => {
@@ -1344,10 +1344,9 @@ impl<'db> Elaborator<'db, '_> {
     ) -> Result<Value, Stop> {
         let mut args = Args::default();
         let mut inputs = Vec::new();
-        let mut sites = Vec::new();
         // Parameters in declaration order, so inputs are in a stable order.
         for (p, name) in decl.params.iter().zip(&self.param_names[names]) {
-            let Some((_, value, node)) = bound.iter().find(|(n, _, _)| *n == p.name.text) else { continue };
+            let Some((_, value, _)) = bound.iter().find(|(n, _, _)| *n == p.name.text) else { continue };
             let arg = match value {
                 Value::Tensor(t) => {
                     inputs.push(*t);
@@ -1365,11 +1364,8 @@ impl<'db> Elaborator<'db, '_> {
                 Value::Size(_) | Value::Unknown => return Ok(Value::Unknown),
             };
             args.values.insert(name.clone(), arg);
-            if let Some(node) = node {
-                sites.push((p.name.text.as_str(), *node));
-            }
         }
-        self.apply_with_sites(&decl.name.text, id, ctx, (args, inputs), &sites)
+        self.apply_with_sites(&decl.name.text, id, ctx, (args, inputs), Blame::Bound(&bound))
     }
 
     /// The arguments of an elementwise op between tensor `id` and a scalar.
@@ -1384,18 +1380,18 @@ impl<'db> Elaborator<'db, '_> {
     }
 
     fn apply_op(&mut self, op: &'db str, id: NodeId, ctx: &Ctx, args: (Args, Vec<TensorId>)) -> Result<Value, Stop> {
-        self.apply_with_sites(op, id, ctx, args, &[])
+        self.apply_with_sites(op, id, ctx, args, Blame::Pairs(&[]))
     }
 
     /// Applies an op's rule; on success adds the node, on failure reports the error with
-    /// labels on the blamed arguments (`sites`: parameter name to argument node).
+    /// labels on the blamed arguments (`sites`: the argument node of each parameter).
     fn apply_with_sites(
         &mut self,
         op: &'db str,
         id: NodeId,
         ctx: &Ctx,
         (args, inputs): (Args, Vec<TensorId>),
-        sites: &[(&str, NodeId)],
+        sites: Blame<'_, 'db>,
     ) -> Result<Value, Stop> {
         if self.graph.nodes.len() >= MAX_NODES {
             let site = self.site(ctx.name, ctx.item, id);
@@ -1478,13 +1474,13 @@ impl<'db> Elaborator<'db, '_> {
         }
     }
 
-    fn op_error(&mut self, op: &str, err: OpError, id: NodeId, ctx: &Ctx, sites: &[(&str, NodeId)]) {
+    fn op_error(&mut self, op: &str, err: OpError, id: NodeId, ctx: &Ctx, sites: Blame<'_, 'db>) {
         let code = if err.message.starts_with("integer overflow") { Code::IntegerOverflow } else { Code::InvalidShape };
         let site = self.site(ctx.name, ctx.item, id);
         let mut d = Diagnostic::new(code, err.message.clone(), &site.file, site.place())
             .with_primary_message(format!("in this `{op}`"));
         for (param, label) in &err.blame {
-            if let Some((_, node)) = sites.iter().find(|(p, _)| p == param)
+            if let Some(node) = sites.node(param)
                 && !label.is_empty()
             {
                 d = d.with_label(ctx.name, Place::Node(NodeRef { item: ctx.item, node: node.0 }), label.clone());
@@ -1534,8 +1530,12 @@ fn elementwise_op(op: BinaryOp) -> &'static str {
 }
 
 /// The tensors among values (lists of tensors flattened).
-fn tensors_of(values: &[Value]) -> Vec<TensorId> {
-    values.iter().flat_map(value_tensors).copied().collect()
+fn tensors_of(values: &[Value]) -> Arc<[TensorId]> {
+    match values {
+        // One tensor (most statements): one allocation, not a list and then a copy.
+        [Value::Tensor(t)] => Arc::from([*t]),
+        _ => values.iter().flat_map(value_tensors).copied().collect(),
+    }
 }
 
 /// The tensors of one value.
@@ -1557,6 +1557,24 @@ fn number(v: &Value) -> Option<f64> {
 
 /// Arguments bound to parameters: name, value, and the argument's node (none for a default).
 type Bound<'db> = Vec<(&'db str, Value, Option<NodeId>)>;
+
+/// Where each argument of an op application is, for the labels of its error: parameter
+/// names and argument nodes, or the bound arguments of a call (read only on an error).
+#[derive(Clone, Copy)]
+enum Blame<'a, 'db> {
+    Pairs(&'a [(&'a str, NodeId)]),
+    Bound(&'a Bound<'db>),
+}
+
+impl Blame<'_, '_> {
+    /// The argument node of parameter `param`, if it was given.
+    fn node(&self, param: &str) -> Option<NodeId> {
+        match self {
+            Blame::Pairs(pairs) => pairs.iter().find(|(p, _)| *p == param).map(|(_, node)| *node),
+            Blame::Bound(bound) => bound.iter().find(|(p, _, _)| *p == param).and_then(|(_, _, node)| *node),
+        }
+    }
+}
 
 /// The file, item and statement being evaluated.
 struct Ctx<'db> {
