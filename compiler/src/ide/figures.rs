@@ -34,13 +34,6 @@ pub struct ScenarioRef {
     pub name: String,
 }
 
-/// The row of each statement in a scenario's report, cached per scenario.
-#[salsa::tracked(returns(ref))]
-fn rows_by_site<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> SiteMap<Site, usize> {
-    let Some(lines) = unlocated_lines(db, loc) else { return SiteMap::default() };
-    lines.sites.iter().enumerate().map(|(row, site)| (site.clone(), row)).collect()
-}
-
 /// Every scenario of the workspace: file, item index, name.
 fn all_scenarios(db: &dyn Db) -> Vec<(SourceFile, u32, String)> {
     let mut out = Vec::new();
@@ -290,16 +283,26 @@ fn line_rows(
     let scenario_lines = unlocated_lines(db, loc).as_ref()?;
     let graph = scenario_graph(db, loc).as_ref()?;
     let scenario_rows = &scenario_lines.rows;
-    let by_site = rows_by_site(db, loc);
     let scenario = ScenarioRef { file: sf.name(db).clone(), name: s.name.text.clone() };
     let name = file.name(db);
     let starts = line_starts(db, file);
     // Each line's hint offset and rows, in the report's order (the order lines first ran).
     let mut lines: BTreeMap<u32, (u32, Vec<usize>)> = BTreeMap::new();
+    let mut wanted: SiteMap<Site, u32> = SiteMap::default();
     for (stmt, at) in statements(db, file, range) {
-        let (offset, rows) = lines.entry(line_of(starts, stmt.start)).or_insert((stmt.end, Vec::new()));
+        let line = line_of(starts, stmt.start);
+        let (offset, _) = lines.entry(line).or_insert((stmt.end, Vec::new()));
         *offset = (*offset).max(stmt.end);
-        rows.extend(by_site.get(&Site { file: name.clone(), at }));
+        wanted.insert(Site { file: name.clone(), at }, line);
+    }
+    // One pass over the scenario's rows finds those of the statements on screen: no index of
+    // all its rows is built again after each edit (a large model has thousands).
+    for (row, site) in scenario_lines.sites.iter().enumerate() {
+        if let Some(line) = wanted.get(site)
+            && let Some((_, rows)) = lines.get_mut(line)
+        {
+            rows.push(row);
+        }
     }
     let text = file.text(db);
     let mut out = BTreeMap::new();
