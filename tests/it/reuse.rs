@@ -436,3 +436,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn replaced_elaborations_are_dropped() {
+    // The cache lets go of a replaced elaboration one elaboration late and frees it on a
+    // background thread: the old graph must be freed, not kept.
+    let mut session = Session::new(&chain(4));
+    let first = std::sync::Arc::downgrade(scenario_graph(&session.db, session.scenario()).as_ref().expect("a graph"));
+    session.edit("h = relu(linear(x, width))", "h = gelu(linear(x, width))");
+    session.edit("h = gelu(linear(x, width))", "h = relu(linear(x, width))");
+    session.edit("h = relu(linear(x, width))", "h = gelu(linear(x, width))");
+    let freed = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        first.upgrade().is_none()
+    });
+    assert!(freed, "the first graph is still held after three elaborations");
+}

@@ -32,11 +32,42 @@ use crate::syntax::Item;
 #[derive(Default)]
 pub struct ElaborationCache(Mutex<Kept>);
 
-/// The elaborations kept, each with when it was made (a count of elaborations).
+/// The elaborations kept, each with when it was made (a count of elaborations), and those
+/// replaced since the last one was made (see [`drop_later`]).
 #[derive(Default)]
 struct Kept {
     elaborations: HashMap<CacheKey, (u64, Arc<Previous>)>,
     made: u64,
+    replaced: Vec<Arc<Previous>>,
+}
+
+/// Drops elaborations on a background thread. A graph of thousands of nodes is tens of
+/// thousands of allocations to free; an editor waits for the thread that elaborates, so the
+/// freeing is moved off it. The cache lets go of a replaced elaboration one elaboration late:
+/// until the database's next revision, salsa's previous result holds the same graph, and the
+/// last holder is the one that frees it.
+fn drop_later(replaced: Vec<Arc<Previous>>) {
+    use std::sync::OnceLock;
+    use std::sync::mpsc::{Sender, channel};
+    /// The way to the thread, if it could be started.
+    type Dropper = Option<Mutex<Sender<Vec<Arc<Previous>>>>>;
+    static DROPPER: OnceLock<Dropper> = OnceLock::new();
+    if replaced.is_empty() {
+        return;
+    }
+    let dropper = DROPPER.get_or_init(|| {
+        let (send, receive) = channel::<Vec<Arc<Previous>>>();
+        let spawned = std::thread::Builder::new().name("netc-drop".into()).spawn(move || {
+            for replaced in receive {
+                drop(replaced);
+            }
+        });
+        spawned.ok().map(|_| Mutex::new(send))
+    });
+    // Without the thread (it could not be started), dropped here.
+    if let Some(dropper) = dropper {
+        let _ = dropper.lock().unwrap_or_else(|e| e.into_inner()).send(replaced);
+    }
 }
 
 /// Which elaboration: the model's file and item, and the scenario's name (none for a model
@@ -65,13 +96,19 @@ impl ElaborationCache {
         let mut kept = self.kept();
         kept.made += 1;
         let made = kept.made;
-        kept.elaborations.insert(key, (made, Arc::new(previous)));
+        // Those replaced before are let go of now, those replaced now the next time.
+        let late = std::mem::take(&mut kept.replaced);
+        if let Some((_, replaced)) = kept.elaborations.insert(key, (made, Arc::new(previous))) {
+            kept.replaced.push(replaced);
+        }
         if kept.elaborations.len() > Self::CAPACITY {
             let oldest = kept.elaborations.iter().min_by_key(|(_, (made, _))| *made).map(|(key, _)| key.clone());
-            if let Some(oldest) = oldest {
-                kept.elaborations.remove(&oldest);
+            if let Some((_, evicted)) = oldest.and_then(|oldest| kept.elaborations.remove(&oldest)) {
+                kept.replaced.push(evicted);
             }
         }
+        drop(kept);
+        drop_later(late);
     }
 
     /// Drops the elaborations of the models of a removed file.
