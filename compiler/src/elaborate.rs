@@ -129,7 +129,8 @@ pub struct Node {
     pub inputs: Arc<[TensorId]>,
     /// Output tensors (shared by a copy at the same ids).
     pub outputs: Arc<[TensorId]>,
-    /// Weights, buffers and MACs from the op's rule.
+    /// Weights, buffers and MACs from the op's rule (its output types are the graph's
+    /// tensors named by `outputs`, not repeated here).
     pub result: Arc<OpResult>,
     /// Parameters this node owns: its weights, unless they are shared with an earlier node
     /// (`share="..."`), in which case 0.
@@ -1412,7 +1413,7 @@ impl<'db> Elaborator<'db, '_> {
             None => Ok(result),
         });
         match outcome {
-            Ok(result) => {
+            Ok(mut result) => {
                 let mut params = result.params().unwrap_or(Dim::Known(0));
                 // A weight shared by key counts once: the first node owns it. Only `weight` is
                 // shared; a bias stays the node's own.
@@ -1437,7 +1438,9 @@ impl<'db> Elaborator<'db, '_> {
                         }
                     }
                 }
-                let outputs: Arc<[TensorId]> = result.outputs.iter().map(|t| self.new_tensor(t.clone())).collect();
+                // The output types move to the graph's tensors (the node names them in `outputs`).
+                let types = std::mem::take(&mut result.outputs);
+                let outputs: Arc<[TensorId]> = types.into_iter().map(|t| self.new_tensor(t)).collect();
                 let stmt = self.site(ctx.name, ctx.item, ctx.stmt.get());
                 let origin = Arc::new(Origin {
                     expr: self.site(ctx.name, ctx.item, id),
