@@ -6,33 +6,16 @@
 
 #![no_main]
 
+#[path = "edit.rs"]
+mod edit;
+
 use libfuzzer_sys::fuzz_target;
 use netc::diagnostics::FileName;
 use netc::syntax::incremental::ParseState;
 use netc::syntax::parse;
 
-/// `old` with a span replaced by a copy of another span, both chosen by `seed`.
-fn paste(old: &[u8], seed: u64) -> Vec<u8> {
-    let len = old.len() as u64 + 1;
-    let at = (seed % len) as usize;
-    let remove = ((seed >> 16) % 64).min(len - 1 - at as u64) as usize;
-    let from = ((seed >> 24) % len) as usize;
-    let take = ((seed >> 40) % 48) as usize;
-    let copied = &old[from..(from + take).min(old.len())];
-    [&old[..at], copied, &old[at + remove..]].concat()
-}
-
 fuzz_target!(|data: &[u8]| {
-    let (old, new) = match data.iter().position(|&b| b == 0xFF) {
-        Some(split) => (data[..split].to_vec(), data[split + 1..].to_vec()),
-        None => {
-            // FNV-1a: any change to the input moves the edit.
-            let seed = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
-            (data.to_vec(), paste(data, seed))
-        }
-    };
-    let old = String::from_utf8_lossy(&old).into_owned();
-    let new = String::from_utf8_lossy(&new).into_owned();
+    let (old, new) = edit::old_and_new(data);
     let file = FileName::new("main.net");
     let state = ParseState::new(&file, &old);
     let forward = state.reparse(&file, &new);
