@@ -313,6 +313,8 @@ struct Elaborator<'db, 'r> {
     item_ids: SiteMap<(SourceFile, u32), u32>,
     /// (Those the previous elaboration resolved, checked unchanged, are not repeated.)
     resolutions: Resolutions,
+    /// How many calls of each block the model's body made so far.
+    top_calls: SiteMap<(SourceFile, u32), u32>,
     /// How many times weights were tied by key: a call that ties some is not reused.
     share_uses: u32,
     /// Block calls run, and copied from the previous elaboration.
@@ -360,8 +362,15 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
         }
         None => Arc::new(e.resolutions),
     };
+    let mut top_level: SiteMap<(SourceFile, u32), Vec<u32>> = SiteMap::default();
+    for (index, call) in e.calls.iter().enumerate() {
+        if call.chain.len() == 1 {
+            top_level.entry(call.callee).or_default().push(index as u32);
+        }
+    }
     let previous = Previous {
         graph: Arc::clone(&graph),
+        top_level,
         request: request_key,
         calls: e.calls,
         by_site: e.calls_at,
@@ -404,6 +413,7 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         items,
         item_ids,
         resolutions: Resolutions::default(),
+        top_calls: SiteMap::default(),
         share_uses: 0,
         counts: CallCounts::default(),
     };
@@ -1040,7 +1050,19 @@ impl<'db> Elaborator<'db, '_> {
                     self.outer_call = self.outer_calls;
                 }
                 self.chain.push(self.site(ctx.name, ctx.item, id));
-                let (chain, occurrence, before) = self.begin_call();
+                let (chain, occurrence, same_site) = self.begin_call();
+                // A call of the model's body is also found by its callee and how many calls
+                // of it came before, so that a line added above it (which renumbers the call
+                // sites after it) does not make it run again.
+                let callee_at = |at: u32| self.previous.as_ref().map(|r| r.previous.calls[at as usize].callee);
+                let before = match same_site {
+                    Some(at) if callee_at(at) == Some((source, item)) => Some((at, false)),
+                    _ if self.chain.len() == 1 => self.moved_call((source, item)).map(|at| (at, true)),
+                    _ => None,
+                };
+                if self.chain.len() == 1 {
+                    *self.top_calls.entry((source, item)).or_insert(0) += 1;
+                }
                 let result = match self.reuse(before, (source, item), &bound, &inputs) {
                     Some(value) => Ok(value),
                     None => {
@@ -1172,22 +1194,31 @@ impl<'db> Elaborator<'db, '_> {
         }
     }
 
+    /// The previous elaboration's record of the call of the model's body that called
+    /// `callee` as many times before as this one.
+    fn moved_call(&self, callee: (SourceFile, u32)) -> Option<u32> {
+        let before = self.top_calls.get(&callee).copied().unwrap_or(0);
+        let previous = &self.previous.as_ref()?.previous;
+        previous.top_level.get(&callee)?.get(before as usize).copied()
+    }
+
     /// The result of a block call copied from the previous elaboration, if record `at` of it
-    /// (same site) made the same call (same callee, argument types and holding, unchanged
-    /// items).
+    /// made the same call (same callee, argument types and holding, unchanged items) at the
+    /// same site, or (`moved`) elsewhere in the model's body: then its nodes are given this
+    /// call's site and checkpoint segment.
     fn reuse(
         &mut self,
-        at: Option<u32>,
+        at: Option<(u32, bool)>,
         callee: (SourceFile, u32),
         bound: &Bound<'db>,
         inputs: &[(TensorId, bool)],
     ) -> Option<Value> {
-        let at = at?;
+        let (at, moved) = at?;
         let reusable = self.previous.as_ref()?;
         let previous = Arc::clone(&reusable.previous);
         let record = &previous.calls[at as usize];
         let same = record.callee == callee
-            && record.outer_call == self.outer_call
+            && (moved || record.outer_call == self.outer_call)
             && record.args.len() == bound.len()
             && record.inputs.len() == inputs.len()
             && record.items.iter().all(|&used| !reusable.changed[used as usize])
@@ -1206,13 +1237,34 @@ impl<'db> Elaborator<'db, '_> {
         if !same {
             return None;
         }
-        Some(self.splice(&previous, at, inputs))
+        Some(self.splice(&previous, at, inputs, moved))
     }
 
     /// Copies call `at` of the previous elaboration (and the calls it made) into the graph,
     /// its tensors renamed: its own after the graph's, its arguments to `inputs`.
-    fn splice(&mut self, previous: &Previous, at: u32, inputs: &[(TensorId, bool)]) -> Value {
+    fn splice(&mut self, previous: &Previous, at: u32, inputs: &[(TensorId, bool)], moved: bool) -> Value {
         let (old, record) = (&previous.graph, &previous.calls[at as usize]);
+        // A moved call's chains start with this call's site instead of the old one (each
+        // distinct chain made once), and its nodes are in this call's checkpoint segment.
+        let mut chains: Vec<(Arc<[Site]>, Arc<[Site]>)> = Vec::new();
+        let here = self.shared_chain();
+        let outer_call = self.outer_call;
+        let mut rechain = |chain: &Arc<[Site]>| -> Arc<[Site]> {
+            // A call's nodes share a handful of chains (one per call inside it): found by pointer.
+            if let Some((_, new)) = chains.iter().find(|(old, _)| Arc::ptr_eq(old, chain)) {
+                return Arc::clone(new);
+            }
+            let new: Arc<[Site]> = here.iter().chain(chain.iter().skip(here.len())).cloned().collect();
+            chains.push((Arc::clone(chain), Arc::clone(&new)));
+            new
+        };
+        let mut reorigin = |origin: &Arc<Origin>| -> Arc<Origin> {
+            if !moved {
+                return Arc::clone(origin);
+            }
+            let chain = rechain(&origin.chain);
+            Arc::new(Origin { expr: origin.expr.clone(), stmt: origin.stmt.clone(), chain, outer_call })
+        };
         let (n0, t0, s0) =
             (self.graph.nodes.len() as u32, self.graph.tensors.len() as u32, self.graph.stmt_values.len() as u32);
         let (old_n0, old_t0, old_s0) = (record.nodes.0, record.tensors.0, record.stmt_values.0);
@@ -1246,11 +1298,13 @@ impl<'db> Elaborator<'db, '_> {
             let mut n = n.clone();
             n.inputs = renamed(&n.inputs);
             n.outputs = renamed(&n.outputs);
+            n.origin = reorigin(&n.origin);
             self.graph.nodes.push(n);
         }
         for v in &old.stmt_values[values] {
             let mut v = v.clone();
             v.tensors = renamed(&v.tensors);
+            v.origin = reorigin(&v.origin);
             v.first_new = TensorId(v.first_new.0 - old_t0 + t0);
             self.graph.stmt_values.push(v);
         }
@@ -1260,20 +1314,21 @@ impl<'db> Elaborator<'db, '_> {
         // The call's records and those of the calls it made, for the next elaboration: the
         // same ones when nothing moved.
         let base = self.calls.len() as u32;
-        let unmoved = same_ids && n0 == old_n0 && s0 == old_s0 && base == record.nested.0;
+        let unmoved = !moved && same_ids && n0 == old_n0 && s0 == old_s0 && base == record.nested.0;
         let nested = &previous.calls[record.nested.0 as usize..record.nested.1 as usize];
         for q in nested.iter().chain(std::iter::once(record)) {
-            self.call_at(&q.chain, q.occurrence, self.calls.len() as u32);
+            let chain = if moved { rechain(&q.chain) } else { Arc::clone(&q.chain) };
+            self.call_at(&chain, q.occurrence, self.calls.len() as u32);
             self.counts.reused += 1;
             if unmoved {
                 self.calls.push(Arc::clone(q));
                 continue;
             }
             let copy = CallRecord {
-                chain: Arc::clone(&q.chain),
+                chain,
                 occurrence: q.occurrence,
                 callee: q.callee,
-                outer_call: q.outer_call,
+                outer_call: if moved { outer_call } else { q.outer_call },
                 args: q.args.iter().map(|(name, value)| (name.clone(), remap(value, &tensor))).collect(),
                 inputs: q.inputs.iter().map(|&(t, held)| (tensor(t), held)).collect(),
                 nodes: (node(q.nodes.0), node(q.nodes.1)),

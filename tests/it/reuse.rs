@@ -111,6 +111,19 @@ fn a_changed_output_shape_runs_the_next_call_too() {
 }
 
 #[test]
+fn a_line_added_to_the_model_copies_the_calls_after_it() {
+    let mut session = Session::new(&chain(20));
+    // The calls after the new line have new call sites (node ids are numbered in order):
+    // they are found by callee and copied with their new site, none runs.
+    assert_eq!(session.edit("    y = b5(y, 64)\n", "    y = b5(y, 64)\n    y = relu(y)\n"), counts(0, 20));
+    // A new call of a block that was called once: that call runs; the later calls are in
+    // the next checkpoint segment now, copied with their new segment.
+    assert_eq!(session.edit("    y = b9(y, 64)\n", "    y = b9(y, 64)\n    y = b9(y, 64)\n"), counts(1, 20));
+    // And both lines removed again.
+    assert_eq!(session.edit("    y = relu(y)\n", ""), counts(0, 21));
+}
+
+#[test]
 fn a_batch_edit_runs_every_call() {
     let mut session = Session::new(&chain(20));
     assert_eq!(session.edit("batch 32", "batch 31"), counts(20, 0));

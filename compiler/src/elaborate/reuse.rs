@@ -157,6 +157,8 @@ pub(super) struct Previous {
     pub calls: Vec<Arc<CallRecord>>,
     /// Its calls by their chain (ending with the call's site) and occurrence.
     pub by_site: CallSites,
+    /// The calls of the model's body, by callee, in order.
+    pub top_level: SiteMap<(SourceFile, u32), Vec<u32>>,
     /// The items its calls read, and their indices. The next elaboration starts from these
     /// (indices kept), so that the records it copies hold there too: an item no call reads any
     /// more stays, checked and ignored, until an elaboration reuses nothing.
