@@ -1246,7 +1246,9 @@ impl<'db> Elaborator<'db, '_> {
         let (old, record) = (&previous.graph, &previous.calls[at as usize]);
         // A moved call's chains start with this call's site instead of the old one (each
         // distinct chain made once), and its nodes are in this call's checkpoint segment.
-        let mut chains: Vec<(Arc<[Site]>, Arc<[Site]>)> = Vec::new();
+        /// A chain of the previous elaboration and the same chain from this call's site.
+        type Rechained = (Arc<[Site]>, Arc<[Site]>);
+        let mut chains: Vec<Rechained> = Vec::new();
         let here = self.shared_chain();
         let outer_call = self.outer_call;
         let mut rechain = |chain: &Arc<[Site]>| -> Arc<[Site]> {
