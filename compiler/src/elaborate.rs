@@ -1063,7 +1063,7 @@ impl<'db> Elaborator<'db, '_> {
                 if self.chain.len() == 1 {
                     *self.top_calls.entry((source, item)).or_insert(0) += 1;
                 }
-                let result = match self.reuse(before, (source, item), &bound, &inputs) {
+                let result = match self.reuse(before, occurrence, (source, item), &bound, &inputs) {
                     Some(value) => Ok(value),
                     None => {
                         let record = CallRecord {
@@ -1209,6 +1209,7 @@ impl<'db> Elaborator<'db, '_> {
     fn reuse(
         &mut self,
         at: Option<(u32, bool)>,
+        occurrence: u32,
         callee: (SourceFile, u32),
         bound: &Bound<'db>,
         inputs: &[(TensorId, bool)],
@@ -1237,12 +1238,13 @@ impl<'db> Elaborator<'db, '_> {
         if !same {
             return None;
         }
-        Some(self.splice(&previous, at, inputs, moved))
+        Some(self.splice(&previous, at, inputs, moved.then_some(occurrence)))
     }
 
     /// Copies call `at` of the previous elaboration (and the calls it made) into the graph,
     /// its tensors renamed: its own after the graph's, its arguments to `inputs`.
-    fn splice(&mut self, previous: &Previous, at: u32, inputs: &[(TensorId, bool)], moved: bool) -> Value {
+    fn splice(&mut self, previous: &Previous, at: u32, inputs: &[(TensorId, bool)], moved_to: Option<u32>) -> Value {
+        let moved = moved_to.is_some();
         let (old, record) = (&previous.graph, &previous.calls[at as usize]);
         // A moved call's chains start with this call's site instead of the old one (each
         // distinct chain made once), and its nodes are in this call's checkpoint segment.
@@ -1320,7 +1322,12 @@ impl<'db> Elaborator<'db, '_> {
         let nested = &previous.calls[record.nested.0 as usize..record.nested.1 as usize];
         for q in nested.iter().chain(std::iter::once(record)) {
             let chain = if moved { rechain(&q.chain) } else { Arc::clone(&q.chain) };
-            self.call_at(&chain, q.occurrence, self.calls.len() as u32);
+            // A moved call is the how-manieth call of its new site (the calls in it keep theirs).
+            let occurrence = match moved_to {
+                Some(occurrence) if std::ptr::eq(q.as_ref(), record.as_ref()) => occurrence,
+                _ => q.occurrence,
+            };
+            self.call_at(&chain, occurrence, self.calls.len() as u32);
             self.counts.reused += 1;
             if unmoved {
                 self.calls.push(Arc::clone(q));
@@ -1328,7 +1335,7 @@ impl<'db> Elaborator<'db, '_> {
             }
             let copy = CallRecord {
                 chain,
-                occurrence: q.occurrence,
+                occurrence,
                 callee: q.callee,
                 outer_call: if moved { outer_call } else { q.outer_call },
                 args: q.args.iter().map(|(name, value)| (name.clone(), remap(value, &tensor))).collect(),

@@ -124,6 +124,31 @@ fn a_line_added_to_the_model_copies_the_calls_after_it() {
 }
 
 #[test]
+fn repeated_calls_that_moved_keep_their_occurrences() {
+    let text = "\
+block layer(x) {
+    return relu(linear(x, 64))
+}
+
+model m() {
+    input x: f32[N, 64]
+    y = x
+    y = repeat 3 layer(y)
+    return y
+}
+
+train fit { model m()  batch 8  optimizer sgd }
+";
+    let mut session = Session::new(text);
+    assert_eq!(session.db.elaboration_cache().counts(), counts(3, 0));
+    // The three calls of the `repeat` move (a line above them); then a second edit finds
+    // them at their new site by occurrence, and the line's removal moves them back.
+    assert_eq!(session.edit("    y = x\n", "    y = x\n    y = gelu(y)\n"), counts(0, 3));
+    assert_eq!(session.edit("return y\n}", "return y * 2\n}"), counts(0, 3));
+    assert_eq!(session.edit("    y = gelu(y)\n", ""), counts(0, 3));
+}
+
+#[test]
 fn a_batch_edit_runs_every_call() {
     let mut session = Session::new(&chain(20));
     assert_eq!(session.edit("batch 32", "batch 31"), counts(20, 0));
