@@ -330,7 +330,7 @@ struct OpenCall {
 }
 
 /// Elaborates a model, reusing the block calls of its previous elaboration that are unchanged
-/// (see [`reuse`]).
+/// (see the `reuse` module).
 pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
     let key = (request.file, request.item, request.blame.clone());
     let request_key = reuse::RequestKey {

@@ -7,7 +7,7 @@
 //! longer than [`MAX_WIDTH`] columns is split into one setting per line. Trailing commas
 //! before a `)` or `]` on the same line are dropped. The rules are in spec/fmt.md.
 //!
-//! **Invariant: formatting never changes the syntax tree.** [`format`] re-parses its output
+//! **Invariant: formatting never changes the syntax tree.** [`format()`] re-parses its output
 //! and refuses to return a text whose tree differs from the input's, so a bug in a spacing
 //! rule shows up as an error, never as a changed program. Files with syntax errors are not
 //! formatted: their diagnostics are returned instead.
@@ -59,7 +59,7 @@ pub fn format(file: &FileName, text: &str) -> Result<String, FormatError> {
     Ok(out)
 }
 
-/// Whether `text` is already formatted (`Err` as for [`format`]).
+/// Whether `text` is already formatted (`Err` as for [`format()`]).
 pub fn is_formatted(file: &FileName, text: &str) -> Result<bool, FormatError> {
     format(file, text).map(|out| out == text)
 }

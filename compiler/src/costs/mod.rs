@@ -1,7 +1,7 @@
 //! Costs: what a scenario needs in memory, simulated op by op in PyTorch's semantics.
 //!
 //! [`autograd`] says what each op does to memory (views, in-place results, saved tensors),
-//! [`simulate`] replays a scenario's graph through forward, loss, backward and optimizer
+//! [`simulate`](mod@simulate) replays a scenario's graph through forward, loss, backward and optimizer
 //! steps, and [`devices`] holds the presets. [`scenario_costs`] puts them together for a
 //! scenario: the peak, the breakdown at the peak, the runtime overhead and the budget.
 //! [`scenario_lines`] is the per-line part alone, from the start of the run only (what an

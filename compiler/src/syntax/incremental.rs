@@ -5,14 +5,14 @@
 //! - The lexer is line-local: it starts every line in the same state (comments and strings
 //!   end at the line's end). So only the edited lines are lexed again; the tokens before
 //!   them are kept and those after them are moved by the change in length.
-//! - The parser's top-level loop is a sequence of [`Step`]s, each starting from a clean
+//! - The parser's top-level loop is a sequence of `Step`s, each starting from a clean
 //!   state, and each records the tokens it read. A step that read only tokens before the
 //!   edited lines is kept. Parsing resumes after the kept steps, and stops as soon as a step
 //!   ends where an old step began that read only tokens after the edited lines: from there
 //!   the old steps, moved, are the new ones.
 //!
 //! The diagnostics' filtering, their order and the documentation comments are file-wide and
-//! cheap: they are redone on every edit ([`assemble`]). Tests compare every reparse with a
+//! cheap: they are redone on every edit (`assemble`). Tests compare every reparse with a
 //! parse from scratch (tests/it/reparse.rs).
 
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! Nesting is bounded by [`MAX_NESTING`]: deeper input is a diagnostic, not a stack overflow.
 //!
 //! Newlines end statements, except inside `(...)` and `[...]`, where the token primitives
-//! skip them (the bracket depth lives in [`Ctx`], which travels with the input).
+//! skip them (the bracket depth lives in `Ctx`, which travels with the input).
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
