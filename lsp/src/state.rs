@@ -117,7 +117,7 @@ impl State {
 
     /// A file changed, appeared or disappeared on disk. Open documents keep their text; only
     /// `.net` files are sources (a watched `netc.toml` is configuration, read by
-    /// [`State::configure_project`]).
+    /// `Backend::configure_project`).
     pub fn disk_change(&mut self, uri: &lsp::Uri, deleted: bool) {
         if self.doc(uri).is_some() {
             return;
