@@ -29,9 +29,10 @@ pub fn zoo(module: &str) -> String {
 /// An edit: replace the first `from` with `to` (the benches undo it on every other run).
 pub type Edit = Option<(&'static str, &'static str)>;
 
-/// The kinds of edit, in the order of [`Case::edits`]. All but `new line` and `same graph`
-/// keep the text's length, so the `latency` bench can send them as one-range changes.
-pub const EDITS: [&str; 5] = ["comment edit", "new line", "same graph", "statement edit", "figures edit"];
+/// The kinds of edit, in the order of [`Case::edits`]. All but `new line`, `same graph` and
+/// `model line` keep the text's length, so the `latency` bench can send them as one-range
+/// changes.
+pub const EDITS: [&str; 6] = ["comment edit", "new line", "same graph", "statement edit", "figures edit", "model line"];
 
 /// A file the latency benches measure: its name, text, the scenario whose hints are shown,
 /// and one edit of each kind (`None` where the file has none).
@@ -43,7 +44,7 @@ pub struct Case {
     /// The scenario made active (its figures are the hints).
     pub scenario: &'static str,
     /// One edit of each kind of [`EDITS`].
-    pub edits: [Edit; 5],
+    pub edits: [Edit; 6],
 }
 
 /// The zoo sources as a user's own files, and the generated file.
@@ -59,6 +60,7 @@ pub fn cases() -> [Case; 3] {
                 None,
                 Some(("k=7, stride=2, pad=3, bias=false", "k=7, stride=2, pad=3, bias=true ")),
                 Some(("model resnet50()\n    batch 256", "model resnet50()\n    batch 255")),
+                None,
             ],
         },
         Case {
@@ -71,6 +73,7 @@ pub fn cases() -> [Case; 3] {
                 None,
                 Some(("h = dropout(h, p=p)", "h = dropout(h, p=0)")),
                 Some(("batch 12", "batch 11")),
+                None,
             ],
         },
         Case {
@@ -83,6 +86,7 @@ pub fn cases() -> [Case; 3] {
                 Some(("linear(h, width)", "linear(h, 64)")),
                 Some(("h = relu(linear(x, width))", "h = gelu(linear(x, width))")),
                 Some(("batch 32", "batch 31")),
+                Some(("    y = b600(y, 64)\n", "    y = b600(y, 64)\n    y = relu(y)\n")),
             ],
         },
     ]
