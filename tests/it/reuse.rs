@@ -490,3 +490,21 @@ fn replaced_elaborations_are_dropped() {
     });
     assert!(freed, "the first graph is still held after three elaborations");
 }
+
+#[test]
+fn a_file_removed_and_made_again_is_not_read_from_before() {
+    // `main.net` calls a block of `lib.net`; `lib.net` is deleted and created again with
+    // another body (a new file of the same name): the call must not be copied from before.
+    let mut db = Database::new();
+    db.set_file(FileName::new("lib.net"), "block layer(x) {\n    return relu(x)\n}\n".to_string());
+    // The call of `layer` is inside a block of `main.net`, which did not change.
+    let main = "use \"lib.net\"\n\nblock wrap(x) {\n    return layer(x)\n}\n\nmodel m() {\n    input x: f32[N, 8]\n    return wrap(x)\n}\n\ninfer run { model m()  batch 2 }\n";
+    let file = db.set_file(FileName::new("main.net"), main.to_string());
+    let loc = ItemLoc::new(&db, file, 3);
+    let before = scenario_graph(&db, loc).clone().expect("a graph");
+    assert_eq!(&*before.nodes[0].op, "relu");
+    db.remove_file(&FileName::new("lib.net"));
+    db.set_file(FileName::new("lib.net"), "block layer(x) {\n    return gelu(x)\n}\n".to_string());
+    let after = scenario_graph(&db, ItemLoc::new(&db, file, 3)).clone().expect("a graph");
+    assert_eq!(&*after.nodes[0].op, "gelu");
+}

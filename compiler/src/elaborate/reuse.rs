@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::{Graph, Site, SiteMap, TensorId, Value};
-use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree};
+use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
 use crate::diagnostics::FileName;
 use crate::semantics::scope::DefKind;
 use crate::syntax::Item;
@@ -302,12 +302,19 @@ impl Reusable {
                 return None;
             }
         }
+        // An item is changed if its tree changed, or if its file is no longer the one of its
+        // name (deleted, then made again: a new file, which the old one's trees say nothing of).
+        let mut current: SiteMap<SourceFile, bool> = SiteMap::default();
         let changed = previous
             .items
             .iter()
-            .map(|used| match item_tree(db, ItemLoc::new(db, used.file, used.index)) {
-                Some(now) => *now != used.item,
-                None => true,
+            .map(|used| {
+                let file_is_current =
+                    *current.entry(used.file).or_insert_with(|| lookup_file(db, used.file.name(db)) == Some(used.file));
+                match item_tree(db, ItemLoc::new(db, used.file, used.index)) {
+                    Some(now) => !file_is_current || *now != used.item,
+                    None => true,
+                }
             })
             .collect();
         Some(Reusable { previous, changed })
