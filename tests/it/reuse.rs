@@ -6,10 +6,9 @@
 //! graph with a fresh database's. (Debug builds also compare every elaboration that copied a
 //! call with one from scratch, in every test that edits a file.)
 
-use netc::db::{Database, Db, ItemLoc, SourceFile, scenario_graph, syntax_tree};
+use netc::db::{Database, Db, ItemLoc, SourceFile, scenario_graph};
 use netc::diagnostics::FileName;
 use netc::elaborate::{CallCounts, ElaborationCache};
-use netc::syntax::Item;
 use proptest::prelude::*;
 
 /// `blocks` blocks (each two linears and a relu) chained by a model, and a training scenario.
@@ -45,9 +44,7 @@ impl Session {
     }
 
     fn scenario(&self) -> ItemLoc<'_> {
-        let items = &syntax_tree(&self.db, self.file).items;
-        let index = items.iter().position(|i| matches!(**i, Item::Scenario(_))).expect("a scenario");
-        ItemLoc::new(&self.db, self.file, index as u32)
+        scenarios(&self.db, self.file)[0]
     }
 
     /// Elaborates the scenario; checks the graph against a fresh database's.
@@ -55,9 +52,7 @@ impl Session {
         let graph = scenario_graph(&self.db, self.scenario()).clone().expect("a scenario");
         let mut fresh = Database::new();
         let file = fresh.set_file(FileName::new("main.net"), self.text.clone());
-        let items = &syntax_tree(&fresh, file).items;
-        let index = items.iter().position(|i| matches!(**i, Item::Scenario(_))).expect("a scenario");
-        let expected = scenario_graph(&fresh, ItemLoc::new(&fresh, file, index as u32)).clone();
+        let expected = scenario_graph(&fresh, scenarios(&fresh, file)[0]).clone();
         assert_eq!(Some(&*graph), expected.as_deref(), "after the edit the graph differs from a fresh one");
     }
 
@@ -69,6 +64,11 @@ impl Session {
         self.elaborate();
         self.db.elaboration_cache().counts()
     }
+}
+
+/// The scenarios of `file`, in source order.
+fn scenarios(db: &Database, file: SourceFile) -> Vec<ItemLoc<'_>> {
+    netc::report::scenarios(db, &[file], None).into_iter().map(|(file, index)| ItemLoc::new(db, file, index)).collect()
 }
 
 fn counts(ran: u32, reused: u32) -> CallCounts {
@@ -350,31 +350,24 @@ fn at_most_capacity_elaborations_are_kept() {
     let mut text = String::from(
         "block b(x) {\n    return relu(x)\n}\n\nmodel m() {\n    input x: f32[N, 8]\n    return b(x)\n}\n\n",
     );
-    let scenarios = ElaborationCache::CAPACITY + 6;
-    for s in 0..scenarios {
+    let count = ElaborationCache::CAPACITY + 6;
+    for s in 0..count {
         text.push_str(&format!("infer s{s} {{ model m()  batch {} }}\n", s + 1));
     }
     let mut db = Database::new();
     let file = db.set_file(FileName::new("main.net"), text);
-    for (index, item) in syntax_tree(&db, file).items.iter().enumerate() {
-        if matches!(**item, Item::Scenario(_)) {
-            let _ = scenario_graph(&db, ItemLoc::new(&db, file, index as u32));
-        }
+    for scenario in scenarios(&db, file) {
+        let _ = scenario_graph(&db, scenario);
     }
     assert_eq!(db.elaboration_cache().len(), ElaborationCache::CAPACITY);
     // The most recent ones are kept: after an edit of the model (not of the call), the last
     // scenario copies its call of `b`; the first scenario's elaboration was dropped, so it
     // runs its call again.
-    fn scenario(db: &Database, file: SourceFile, nth: usize) -> ItemLoc<'_> {
-        let items = &syntax_tree(db, file).items;
-        let index = items.iter().enumerate().filter(|(_, i)| matches!(***i, Item::Scenario(_))).nth(nth);
-        ItemLoc::new(db, file, index.expect("a scenario").0 as u32)
-    }
     let text = file.text(&db).replace("return b(x)", "return b(x) * 2");
     db.set_file(FileName::new("main.net"), text);
-    let _ = scenario_graph(&db, scenario(&db, file, scenarios - 1));
+    let _ = scenario_graph(&db, scenarios(&db, file)[count - 1]);
     assert_eq!(db.elaboration_cache().counts().reused, 1);
-    let _ = scenario_graph(&db, scenario(&db, file, 0));
+    let _ = scenario_graph(&db, scenarios(&db, file)[0]);
     assert_eq!(db.elaboration_cache().counts().reused, 1);
     assert_eq!(db.elaboration_cache().len(), ElaborationCache::CAPACITY);
 }
@@ -453,12 +446,9 @@ proptest! {
         let mut db = Database::new();
         let name = FileName::new("zoo.net");
         let file = db.set_file(name.clone(), source.to_string());
-        let scenarios = |db: &Database| -> Vec<u32> {
-            let items = &syntax_tree(db, file).items;
-            (0..items.len() as u32).filter(|&i| matches!(*items[i as usize], Item::Scenario(_))).take(2).collect()
-        };
-        for index in scenarios(&db) {
-            let _ = scenario_graph(&db, ItemLoc::new(&db, file, index));
+        // The first two scenarios of the file.
+        for scenario in scenarios(&db, file).into_iter().take(2) {
+            let _ = scenario_graph(&db, scenario);
         }
         let mut text = source.to_string();
         for edit in &edits {
@@ -466,9 +456,9 @@ proptest! {
             db.set_file(name.clone(), text.clone());
             let mut fresh = Database::new();
             let fresh_file = fresh.set_file(name.clone(), text.clone());
-            for index in scenarios(&db) {
-                let graph = scenario_graph(&db, ItemLoc::new(&db, file, index)).clone();
-                let expected = scenario_graph(&fresh, ItemLoc::new(&fresh, fresh_file, index)).clone();
+            for (scenario, fresh_scenario) in scenarios(&db, file).into_iter().zip(scenarios(&fresh, fresh_file)).take(2) {
+                let graph = scenario_graph(&db, scenario).clone();
+                let expected = scenario_graph(&fresh, fresh_scenario).clone();
                 prop_assert_eq!(graph.as_deref(), expected.as_deref(), "after {:?}", edit);
             }
         }
