@@ -776,7 +776,7 @@ impl<'db> Elaborator<'db, '_> {
                     _ => Value::Unknown,
                 }
             }
-            ExprKind::Call { callee, args } => self.call(e.id, callee.text.as_str(), args, env, ctx)?,
+            ExprKind::Call { callee, args } => self.call_with(e.id, callee.text.as_str(), args, env, ctx, None)?,
             ExprKind::Repeat { count, call } => {
                 let n = match self.eval_in(count, env, ctx)? {
                     Value::Int(Dim::Known(n)) => n,
@@ -936,17 +936,6 @@ impl<'db> Elaborator<'db, '_> {
             }
             _ => Unknown,
         })
-    }
-
-    fn call(
-        &mut self,
-        id: NodeId,
-        callee: &'db str,
-        args: &'db [Arg],
-        env: &Env<'db>,
-        ctx: &Ctx<'db>,
-    ) -> Result<Value, Stop> {
-        self.call_with(id, callee, args, env, ctx, None)
     }
 
     /// What `callee` refers to in the file of `ctx`, resolved once per elaboration.
