@@ -350,33 +350,15 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
         let fresh = run(db, request, None).graph;
         assert!(fresh == *graph, "elaboration of {} reusing block calls differs from a fresh one", request.context);
     }
-    // The names resolved before (checked unchanged: reused calls rely on them) and since.
-    let resolutions = match resolved_before {
-        Some(before) if e.resolutions.is_empty() => Arc::clone(&before.resolutions),
-        Some(before) => {
-            let mut all = (*before.resolutions).clone();
-            for (file, names) in e.resolutions {
-                all.entry(file).or_default().extend(names);
-            }
-            Arc::new(all)
-        }
-        None => Arc::new(e.resolutions),
-    };
-    let mut top_level: SiteMap<(SourceFile, u32), Vec<u32>> = SiteMap::default();
-    for (index, call) in e.calls.iter().enumerate() {
-        if call.chain.len() == 1 {
-            top_level.entry(call.callee).or_default().push(index as u32);
-        }
-    }
     let previous = Previous {
         graph: Arc::clone(&graph),
-        top_level,
+        top_level: reuse::top_level_calls(&e.calls),
         request: request_key,
         calls: e.calls,
         by_site: e.calls_at,
         items: e.items,
         item_ids: e.item_ids,
-        resolutions,
+        resolutions: reuse::all_resolutions(resolved_before.as_deref(), e.resolutions),
         counts: e.counts,
     };
     cache.put(key, previous);
@@ -1124,12 +1106,8 @@ impl<'db> Elaborator<'db, '_> {
     /// (diagnostics, weights tied by key); the caller read what it read.
     fn close(&mut self, open: OpenCall, value: &Value) {
         let mut record = open.record;
-        if let Some(parent) = self.open.last_mut() {
-            for used in &record.items {
-                if !parent.record.items.contains(used) {
-                    parent.record.items.push(*used);
-                }
-            }
+        for &used in &record.items {
+            self.touch(used);
         }
         if self.graph.diagnostics.len() != open.diagnostics || self.share_uses != open.share_uses {
             return;

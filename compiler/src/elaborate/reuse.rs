@@ -7,8 +7,11 @@
 //! call's part of the previous graph instead of running the block again when the call is the
 //! same: the same call site (the chain of calls, and how many times it ran before), the same
 //! callee, arguments of the same types held the same way by the caller, and none of the
-//! items the call read (the block, the ops and blocks it called) changed since. Calls that
-//! made diagnostics or tied weights by key are not reused: their effects reach outside them.
+//! items the call read (the block, the ops and blocks it called) changed since. A call of
+//! the model's body is also found by its callee and how many calls of it came before, when a
+//! line added above it gave it a new site; it is then copied with its new site written into
+//! its nodes' origins. Calls that made diagnostics or tied weights by key are not reused:
+//! their effects reach outside them.
 //!
 //! It changes no result: debug builds (every test run) elaborate again from scratch after
 //! each elaboration that reused a call and assert that the graphs are equal, so the graph is
@@ -319,6 +322,34 @@ impl Reusable {
             .collect();
         Some(Reusable { previous, changed })
     }
+}
+
+/// The names an elaboration leaves resolved for the next: those resolved `before` it (checked
+/// unchanged, since the calls it copied rely on them) and those it resolved itself.
+pub(super) fn all_resolutions(before: Option<&Previous>, resolved: Resolutions) -> Arc<Resolutions> {
+    match before {
+        Some(before) if resolved.is_empty() => Arc::clone(&before.resolutions),
+        Some(before) => {
+            let mut all = (*before.resolutions).clone();
+            for (file, names) in resolved {
+                all.entry(file).or_default().extend(names);
+            }
+            Arc::new(all)
+        }
+        None => Arc::new(resolved),
+    }
+}
+
+/// The calls of the model's body among `calls`, by callee, in order (see
+/// [`Previous::top_level`]).
+pub(super) fn top_level_calls(calls: &[Arc<CallRecord>]) -> SiteMap<(SourceFile, u32), Vec<u32>> {
+    let mut top_level: SiteMap<(SourceFile, u32), Vec<u32>> = SiteMap::default();
+    for (index, call) in calls.iter().enumerate() {
+        if call.chain.len() == 1 {
+            top_level.entry(call.callee).or_default().push(index as u32);
+        }
+    }
+    top_level
 }
 
 /// `value` with its tensors renamed by `map`.
