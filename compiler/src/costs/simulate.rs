@@ -1112,7 +1112,6 @@ fn replay(graph: &Graph, config: &Config, extent: Extent) -> (Store, LineTable) 
             line.optimizer += run.state_bytes(*elements);
         }
     }
-    run.behaviours.clear();
     (store, lines.finish())
 }
 
