@@ -883,7 +883,12 @@ pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Gra
         blame: Some(blame),
         context: &context,
     };
-    Some(elaborate::elaborate(db, &request))
+    // After an edit of the scenario's sizes only, the model's symbolic graph is bound to them.
+    let symbolic = || {
+        let model = ItemLoc::new(db, setup.model.0, setup.model.1);
+        setup.args.is_empty().then(|| model_graph(db, model).clone()).flatten()
+    };
+    Some(elaborate::elaborate_scenario(db, &request, symbolic))
 }
 
 /// A model elaborated on its own: dimensions not bound by a scenario stay symbolic

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+mod instantiate;
 mod reuse;
 
 pub use self::reuse::CallCounts;
@@ -185,6 +186,10 @@ pub struct Graph {
     /// Python would drop it: a temporary after the op that consumed it, a variable when it is
     /// reassigned or its block returns); `None` for the model's inputs and outputs.
     pub released_after: Vec<Option<u32>>,
+    /// Whether a value that could not be computed, without an error (an undecidable
+    /// comparison of unbound dimensions, say), reached an op, a condition, a `repeat` count or
+    /// the model's outputs: the graph then holds only what could be decided.
+    pub undecided: bool,
 }
 
 impl Graph {
@@ -317,6 +322,9 @@ struct Elaborator<'db, 'r> {
     top_calls: SiteMap<(SourceFile, u32), u32>,
     /// How many times weights were tied by key: a call that ties some is not reused.
     share_uses: u32,
+    /// How many values that could not be computed reached an op, a condition, a `repeat`
+    /// count or the outputs ([`Graph::undecided`]); a call that met some is not reused.
+    undecided: u32,
     /// Block calls run, and copied from the previous elaboration.
     counts: CallCounts,
 }
@@ -324,21 +332,17 @@ struct Elaborator<'db, 'r> {
 /// A block call being run, recorded as it goes.
 struct OpenCall {
     record: CallRecord,
-    /// The diagnostics and tied weights before it.
+    /// The diagnostics, tied weights and undecided values before it.
     diagnostics: usize,
     share_uses: u32,
+    undecided: u32,
 }
 
 /// Elaborates a model, reusing the block calls of its previous elaboration that are unchanged
 /// (see the `reuse` module).
 pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
     let key = (request.file, request.item, request.blame.clone());
-    let request_key = reuse::RequestKey {
-        args: request.args.clone(),
-        dims: request.dims.clone(),
-        require_bound: request.require_bound,
-        context: request.context.to_string(),
-    };
+    let request_key = request_key(request);
     let cache = db.elaboration_cache();
     let reusable = Reusable::check(db, cache, &key, &request_key);
     let resolved_before = reusable.as_ref().map(|r| Arc::clone(&r.previous));
@@ -352,16 +356,55 @@ pub fn elaborate(db: &dyn Db, request: &Request<'_>) -> Arc<Graph> {
     }
     let previous = Previous {
         graph: Arc::clone(&graph),
-        top_level: reuse::top_level_calls(&e.calls),
+        top_level: Arc::new(reuse::top_level_calls(&e.calls)),
         request: request_key,
         calls: e.calls,
-        by_site: e.calls_at,
+        by_site: Arc::new(e.calls_at),
         items: e.items,
         item_ids: e.item_ids,
         resolutions: reuse::all_resolutions(resolved_before.as_deref(), e.resolutions),
         counts: e.counts,
     };
     cache.put(key, previous);
+    graph
+}
+
+fn request_key(request: &Request<'_>) -> reuse::RequestKey {
+    reuse::RequestKey {
+        args: request.args.clone(),
+        dims: request.dims.clone(),
+        require_bound: request.require_bound,
+        context: request.context.to_string(),
+    }
+}
+
+/// Elaborates a scenario's model as [`elaborate`] does, except after an edit of the
+/// scenario's sizes only (its last elaboration was of the same request with other
+/// dimensions): then the model's symbolic graph, from `symbolic` (the model elaborated on its
+/// own, when the scenario passes it no arguments), is bound to the new sizes instead (see the
+/// `instantiate` module), and the model's block calls are kept for the scenario's next
+/// elaboration.
+pub fn elaborate_scenario(
+    db: &dyn Db,
+    request: &Request<'_>,
+    symbolic: impl FnOnce() -> Option<Arc<Graph>>,
+) -> Arc<Graph> {
+    let key = (request.file, request.item, request.blame.clone());
+    let request_key = request_key(request);
+    let cache = db.elaboration_cache();
+    let resized = cache.get(&key).is_some_and(|previous| previous.request.differs_in_dims_only(&request_key));
+    let Some(symbolic) = resized.then(symbolic).flatten() else { return elaborate(db, request) };
+    let Some(graph) = instantiate::instantiate(&symbolic, &request.dims) else { return elaborate(db, request) };
+    let graph = Arc::new(graph);
+    if cfg!(debug_assertions) {
+        let fresh = run(db, request, None).graph;
+        assert!(fresh == *graph, "{} bound to its sizes differs from its elaboration", request.context);
+    }
+    // The model's calls, bound to the sizes, are this graph's: the next edit reuses them.
+    let model = cache.get(&(request.file, request.item, None)).filter(|m| Arc::ptr_eq(&m.graph, &symbolic));
+    if let Some(previous) = model.and_then(|m| m.bound(Arc::clone(&graph), request_key)) {
+        cache.put(key, previous);
+    }
     graph
 }
 
@@ -397,11 +440,13 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         resolutions: Resolutions::default(),
         top_calls: SiteMap::default(),
         share_uses: 0,
+        undecided: 0,
         counts: CallCounts::default(),
     };
     if let Some(Item::Model(model)) = item_tree(db, ItemLoc::new(db, request.file, request.item)).as_deref() {
         let _ = e.model(model);
     }
+    e.graph.undecided = e.undecided > 0;
     e
 }
 
@@ -516,6 +561,7 @@ impl<'db> Elaborator<'db, '_> {
                 match v {
                     Value::Tensor(t) => self.graph.outputs.push(t),
                     Value::Tensors(ts) => self.graph.outputs.extend(ts),
+                    Value::Unknown => self.undecided += 1,
                     _ => {}
                 }
             }
@@ -586,6 +632,7 @@ impl<'db> Elaborator<'db, '_> {
                         Value::Bool(false) => else_body.as_ref(),
                         _ => {
                             // Undecidable (symbolic) or already wrong: skip both branches.
+                            self.undecided += 1;
                             None
                         }
                     };
@@ -767,9 +814,13 @@ impl<'db> Elaborator<'db, '_> {
                             let site = self.site(ctx.name, ctx.item, count.id);
                             self.error_at(Code::InvalidShape, &site, "`repeat` count depends on an unbound dimension");
                         }
+                        self.undecided += 1;
                         return Ok(Value::Unknown);
                     }
-                    _ => return Ok(Value::Unknown),
+                    _ => {
+                        self.undecided += 1;
+                        return Ok(Value::Unknown);
+                    }
                 };
                 if n < 0 {
                     let site = self.site(ctx.name, ctx.item, count.id);
@@ -814,7 +865,11 @@ impl<'db> Elaborator<'db, '_> {
     ) -> Result<Value, Stop> {
         use Value::*;
         Ok(match (op, l, r) {
-            (_, Unknown, _) | (_, _, Unknown) => Unknown,
+            (_, Unknown, _) | (_, _, Unknown) => {
+                // An operand of a tensor op, or of a value something else will consume.
+                self.undecided += 1;
+                Unknown
+            }
             (BinaryOp::Or, Bool(a), Bool(b)) => Bool(a || b),
             (BinaryOp::And, Bool(a), Bool(b)) => Bool(a && b),
             (BinaryOp::Eq | BinaryOp::Ne, a, b) if !matches!(a, Int(_)) || !matches!(b, Int(_)) => {
@@ -1079,7 +1134,7 @@ impl<'db> Elaborator<'db, '_> {
     ) -> Result<Value, Stop> {
         self.counts.ran += 1;
         let diagnostics = self.graph.diagnostics.len();
-        self.open.push(OpenCall { record, diagnostics, share_uses: self.share_uses });
+        self.open.push(OpenCall { record, diagnostics, share_uses: self.share_uses, undecided: self.undecided });
         let mut inner = Env::new();
         for (name, value, _) in bound {
             self.assign(&mut inner, name, value);
@@ -1109,7 +1164,10 @@ impl<'db> Elaborator<'db, '_> {
         for &used in &record.items {
             self.touch(used);
         }
-        if self.graph.diagnostics.len() != open.diagnostics || self.share_uses != open.share_uses {
+        if self.graph.diagnostics.len() != open.diagnostics
+            || self.share_uses != open.share_uses
+            || self.undecided != open.undecided
+        {
             return;
         }
         record.nodes.1 = self.graph.nodes.len() as u32;
@@ -1393,7 +1451,10 @@ impl<'db> Elaborator<'db, '_> {
                 Value::Bool(b) => ArgValue::Bool(*b),
                 Value::Str(s) => ArgValue::Str(s.clone()),
                 Value::Ints(v) => ArgValue::Ints(v.clone()),
-                Value::Size(_) | Value::Unknown => return Ok(Value::Unknown),
+                Value::Size(_) | Value::Unknown => {
+                    self.undecided += 1;
+                    return Ok(Value::Unknown);
+                }
             };
             args.values.insert(name.clone(), arg);
         }

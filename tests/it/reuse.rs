@@ -72,7 +72,7 @@ fn scenarios(db: &Database, file: SourceFile) -> Vec<ItemLoc<'_>> {
 }
 
 fn counts(ran: u32, reused: u32) -> CallCounts {
-    CallCounts { ran, reused }
+    CallCounts { ran, reused, bound: 0 }
 }
 
 #[test]
@@ -149,9 +149,66 @@ train fit { model m()  batch 8  optimizer sgd }
 }
 
 #[test]
-fn a_batch_edit_runs_every_call() {
+fn a_batch_edit_binds_the_models_symbolic_graph() {
     let mut session = Session::new(&chain(20));
-    assert_eq!(session.edit("batch 32", "batch 31"), counts(20, 0));
+    // Only the batch changed: the model is elaborated on its own (its 20 calls run, `N`
+    // symbolic) and its graph bound to the new size; none of the scenario's calls runs.
+    let resized = CallCounts { ran: 20, reused: 0, bound: 20 };
+    assert_eq!(session.edit("batch 32", "batch 31"), resized);
+    // Again: the model's graph is the same one.
+    assert_eq!(session.edit("batch 31", "batch 7"), resized);
+    // An edit inside a block then copies the bound calls: b0 runs again, the others are
+    // copied. The model's own graph, which the scenario's was bound from, is elaborated again
+    // too (salsa checks what a query read), the same way.
+    let edited = session.edit("h = relu(linear(x, width))", "h = gelu(linear(x, width))");
+    assert_eq!(edited, CallCounts { ran: 1 + 1, reused: 19 + 19, bound: 0 });
+}
+
+#[test]
+fn sizes_the_symbolic_graph_cannot_decide_are_elaborated() {
+    // A condition on the batch cannot be decided with `N` unbound: the model's graph holds
+    // neither branch, and the scenario is elaborated at its new size.
+    let text = "\
+block head(x) {
+    if x.shape[0] > 16 {
+        return relu(x)
+    }
+    return gelu(x)
+}
+
+model m() {
+    input x: f32[N, 64]
+    return head(linear(x, 64))
+}
+
+train fit { model m()  batch 32  optimizer sgd }
+";
+    let mut session = Session::new(text);
+    assert_eq!(session.edit("batch 32", "batch 8").bound, 0);
+    assert_eq!(session.edit("batch 8", "batch 64").bound, 0);
+}
+
+#[test]
+fn sizes_an_op_rejects_are_elaborated_and_reported() {
+    // `N` against `B` broadcasts as long as they are equal or one is 1: bound to sizes
+    // where they are not, the rule fails, and the elaboration reports it.
+    let text = "\
+model m() {
+    input x: f32[N, 64]
+    input y: f32[B, 64]
+    return x + y
+}
+
+train fit { model m()  batch 4  dim B = 1  optimizer sgd }
+";
+    let mut session = Session::new(text);
+    assert_eq!(session.edit("dim B = 1", "dim B = 4").bound, 0, "no block calls to bind");
+    session.edit("dim B = 4", "dim B = 3");
+    let graph = scenario_graph(&session.db, session.scenario()).clone().expect("a graph");
+    assert_eq!(graph.diagnostics.len(), 1, "{:?}", graph.diagnostics);
+    session.edit("dim B = 3", "dim B = 1");
+    let graph = scenario_graph(&session.db, session.scenario()).clone().expect("a graph");
+    assert!(graph.diagnostics.is_empty());
 }
 
 #[test]
@@ -382,6 +439,9 @@ enum Edit {
     Activation { nth: proptest::sample::Index },
     /// The `n`th line that assigns becomes two (the assignment, then the same again).
     Repeat { nth: proptest::sample::Index },
+    /// The `n`th scenario's batch size becomes `value` (its graph is then the model's bound
+    /// to the new size, when the model's graph allows).
+    Batch { nth: proptest::sample::Index, value: u8 },
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
@@ -389,6 +449,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         (any::<proptest::sample::Index>(), 1u8..9).prop_map(|(nth, value)| Edit::Number { nth, value }),
         any::<proptest::sample::Index>().prop_map(|nth| Edit::Activation { nth }),
         any::<proptest::sample::Index>().prop_map(|nth| Edit::Repeat { nth }),
+        (any::<proptest::sample::Index>(), 1u8..9).prop_map(|(nth, value)| Edit::Batch { nth, value }),
     ]
 }
 
@@ -417,6 +478,19 @@ fn apply(text: &str, edit: &Edit) -> String {
             let at = spots[nth.index(spots.len())];
             let swapped = if text[at..].starts_with("relu(") { "gelu(" } else { "relu(" };
             format!("{}{swapped}{}", &text[..at], &text[at + 5..])
+        }
+        Edit::Batch { nth, value } => {
+            let spots: Vec<(usize, usize)> = text
+                .match_indices("batch ")
+                .map(|(i, b)| i + b.len())
+                .map(|i| (i, text[i..].find(|c: char| !c.is_ascii_digit()).map_or(text.len(), |n| i + n)))
+                .filter(|(start, end)| end > start)
+                .collect();
+            if spots.is_empty() {
+                return text.to_string();
+            }
+            let (start, end) = spots[nth.index(spots.len())];
+            format!("{}{value}{}", &text[..start], &text[end..])
         }
         Edit::Repeat { nth } => {
             let lines: Vec<&str> = text.lines().collect();

@@ -24,6 +24,7 @@ use super::{Graph, Site, SiteMap, TensorId, Value};
 use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
 use crate::diagnostics::FileName;
 use crate::semantics::scope::DefKind;
+use crate::shapes::Dim;
 use crate::syntax::Item;
 
 /// The last elaboration of each request (a scenario's model, or a model on its own), kept
@@ -130,23 +131,27 @@ impl ElaborationCache {
     }
 
     /// The block calls of the elaborations kept (the last of each model and scenario): how
-    /// many were run and how many copied from the elaboration before.
+    /// many were run, copied from the elaboration before, or bound to a scenario's new sizes.
     pub fn counts(&self) -> CallCounts {
         self.kept().elaborations.values().fold(CallCounts::default(), |sum, (_, p)| CallCounts {
             ran: sum.ran + p.counts.ran,
             reused: sum.reused + p.counts.reused,
+            bound: sum.bound + p.counts.bound,
         })
     }
 }
 
 /// How many block calls an elaboration ran, and how many it copied from the one before
-/// (a call made inside a copied call counts as copied).
+/// (a call made inside a copied call counts as copied), or bound (when it is a model's
+/// symbolic graph bound to a scenario's new sizes, every call).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CallCounts {
     /// Calls whose block body was run.
     pub ran: u32,
     /// Calls copied.
     pub reused: u32,
+    /// Calls of the model's symbolic graph, bound to the scenario's sizes.
+    pub bound: u32,
 }
 
 /// What one elaboration leaves for the next.
@@ -159,9 +164,9 @@ pub(super) struct Previous {
     /// Its block calls, in the order they returned (a call after the calls it made).
     pub calls: Vec<Arc<CallRecord>>,
     /// Its calls by their chain (ending with the call's site) and occurrence.
-    pub by_site: CallSites,
+    pub by_site: Arc<CallSites>,
     /// The calls of the model's body, by callee, in order.
-    pub top_level: SiteMap<(SourceFile, u32), Vec<u32>>,
+    pub top_level: Arc<SiteMap<(SourceFile, u32), Vec<u32>>>,
     /// The items its calls read, and their indices. The next elaboration starts from these
     /// (indices kept), so that the records it copies hold there too: an item no call reads any
     /// more stays, checked and ignored, until an elaboration reuses nothing.
@@ -229,6 +234,62 @@ pub(super) struct RequestKey {
     pub dims: BTreeMap<String, i128>,
     pub require_bound: bool,
     pub context: String,
+}
+
+impl RequestKey {
+    /// Whether `other` is this request with other dimensions (a scenario's sizes edited).
+    pub fn differs_in_dims_only(&self, other: &RequestKey) -> bool {
+        self.dims != other.dims
+            && self.args == other.args
+            && self.require_bound == other.require_bound
+            && self.context == other.context
+    }
+}
+
+impl Previous {
+    /// What the elaboration of `request` would leave, when its graph is this one's bound to
+    /// the request's dimensions (`graph`, made by `instantiate`): the same calls, their
+    /// arguments and results bound; `None` when one cannot be bound.
+    pub fn bound(&self, graph: Arc<Graph>, request: RequestKey) -> Option<Previous> {
+        let dims = &request.dims;
+        let bind = |value: &Value| -> Option<Value> {
+            Some(match value {
+                Value::Int(d) => Value::Int(Dim::Known(d.bind(dims)?.known()?)),
+                Value::Ints(ds) => {
+                    Value::Ints(ds.iter().map(|d| Some(Dim::Known(d.bind(dims)?.known()?))).collect::<Option<_>>()?)
+                }
+                other => other.clone(),
+            })
+        };
+        let symbolic = |value: &Value| match value {
+            Value::Int(d) => matches!(d, Dim::Sym(_)),
+            Value::Ints(ds) => ds.iter().any(|d| matches!(d, Dim::Sym(_))),
+            _ => false,
+        };
+        let calls = self
+            .calls
+            .iter()
+            .map(|call| {
+                // Most calls are given tensors and literals: the same record.
+                if !call.args.iter().any(|(_, v)| symbolic(v)) && !symbolic(&call.result) {
+                    return Some(Arc::clone(call));
+                }
+                let args = call.args.iter().map(|(name, v)| Some((name.clone(), bind(v)?))).collect::<Option<_>>()?;
+                Some(Arc::new(CallRecord { args, result: bind(&call.result)?, ..CallRecord::clone(call) }))
+            })
+            .collect::<Option<_>>()?;
+        Some(Previous {
+            graph,
+            request,
+            calls,
+            by_site: Arc::clone(&self.by_site),
+            top_level: Arc::clone(&self.top_level),
+            items: self.items.clone(),
+            item_ids: self.item_ids.clone(),
+            resolutions: Arc::clone(&self.resolutions),
+            counts: CallCounts { ran: 0, reused: 0, bound: self.calls.len() as u32 },
+        })
+    }
 }
 
 /// An item an elaboration read, kept alive so that an unchanged item is known by pointer.

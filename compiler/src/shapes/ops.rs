@@ -63,6 +63,12 @@ impl ArgMap {
         }
     }
 
+    /// The same parameters with each value mapped by `f`; `None` if `f` fails for one.
+    pub fn try_map(&self, mut f: impl FnMut(&ArgValue) -> Option<ArgValue>) -> Option<ArgMap> {
+        let entries = self.entries.iter().map(|(n, v)| Some((Arc::clone(n), f(v)?))).collect::<Option<_>>()?;
+        Some(ArgMap { entries })
+    }
+
     /// The parameters and their values, in the order they were added.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &ArgValue)> {
         self.entries.iter().map(|(n, v)| (&**n, v))
