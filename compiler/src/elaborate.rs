@@ -142,6 +142,10 @@ pub struct Node {
 
 impl PartialEq for Node {
     fn eq(&self, other: &Self) -> bool {
+        // Graphs share nodes: a node compared with itself is found by its address.
+        if std::ptr::eq(self, other) {
+            return true;
+        }
         fn same<T: PartialEq + ?Sized>(a: &Arc<T>, b: &Arc<T>) -> bool {
             Arc::ptr_eq(a, b) || a == b
         }
@@ -172,8 +176,8 @@ pub struct StmtValue {
 pub struct Graph {
     /// Every tensor's type, by id (shared by a copy).
     pub tensors: Vec<Arc<TensorType>>,
-    /// The ops, in execution order.
-    pub nodes: Vec<Node>,
+    /// The ops, in execution order (shared: a copied call at the same ids shares its nodes).
+    pub nodes: Vec<Arc<Node>>,
     /// The model's inputs, by name.
     pub inputs: Vec<(String, TensorId)>,
     /// The model's outputs.
@@ -1324,11 +1328,16 @@ impl<'db> Elaborator<'db, '_> {
             if same_ids { Arc::clone(ids) } else { ids.iter().map(|&t| tensor(t)).collect() }
         };
         for n in &old.nodes[nodes] {
-            let mut n = n.clone();
+            // At the same ids and site, the very node.
+            if same_ids && !moved {
+                self.graph.nodes.push(Arc::clone(n));
+                continue;
+            }
+            let mut n = Node::clone(n);
             n.inputs = renamed(&n.inputs);
             n.outputs = renamed(&n.outputs);
             n.origin = reorigin(&n.origin);
-            self.graph.nodes.push(n);
+            self.graph.nodes.push(Arc::new(n));
         }
         for v in &old.stmt_values[values] {
             let mut v = v.clone();
@@ -1542,7 +1551,7 @@ impl<'db> Elaborator<'db, '_> {
                 });
                 let op = Arc::clone(self.op_names.entry(op).or_insert_with(|| op.into()));
                 let inputs: Arc<[TensorId]> = inputs.into();
-                self.graph.nodes.push(Node {
+                self.graph.nodes.push(Arc::new(Node {
                     op,
                     args: Arc::new(args),
                     inputs: Arc::clone(&inputs),
@@ -1550,7 +1559,7 @@ impl<'db> Elaborator<'db, '_> {
                     result: Arc::new(result),
                     params,
                     origin,
-                });
+                }));
                 // Temporaries this node consumed are dropped once it returns.
                 for &t in inputs.iter() {
                     if self.refs[t.0 as usize] == 0 {

@@ -137,14 +137,19 @@ impl Binder<'_> {
     /// `node` with its arguments bound and its rule applied to them (the node itself when no
     /// argument holds a symbolic dimension); its outputs are set in `tensors`, the graph's
     /// bound tensors so far.
-    fn node(&mut self, node: &Node, symbolic: &Graph, tensors: &mut [Option<Arc<TensorType>>]) -> Option<Node> {
+    fn node(
+        &mut self,
+        node: &Arc<Node>,
+        symbolic: &Graph,
+        tensors: &mut [Option<Arc<TensorType>>],
+    ) -> Option<Arc<Node>> {
         if !node.args.values.iter().any(|(_, a)| arg_is_symbolic(a)) {
             for &t in node.outputs.iter() {
                 tensors[t.0 as usize] = Some(self.tensor(&symbolic.tensors[t.0 as usize])?);
             }
             // Its weights are as before, and so is what it owns; a key it ties is noted.
             self.tie(&node.args, &node.result)?;
-            return Some(node.clone());
+            return Some(Arc::clone(node));
         }
         let values = node.args.values.try_map(|value| match value {
             // An input tensor: the graph's bound type, shared as elaboration shares it.
@@ -173,7 +178,7 @@ impl Binder<'_> {
             tensors[t.0 as usize] = Some(Arc::new(output));
         }
         let params = self.tie(&args, &result)?;
-        Some(Node {
+        Some(Arc::new(Node {
             op: Arc::clone(&node.op),
             args: Arc::new(args),
             inputs: Arc::clone(&node.inputs),
@@ -181,7 +186,7 @@ impl Binder<'_> {
             result: Arc::new(result),
             params,
             origin: Arc::clone(&node.origin),
-        })
+        }))
     }
 }
 
