@@ -415,11 +415,20 @@ pub fn elaborate_scenario(
 /// Elaborates a model, reusing calls of `previous` if given.
 fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reusable>) -> Elaborator<'db, 'r> {
     let capacity = previous.as_ref().map_or((0, 0), |r| (r.previous.graph.tensors.len(), r.previous.calls.len()));
+    // The maps filled call by call start as large as the previous elaboration's: growing a
+    // map of thousands of entries rehashes it several times.
+    fn sized<K, V>(len: usize) -> SiteMap<K, V> {
+        SiteMap::with_capacity_and_hasher(len, Default::default())
+    }
+    let (callees, sites, top_calls) = previous.as_ref().map_or_else(
+        || (SiteMap::default(), SiteMap::default(), SiteMap::default()),
+        |r| (sized(r.previous.items.len()), sized(r.previous.by_site.len()), sized(r.previous.top_level.len())),
+    );
     let (items, item_ids) =
         previous.as_ref().map_or_else(Default::default, |r| (r.previous.items.clone(), r.previous.item_ids.clone()));
     let mut e = Elaborator {
         db,
-        callees: SiteMap::default(),
+        callees,
         param_names: Vec::new(),
         operator_names: ["a".into(), "b".into(), "inplace".into()],
         op_names: SiteMap::default(),
@@ -436,13 +445,13 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         previous,
         open: Vec::new(),
         calls: Vec::with_capacity(capacity.1),
-        calls_at: CallSites::default(),
+        calls_at: sites,
         // The previous elaboration's items keep their indices, so that its records' item
         // lists hold here too.
         items,
         item_ids,
         resolutions: Resolutions::default(),
-        top_calls: SiteMap::default(),
+        top_calls,
         share_uses: 0,
         undecided: 0,
         counts: CallCounts::default(),

@@ -738,7 +738,7 @@ impl<'g> Lines<'g> {
     fn new(graph: &'g Graph) -> Self {
         let mut lines = Lines { of_node: Vec::new(), of_value: Vec::new(), sites: Vec::new(), figures: Vec::new() };
         let mut index: SiteMap<&'g Site, LineId> =
-            SiteMap::with_capacity_and_hasher(graph.nodes.len() / 2, Default::default());
+            SiteMap::with_capacity_and_hasher(graph.nodes.len(), Default::default());
         let mut id = |site: &'g Site, previous: &mut Option<(&'g Site, LineId)>| {
             // Consecutive ops are mostly of one statement: no lookup for them.
             if let Some((p, id)) = *previous

@@ -179,12 +179,7 @@ impl Dim {
     /// `self * other`, `None` on overflow.
     pub fn mul(&self, other: &Dim) -> Option<Dim> {
         match (self, other) {
-            (Dim::Known(a), Dim::Known(b)) => match (i64::try_from(*a), i64::try_from(*b)) {
-                // The usual case, without the library call of a checked i128 product: two
-                // i64 factors cannot overflow an i128.
-                (Ok(a), Ok(b)) => Some(Dim::Known(i128::from(a) * i128::from(b))),
-                _ => a.checked_mul(*b).map(Dim::Known),
-            },
+            (Dim::Known(a), Dim::Known(b)) => mul_i128(*a, *b).map(Dim::Known),
             _ => Some(Dim::from_poly(self.poly().mul(&other.poly())?)),
         }
     }
@@ -269,6 +264,16 @@ impl Dim {
     /// Whether the value is certainly not positive (known and < 1).
     pub fn certainly_nonpositive(&self) -> bool {
         matches!(self, Dim::Known(v) if *v < 1)
+    }
+}
+
+/// `a * b` for integers, `None` on overflow.
+pub fn mul_i128(a: i128, b: i128) -> Option<i128> {
+    match (i64::try_from(a), i64::try_from(b)) {
+        // The usual case, without the library call of a checked i128 product: two i64
+        // factors cannot overflow an i128.
+        (Ok(a), Ok(b)) => Some(i128::from(a) * i128::from(b)),
+        _ => a.checked_mul(b),
     }
 }
 

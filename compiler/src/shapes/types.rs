@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::dim::Dim;
+use super::dim::{Dim, mul_i128};
 
 /// The element type of a tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -101,7 +101,15 @@ impl TensorType {
 
     /// The number of elements, `None` on overflow.
     pub fn numel(&self) -> Option<Dim> {
-        self.shape.iter().try_fold(Dim::Known(1), |acc, d| acc.mul(d))
+        // Known sizes multiply as integers (the usual case: every tensor of a scenario).
+        let mut known: i128 = 1;
+        for (i, d) in self.shape.iter().enumerate() {
+            match d {
+                Dim::Known(v) => known = mul_i128(known, *v)?,
+                Dim::Sym(_) => return self.shape[i..].iter().try_fold(Dim::Known(known), |acc, d| acc.mul(d)),
+            }
+        }
+        Some(Dim::Known(known))
     }
 
     /// The bytes of its storage, `None` on overflow.
