@@ -16,7 +16,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::elaborate::{Graph, Node, Site, SiteMap, TensorId};
+use crate::diagnostics::FileName;
+use crate::elaborate::{Graph, Node, Site, TensorId};
 use crate::shapes::ops::ArgValue;
 
 use super::autograd::{GradFlow, Mode, Saved, memory};
@@ -737,8 +738,9 @@ struct Lines<'g> {
 impl<'g> Lines<'g> {
     fn new(graph: &'g Graph) -> Self {
         let mut lines = Lines { of_node: Vec::new(), of_value: Vec::new(), sites: Vec::new(), figures: Vec::new() };
-        let mut index: SiteMap<&'g Site, LineId> =
-            SiteMap::with_capacity_and_hasher(graph.nodes.len(), Default::default());
+        // Sites are numbered through a dense table by file, item and node (a model's lines
+        // are thousands of sites of a few files): no hashing per op.
+        let mut files: Vec<(&'g FileName, Vec<Vec<LineId>>)> = Vec::new();
         let mut id = |site: &'g Site, previous: &mut Option<(&'g Site, LineId)>| {
             // Consecutive ops are mostly of one statement: no lookup for them.
             if let Some((p, id)) = *previous
@@ -746,13 +748,29 @@ impl<'g> Lines<'g> {
             {
                 return id;
             }
-            let id = *index.entry(site).or_insert_with(|| {
+            let at = match files.iter().position(|(f, _)| *f == &site.file) {
+                Some(at) => at,
+                None => {
+                    files.push((&site.file, Vec::new()));
+                    files.len() - 1
+                }
+            };
+            let items = &mut files[at].1;
+            let (item, node) = (site.at.item as usize, site.at.node as usize);
+            if items.len() <= item {
+                items.resize(item + 1, Vec::new());
+            }
+            let nodes = &mut items[item];
+            if nodes.len() <= node {
+                nodes.resize(node + 1, LineId::MAX);
+            }
+            if nodes[node] == LineId::MAX {
                 lines.sites.push(site);
                 lines.figures.push(None);
-                (lines.sites.len() - 1) as LineId
-            });
-            *previous = Some((site, id));
-            id
+                nodes[node] = (lines.sites.len() - 1) as LineId;
+            }
+            *previous = Some((site, nodes[node]));
+            nodes[node]
         };
         let mut previous = None;
         // Values first: the lines are numbered in the order they first finished running.
