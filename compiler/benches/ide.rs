@@ -91,8 +91,9 @@ fn main() {
          one character of a comment; new line: a line break inserted into a comment (every line below\n\
          moves); same graph: a statement rewritten to an equal graph (elaborated again, not\n\
          simulated); statement edit: one op or argument changed, shapes kept (elaborated and\n\
-         simulated again); figures edit: the batch size; model line: a line added to the middle of\n\
-         the model's body (the calls after it have new call sites). comment->diag, statement->diag: that edit,\n\
+         simulated again); figures edit: the batch size (the model's symbolic graph bound to it);\n\
+         model line: a line added to the middle of the model's body (the calls after it have new\n\
+         call sites). comment->diag, statement->diag: that edit,\n\
          then the file's diagnostics (every scenario and model of the file elaborated, lints run).\n\
          Best of 10."
     );
