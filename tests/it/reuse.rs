@@ -165,6 +165,14 @@ fn a_batch_edit_binds_the_models_symbolic_graph() {
 }
 
 #[test]
+fn a_large_graph_is_bound_on_several_threads_the_same() {
+    // 4,500 nodes: bound in chunks on several threads where the machine has cores; the
+    // graph equals a fresh one's (and, in debug builds, an elaboration's).
+    let mut session = Session::new(&chain(1_500));
+    assert_eq!(session.edit("batch 32", "batch 5").bound, 1_500);
+}
+
+#[test]
 fn sizes_the_symbolic_graph_cannot_decide_are_elaborated() {
     // A condition on the batch cannot be decided with `N` unbound: the model's graph holds
     // neither branch, and the scenario is elaborated at its new size.

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use super::{Graph, Node};
 use crate::shapes::dim::Poly;
-use crate::shapes::ops::{self, ArgValue, Args, OpResult};
+use crate::shapes::ops::{self, ArgValue, Args};
 use crate::shapes::{Dim, TensorType};
 
 /// Binds `symbolic`'s unbound dimensions to `dims`; `None` when the result could differ from
@@ -36,35 +36,37 @@ pub(super) fn instantiate(symbolic: &Graph, dims: &BTreeMap<String, i128>) -> Op
     if !symbolic.diagnostics.is_empty() || symbolic.undecided {
         return None;
     }
-    let mut bind = Binder { dims, memo: Vec::new(), tied: BTreeMap::new() };
-    // The tensors no node makes (the model's inputs) are bound first; a node's outputs are
-    // those of its rule, once checked.
+    // The tensors no node makes: the model's inputs.
     let mut made = vec![false; symbolic.tensors.len()];
     for node in &symbolic.nodes {
         for &t in node.outputs.iter() {
             made[t.0 as usize] = true;
         }
     }
-    let mut tensors: Vec<Option<Arc<TensorType>>> = Vec::with_capacity(symbolic.tensors.len());
-    for (t, was_made) in symbolic.tensors.iter().zip(&made) {
-        if *was_made {
-            tensors.push(None);
-            continue;
-        }
-        let bound = bind.tensor(t)?;
-        // An input's sizes must be positive and its bytes countable, as elaboration checks.
-        if bound.shape.iter().any(|d| d.known().is_none_or(|v| v < 1)) {
-            return None;
-        }
-        bound.bytes()?;
-        tensors.push(Some(bound));
-    }
-    let mut nodes = Vec::with_capacity(symbolic.nodes.len());
-    for node in &symbolic.nodes {
-        nodes.push(bind.node(node, symbolic, &mut tensors)?);
-    }
+    // Each tensor's bound type; then each node's arguments bound and its rule applied again,
+    // checked against those types. Tensors, then nodes, do not depend on one another, so a
+    // large graph is bound on several threads.
+    let tensors = in_parallel(&symbolic.tensors, PER_THREAD, |start, chunk| {
+        let mut bind = Binder::new(dims);
+        let bound = chunk.iter().zip(&made[start..]).map(|(t, &was_made)| {
+            let bound = bind.tensor(t)?;
+            // An input's sizes must be positive, as elaboration checks; every tensor's bytes
+            // must be countable (elaboration reports an overflow).
+            if !was_made && bound.shape.iter().any(|d| d.known().is_none_or(|v| v < 1)) {
+                return None;
+            }
+            bound.bytes()?;
+            Some(bound)
+        });
+        bound.collect()
+    })?;
+    let mut nodes = in_parallel(&symbolic.nodes, PER_THREAD, |_, chunk| {
+        let mut bind = Binder::new(dims);
+        chunk.iter().map(|node| bind.node(node, symbolic, &tensors)).collect()
+    })?;
+    tie(&mut nodes)?;
     Some(Graph {
-        tensors: tensors.into_iter().collect::<Option<_>>()?,
+        tensors,
         nodes,
         inputs: symbolic.inputs.clone(),
         outputs: symbolic.outputs.clone(),
@@ -75,19 +77,89 @@ pub(super) fn instantiate(symbolic: &Graph, dims: &BTreeMap<String, i128>) -> Op
     })
 }
 
+/// The fewest tensors or nodes worth a thread of their own.
+const PER_THREAD: usize = 2_000;
+
+/// `f` over consecutive chunks of `items` (given each chunk's start), the results in order;
+/// `None` if a chunk's is. The items are split over up to four threads, at least
+/// `per_thread` each.
+fn in_parallel<T: Sync, U: Send>(
+    items: &[T],
+    per_thread: usize,
+    f: impl Fn(usize, &[T]) -> Option<Vec<U>> + Sync,
+) -> Option<Vec<U>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4).min(items.len() / per_thread);
+    if threads < 2 {
+        return f(0, items);
+    }
+    let size = items.len().div_ceil(threads);
+    let f = &f;
+    let parts: Vec<Option<Vec<U>>> = std::thread::scope(|scope| {
+        let spawned: Vec<_> = items
+            .chunks(size)
+            .enumerate()
+            .skip(1)
+            .map(|(i, chunk)| {
+                let work = move || f(i * size, chunk);
+                // A thread that cannot be started leaves its chunk to this one.
+                std::thread::Builder::new().spawn_scoped(scope, work).map_err(|_| (i, chunk))
+            })
+            .collect();
+        let mut parts = vec![f(0, &items[..size])];
+        for handle in spawned {
+            parts.push(match handle {
+                Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err((i, chunk)) => f(i * size, chunk),
+            });
+        }
+        parts
+    });
+    parts.into_iter().try_fold(Vec::with_capacity(items.len()), |mut all, part| {
+        all.extend(part?);
+        Some(all)
+    })
+}
+
+/// Ties weights by key as elaboration does, in the nodes' order: the first node of a key owns
+/// its weight, a later one only its other parameters; `None` when a later weight has another
+/// size (elaboration reports that).
+fn tie(nodes: &mut [Arc<Node>]) -> Option<()> {
+    let mut tied: BTreeMap<String, Dim> = BTreeMap::new();
+    for node in nodes.iter_mut() {
+        let Some(ArgValue::Str(key)) = node.args.values.get("share") else { continue };
+        let weight = node.result.weights.iter().find(|w| w.name == "weight").map(|w| w.numel.clone());
+        let (false, Some(weight)) = (key.is_empty(), weight) else { continue };
+        match tied.get(key) {
+            Some(first) if first.certainly_differs(&weight) => return None,
+            Some(_) => {
+                let owned = node.result.params()?.sub(&weight).unwrap_or(Dim::Known(0));
+                if node.params != owned {
+                    Arc::make_mut(node).params = owned;
+                }
+            }
+            None => {
+                tied.insert(key.clone(), weight);
+            }
+        }
+    }
+    Some(())
+}
+
 /// Binds dimensions, remembering the values of the few polynomials a graph shares (most of
 /// a model's symbolic dimensions are clones of its inputs' `N`).
 struct Binder<'a> {
     dims: &'a BTreeMap<String, i128>,
     /// Bound polynomials, by address (the symbolic graph keeps them alive).
     memo: Vec<(*const Poly, i128)>,
-    /// The size of each weight tied by key, from the first node that has it.
-    tied: BTreeMap<String, Dim>,
 }
 
-impl Binder<'_> {
+impl<'a> Binder<'a> {
     /// How many polynomials are remembered: a graph has a handful.
     const MEMO: usize = 32;
+
+    fn new(dims: &'a BTreeMap<String, i128>) -> Self {
+        Binder { dims, memo: Vec::new() }
+    }
 
     /// The value of `d`, `None` if it stays symbolic or overflows.
     fn value(&mut self, d: &Dim) -> Option<i128> {
@@ -123,38 +195,18 @@ impl Binder<'_> {
         Some(TensorType::new(t.dtype, shape))
     }
 
-    /// Whether `concrete` is `symbolic` bound.
-    fn binds_to(&mut self, symbolic: &TensorType, concrete: &TensorType) -> bool {
-        symbolic.dtype == concrete.dtype
-            && symbolic.rank() == concrete.rank()
-            && symbolic
-                .shape
-                .iter()
-                .zip(&concrete.shape)
-                .all(|(s, c)| self.value(s).is_some_and(|v| Dim::Known(v) == *c))
-    }
-
-    /// `node` with its arguments bound and its rule applied to them (the node itself when no
-    /// argument holds a symbolic dimension); its outputs are set in `tensors`, the graph's
-    /// bound tensors so far.
-    fn node(
-        &mut self,
-        node: &Arc<Node>,
-        symbolic: &Graph,
-        tensors: &mut [Option<Arc<TensorType>>],
-    ) -> Option<Arc<Node>> {
+    /// `node` with its arguments bound (its input tensors are the graph's bound `tensors`)
+    /// and its rule applied to them, which must give the bound types of its outputs; the node
+    /// itself when no argument holds a symbolic dimension. What it owns of a weight tied by
+    /// key is settled by [`tie`].
+    fn node(&mut self, node: &Arc<Node>, symbolic: &Graph, tensors: &[Arc<TensorType>]) -> Option<Arc<Node>> {
         if !node.args.values.iter().any(|(_, a)| arg_is_symbolic(a)) {
-            for &t in node.outputs.iter() {
-                tensors[t.0 as usize] = Some(self.tensor(&symbolic.tensors[t.0 as usize])?);
-            }
-            // Its weights are as before, and so is what it owns; a key it ties is noted.
-            self.tie(&node.args, &node.result)?;
             return Some(Arc::clone(node));
         }
         let values = node.args.values.try_map(|value| match value {
             // An input tensor: the graph's bound type, shared as elaboration shares it.
             ArgValue::Tensor(t) => match node.inputs.iter().find(|i| Arc::ptr_eq(t, &symbolic.tensors[i.0 as usize])) {
-                Some(i) => tensors[i.0 as usize].clone().map(ArgValue::Tensor),
+                Some(i) => Some(ArgValue::Tensor(Arc::clone(&tensors[i.0 as usize]))),
                 None => self.tensor(t).map(ArgValue::Tensor),
             },
             ArgValue::Tensors(ts) => {
@@ -167,46 +219,21 @@ impl Binder<'_> {
         let args = Args { values };
         let mut result = ops::apply(&node.op, &args).ok()?;
         // The rule must give the bound types the rest of the elaboration read.
-        if result.outputs.len() != node.outputs.len() {
+        let outputs = std::mem::take(&mut result.outputs);
+        if outputs.len() != node.outputs.len()
+            || outputs.iter().zip(node.outputs.iter()).any(|(o, &t)| *o != *tensors[t.0 as usize])
+        {
             return None;
         }
-        for (output, &t) in std::mem::take(&mut result.outputs).into_iter().zip(node.outputs.iter()) {
-            if !self.binds_to(&symbolic.tensors[t.0 as usize], &output) {
-                return None;
-            }
-            output.bytes()?;
-            tensors[t.0 as usize] = Some(Arc::new(output));
-        }
-        let params = self.tie(&args, &result)?;
         Some(Arc::new(Node {
             op: Arc::clone(&node.op),
             args: Arc::new(args),
             inputs: Arc::clone(&node.inputs),
             outputs: Arc::clone(&node.outputs),
+            params: result.params()?,
             result: Arc::new(result),
-            params,
             origin: Arc::clone(&node.origin),
         }))
-    }
-}
-
-impl Binder<'_> {
-    /// The parameters a node with this rule's `result` owns, as elaboration counts them: a
-    /// weight tied by key (`share="..."`) belongs to the first node that has the key; `None`
-    /// when a later node's weight has another size (elaboration reports that).
-    fn tie(&mut self, args: &Args, result: &OpResult) -> Option<Dim> {
-        let params = result.params()?;
-        let Some(ArgValue::Str(key)) = args.values.get("share") else { return Some(params) };
-        let weight = result.weights.iter().find(|w| w.name == "weight").map(|w| &w.numel);
-        let (false, Some(weight)) = (key.is_empty(), weight) else { return Some(params) };
-        match self.tied.get(key) {
-            Some(first) if first.certainly_differs(weight) => None,
-            Some(_) => Some(params.sub(weight).unwrap_or(Dim::Known(0))),
-            None => {
-                self.tied.insert(key.clone(), weight.clone());
-                Some(params)
-            }
-        }
     }
 }
 
@@ -221,5 +248,22 @@ fn arg_is_symbolic(a: &ArgValue) -> bool {
         ArgValue::Int(d) => matches!(d, Dim::Sym(_)),
         ArgValue::Ints(ds) => ds.iter().any(|d| matches!(d, Dim::Sym(_))),
         ArgValue::Float(_) | ArgValue::Bool(_) | ArgValue::Str(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_parallel;
+
+    #[test]
+    fn chunks_come_back_in_order_and_a_failure_fails_all() {
+        let items: Vec<u32> = (0..1_000).collect();
+        let doubled = in_parallel(&items, 100, |start, chunk| {
+            assert_eq!(chunk[0] as usize, start);
+            Some(chunk.iter().map(|i| i * 2).collect())
+        });
+        assert_eq!(doubled, Some(items.iter().map(|i| i * 2).collect()));
+        let failed = in_parallel(&items, 100, |_, chunk| (!chunk.contains(&777)).then(|| chunk.to_vec()));
+        assert_eq!(failed, None);
     }
 }
