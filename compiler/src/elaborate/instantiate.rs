@@ -88,7 +88,13 @@ fn in_parallel<T: Sync, U: Send>(
     per_thread: usize,
     f: impl Fn(usize, &[T]) -> Option<Vec<U>> + Sync,
 ) -> Option<Vec<U>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4).min(items.len() / per_thread);
+    if items.len() < 2 * per_thread {
+        return f(0, items);
+    }
+    // Asked once: on Linux the answer reads the process's cgroup files.
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = cores.min(4).min(items.len() / per_thread);
     if threads < 2 {
         return f(0, items);
     }
