@@ -243,7 +243,8 @@ pub enum Value {
     Tensors(Vec<TensorId>),
     /// A size in bytes (scenario settings).
     Size(u128),
-    /// Not computable because of an earlier, reported error.
+    /// Not computable: because of an earlier, reported error, or (a model elaborated without
+    /// a scenario) because it depends on a comparison of unbound dimensions.
     Unknown,
 }
 

@@ -10,8 +10,8 @@
 //! items the call read (the block, the ops and blocks it called) changed since. A call of
 //! the model's body is also found by its callee and how many calls of it came before, when a
 //! line added above it gave it a new site; it is then copied with its new site written into
-//! its nodes' origins. Calls that made diagnostics or tied weights by key are not reused:
-//! their effects reach outside them.
+//! its nodes' origins. Calls that made diagnostics, tied weights by key or met a value that
+//! could not be computed are not reused: their effects reach outside them.
 //!
 //! It changes no result: debug builds (every test run) elaborate again from scratch after
 //! each elaboration that reused a call and assert that the graphs are equal, so the graph is
