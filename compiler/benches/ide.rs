@@ -35,7 +35,7 @@ fn main() {
     for name in EDITS {
         print!(" {name:>14}");
     }
-    println!(" {:>14} {:>14}", "comment->diag", "statement->diag");
+    println!(" {:>14} {:>14} {:>14}", "stmt, last 60", "comment->diag", "statement->diag");
     let config = HintConfig::default();
     for Case { name, text, scenario, edits } in cases() {
         let file_name = FileName::new(name);
@@ -73,6 +73,16 @@ fn main() {
             });
             print!(" {:>12.2}ms", ms(time));
         }
+        // A statement edit, then the hints of the file's last 60 lines (a large model's body).
+        let last_start = text.match_indices('\n').rev().nth(60).map_or(0, |(i, _)| i) as u32;
+        let last = Some(TextRange::new(last_start, text.len() as u32));
+        if let Some((from, to)) = edits[3] {
+            let time = best(10, || {
+                db.set_file(file_name.clone(), edited(from, to));
+                let _ = inlay_hints(&db, file, last, chosen, &config);
+            });
+            print!(" {:>12.2}ms", ms(time));
+        }
         // Diagnostics after a comment edit and after a statement edit.
         for (from, to) in [edits[0], edits[3]].into_iter().flatten() {
             let diagnostics = best(10, || {
@@ -93,7 +103,8 @@ fn main() {
          simulated); statement edit: one op or argument changed, shapes kept (elaborated and\n\
          simulated again); figures edit: the batch size (the model's symbolic graph bound to it);\n\
          model line: a line added to the middle of the model's body (the calls after it have new\n\
-         call sites). comment->diag, statement->diag: that edit,\n\
+         call sites). stmt, last 60: the statement edit, then the hints of the file's last 60 lines\n\
+         (the generated model's body). comment->diag, statement->diag: that edit,\n\
          then the file's diagnostics (every scenario and model of the file elaborated, lints run).\n\
          Best of 10."
     );

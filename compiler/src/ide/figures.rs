@@ -270,12 +270,14 @@ struct LineRow {
 }
 
 /// The figures, in the active scenario of `file`, of the lines with statements in the items
-/// that share a line with `range` (all when `None`), by 1-based line.
+/// that share a line with `range` (all when `None`) and whose hint offset `keep` keeps, by
+/// 1-based line.
 fn line_rows(
     db: &dyn Db,
     file: SourceFile,
     chosen: Option<&ScenarioRef>,
     range: Option<TextRange>,
+    keep: impl Fn(u32) -> bool,
 ) -> Option<(ScenarioRef, BTreeMap<u32, LineRow>)> {
     let (sf, index) = active_scenario(db, file, chosen)?;
     let loc = ItemLoc::new(db, sf, index);
@@ -286,27 +288,32 @@ fn line_rows(
     let scenario = ScenarioRef { file: sf.name(db).clone(), name: s.name.text.clone() };
     let name = file.name(db);
     let starts = line_starts(db, file);
-    // Each line's hint offset and rows, in the report's order (the order lines first ran).
-    let mut lines: BTreeMap<u32, (u32, Vec<usize>)> = BTreeMap::new();
-    let mut wanted: SiteMap<Site, u32> = SiteMap::default();
+    // Each line's hint offset and statements; only the lines asked for are kept (a range
+    // inside a large model's body reaches all of that body's statements).
+    let mut lines: BTreeMap<u32, (u32, Vec<NodeRef>)> = BTreeMap::new();
     for (stmt, at) in statements(db, file, range) {
-        let line = line_of(starts, stmt.start);
-        let (offset, _) = lines.entry(line).or_insert((stmt.end, Vec::new()));
+        let (offset, stmts) = lines.entry(line_of(starts, stmt.start)).or_insert((stmt.end, Vec::new()));
         *offset = (*offset).max(stmt.end);
-        wanted.insert(Site { file: name.clone(), at }, line);
+        stmts.push(at);
     }
-    // One pass over the scenario's rows finds those of the statements on screen: no index of
-    // all its rows is built again after each edit (a large model has thousands).
+    lines.retain(|_, (offset, _)| keep(*offset));
+    let wanted: SiteMap<Site, u32> = lines
+        .iter()
+        .flat_map(|(&line, (_, stmts))| stmts.iter().map(move |&at| (Site { file: name.clone(), at }, line)))
+        .collect();
+    // One pass over the scenario's rows finds those of the statements on screen, in the
+    // report's order (the order lines first ran): no index of all its rows is built again
+    // after each edit (a large model has thousands).
+    let mut rows_of: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for (row, site) in scenario_lines.sites.iter().enumerate() {
-        if let Some(line) = wanted.get(site)
-            && let Some((_, rows)) = lines.get_mut(line)
-        {
-            rows.push(row);
+        if let Some(&line) = wanted.get(site) {
+            rows_of.entry(line).or_default().push(row);
         }
     }
     let text = file.text(db);
     let mut out = BTreeMap::new();
-    for (line, (offset, mut rows)) in lines {
+    for (line, mut rows) in rows_of {
+        let offset = lines[&line].0;
         rows.sort_unstable();
         let Some((&first, rest)) = rows.split_first() else { continue };
         let mut row = scenario_rows[first].clone();
@@ -342,12 +349,11 @@ pub fn inlay_hints(
     if !config.enabled {
         return Vec::new();
     }
-    let Some((scenario, lines)) = line_rows(db, file, chosen, range) else { return Vec::new() };
+    // A hint goes at the end of its line's statements, which must be inside the range.
+    let inside = |offset: u32| range.is_none_or(|r| r.start <= offset && offset <= r.end);
+    let Some((scenario, lines)) = line_rows(db, file, chosen, range, inside) else { return Vec::new() };
     let mut out = Vec::new();
     for LineRow { offset, row } in lines.into_values() {
-        if range.is_some_and(|r| offset < r.start || offset > r.end) {
-            continue;
-        }
         let figures = LineFigures { scenario: scenario.clone(), row };
         let label = hint_label(&figures.row, config);
         if label.is_empty() {
@@ -367,7 +373,7 @@ pub fn line_figures_at(
 ) -> Option<(TextRange, LineFigures)> {
     let here = Some(TextRange::empty(offset));
     let (stmt, _) = statements(db, file, here).into_iter().rfind(|(r, _)| r.start <= offset && offset <= r.end)?;
-    let (scenario, mut lines) = line_rows(db, file, chosen, Some(stmt))?;
+    let (scenario, mut lines) = line_rows(db, file, chosen, Some(stmt), |_| true)?;
     let line = line_of(line_starts(db, file), stmt.start);
     let LineRow { row, .. } = lines.remove(&line)?;
     Some((stmt, LineFigures { scenario, row }))
