@@ -301,8 +301,8 @@ struct Elaborator<'db, 'r> {
     chain: Vec<Site>,
     /// `chain` as nodes hold it, made again only after a block call begins or ends.
     shared_chain: Option<Arc<[Site]>>,
-    /// The share keys of weights already created, so tied weights count once.
-    shared: BTreeMap<String, Dim>,
+    /// The weights tied by key so far, so that each counts once.
+    tied: TiedWeights,
     stopped: bool,
     /// For each tensor, how many variables (in any active frame) refer to it.
     refs: Vec<u32>,
@@ -332,6 +332,37 @@ struct Elaborator<'db, 'r> {
     undecided: u32,
     /// Block calls run, and copied from the previous elaboration.
     counts: CallCounts,
+}
+
+/// Weights tied by key (`share="..."`): the first node with a key owns its weight, a later one
+/// only its other parameters. Only `weight` is tied; a bias stays the node's own. Elaboration
+/// and binding a graph to sizes (`instantiate`) tie them the same way, in the nodes' order.
+#[derive(Default)]
+struct TiedWeights(BTreeMap<String, Dim>);
+
+impl TiedWeights {
+    /// The parameters a node that ties `weight` by `key` owns, given `params`, its rule's
+    /// count; an error message when an earlier node tied a weight of another size.
+    fn tie(&mut self, key: &str, weight: &Dim, params: Dim) -> Result<Dim, String> {
+        match self.0.get(key) {
+            Some(first) if first.certainly_differs(weight) => Err(format!(
+                "`share=\"{key}\"` ties weights of different sizes: {first} elements before, {weight} here"
+            )),
+            Some(_) => Ok(params.sub(weight).unwrap_or(Dim::Known(0))),
+            None => {
+                self.0.insert(key.to_string(), weight.clone());
+                Ok(params)
+            }
+        }
+    }
+}
+
+/// The key and size of the weight a node with these arguments and rule result ties, if it
+/// ties one.
+fn tied_weight<'a>(args: &'a Args, result: &'a OpResult) -> Option<(&'a str, &'a Dim)> {
+    let Some(ArgValue::Str(key)) = args.values.get("share") else { return None };
+    let weight = result.weights.iter().find(|w| w.name == "weight")?;
+    (!key.is_empty()).then_some((key.as_str(), &weight.numel))
 }
 
 /// A block call being run, recorded as it goes.
@@ -407,7 +438,7 @@ pub fn elaborate_scenario(
     }
     // The model's calls, bound to the sizes, are this graph's: the next edit reuses them.
     let model = cache.get(&(request.file, request.item, None)).filter(|m| Arc::ptr_eq(&m.graph, &symbolic));
-    if let Some(previous) = model.and_then(|m| m.bound(Arc::clone(&graph), request_key)) {
+    if let Some(previous) = model.and_then(|m| instantiate::bound_records(&m, Arc::clone(&graph), request_key)) {
         cache.put(key, previous);
     }
     graph
@@ -438,7 +469,7 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         request,
         chain: Vec::new(),
         shared_chain: None,
-        shared: BTreeMap::new(),
+        tied: TiedWeights::default(),
         stopped: false,
         refs: Vec::with_capacity(capacity.0),
         outer_call: 0,
@@ -1526,26 +1557,14 @@ impl<'db> Elaborator<'db, '_> {
         match outcome {
             Ok(mut result) => {
                 let mut params = result.params().unwrap_or(Dim::Known(0));
-                // A weight shared by key counts once: the first node owns it. Only `weight` is
-                // shared; a bias stays the node's own.
-                let weight = result.weights.iter().find(|w| w.name == "weight").map(|w| w.numel.clone());
-                if let Some(ArgValue::Str(key)) = args.values.get("share")
-                    && !key.is_empty()
-                    && let Some(weight) = weight
-                {
+                if let Some((key, weight)) = tied_weight(&args, &result) {
                     self.share_uses += 1;
-                    match self.shared.get(key) {
-                        Some(first) if first.certainly_differs(&weight) => {
+                    match self.tied.tie(key, weight, params) {
+                        Ok(owned) => params = owned,
+                        Err(message) => {
                             let site = self.site(ctx.name, ctx.item, id);
-                            let message = format!(
-                                "`share=\"{key}\"` ties weights of different sizes: {first} elements before, {weight} here"
-                            );
                             self.error_at(Code::InvalidShape, &site, message);
                             return Ok(Value::Unknown);
-                        }
-                        Some(_) => params = params.sub(&weight).unwrap_or(Dim::Known(0)),
-                        None => {
-                            self.shared.insert(key.clone(), weight);
                         }
                     }
                 }

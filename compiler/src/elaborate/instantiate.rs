@@ -25,7 +25,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::{Graph, Node};
+use super::reuse::{CallCounts, CallRecord, Previous, RequestKey};
+use super::{Graph, Node, TiedWeights, Value, tied_weight};
 use crate::shapes::dim::Poly;
 use crate::shapes::ops::{self, ArgValue, Args};
 use crate::shapes::{Dim, TensorType};
@@ -126,29 +127,58 @@ fn in_parallel<T: Sync, U: Send>(
     })
 }
 
-/// Ties weights by key as elaboration does, in the nodes' order: the first node of a key owns
-/// its weight, a later one only its other parameters; `None` when a later weight has another
-/// size (elaboration reports that).
+/// Ties weights by key as elaboration does ([`TiedWeights`]), in the nodes' order; `None`
+/// when a later weight has another size (elaboration reports that).
 fn tie(nodes: &mut [Arc<Node>]) -> Option<()> {
-    let mut tied: BTreeMap<String, Dim> = BTreeMap::new();
+    let mut tied = TiedWeights::default();
     for node in nodes.iter_mut() {
-        let Some(ArgValue::Str(key)) = node.args.values.get("share") else { continue };
-        let weight = node.result.weights.iter().find(|w| w.name == "weight").map(|w| w.numel.clone());
-        let (false, Some(weight)) = (key.is_empty(), weight) else { continue };
-        match tied.get(key) {
-            Some(first) if first.certainly_differs(&weight) => return None,
-            Some(_) => {
-                let owned = node.result.params()?.sub(&weight).unwrap_or(Dim::Known(0));
-                if node.params != owned {
-                    Arc::make_mut(node).params = owned;
-                }
-            }
-            None => {
-                tied.insert(key.clone(), weight);
-            }
+        let Some((key, weight)) = tied_weight(&node.args, &node.result) else { continue };
+        let owned = tied.tie(key, weight, node.result.params()?).ok()?;
+        if node.params != owned {
+            Arc::make_mut(node).params = owned;
         }
     }
     Some(())
+}
+
+/// The records the elaboration of `request` would leave, when its graph (`graph`) is `model`'s
+/// bound to the request's dimensions: the model's calls, their arguments and results bound;
+/// `None` when one cannot be bound. The next edit copies calls from them.
+pub(super) fn bound_records(model: &Previous, graph: Arc<Graph>, request: RequestKey) -> Option<Previous> {
+    let mut bind = Binder::new(&request.dims);
+    let mut value = |value: &Value| -> Option<Value> {
+        Some(match value {
+            Value::Int(d) => Value::Int(bind.dim(d)?),
+            Value::Ints(ds) => Value::Ints(ds.iter().map(|d| bind.dim(d)).collect::<Option<_>>()?),
+            other => other.clone(),
+        })
+    };
+    let symbolic = |value: &Value| match value {
+        Value::Int(d) => matches!(d, Dim::Sym(_)),
+        Value::Ints(ds) => ds.iter().any(|d| matches!(d, Dim::Sym(_))),
+        _ => false,
+    };
+    let mut calls = Vec::with_capacity(model.calls.len());
+    for call in &model.calls {
+        // Most calls are given tensors and literals: the same record.
+        if !call.args.iter().any(|(_, v)| symbolic(v)) && !symbolic(&call.result) {
+            calls.push(Arc::clone(call));
+            continue;
+        }
+        let args = call.args.iter().map(|(name, v)| Some((name.clone(), value(v)?))).collect::<Option<_>>()?;
+        calls.push(Arc::new(CallRecord { args, result: value(&call.result)?, ..CallRecord::clone(call) }));
+    }
+    Some(Previous {
+        graph,
+        request,
+        calls,
+        by_site: Arc::clone(&model.by_site),
+        top_level: Arc::clone(&model.top_level),
+        items: model.items.clone(),
+        item_ids: model.item_ids.clone(),
+        resolutions: Arc::clone(&model.resolutions),
+        counts: CallCounts { ran: 0, reused: 0, bound: model.calls.len() as u32 },
+    })
 }
 
 /// Binds dimensions, remembering the values of the few polynomials a graph shares (most of

@@ -24,7 +24,6 @@ use super::{Graph, Site, SiteMap, TensorId, Value};
 use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
 use crate::diagnostics::FileName;
 use crate::semantics::scope::DefKind;
-use crate::shapes::Dim;
 use crate::syntax::Item;
 
 /// The last elaboration of each request (a scenario's model, or a model on its own), kept
@@ -243,52 +242,6 @@ impl RequestKey {
             && self.args == other.args
             && self.require_bound == other.require_bound
             && self.context == other.context
-    }
-}
-
-impl Previous {
-    /// What the elaboration of `request` would leave, when its graph is this one's bound to
-    /// the request's dimensions (`graph`, made by `instantiate`): the same calls, their
-    /// arguments and results bound; `None` when one cannot be bound.
-    pub fn bound(&self, graph: Arc<Graph>, request: RequestKey) -> Option<Previous> {
-        let dims = &request.dims;
-        let bind = |value: &Value| -> Option<Value> {
-            Some(match value {
-                Value::Int(d) => Value::Int(Dim::Known(d.bind(dims)?.known()?)),
-                Value::Ints(ds) => {
-                    Value::Ints(ds.iter().map(|d| Some(Dim::Known(d.bind(dims)?.known()?))).collect::<Option<_>>()?)
-                }
-                other => other.clone(),
-            })
-        };
-        let symbolic = |value: &Value| match value {
-            Value::Int(d) => matches!(d, Dim::Sym(_)),
-            Value::Ints(ds) => ds.iter().any(|d| matches!(d, Dim::Sym(_))),
-            _ => false,
-        };
-        let calls = self
-            .calls
-            .iter()
-            .map(|call| {
-                // Most calls are given tensors and literals: the same record.
-                if !call.args.iter().any(|(_, v)| symbolic(v)) && !symbolic(&call.result) {
-                    return Some(Arc::clone(call));
-                }
-                let args = call.args.iter().map(|(name, v)| Some((name.clone(), bind(v)?))).collect::<Option<_>>()?;
-                Some(Arc::new(CallRecord { args, result: bind(&call.result)?, ..CallRecord::clone(call) }))
-            })
-            .collect::<Option<_>>()?;
-        Some(Previous {
-            graph,
-            request,
-            calls,
-            by_site: Arc::clone(&self.by_site),
-            top_level: Arc::clone(&self.top_level),
-            items: self.items.clone(),
-            item_ids: self.item_ids.clone(),
-            resolutions: Arc::clone(&self.resolutions),
-            counts: CallCounts { ran: 0, reused: 0, bound: self.calls.len() as u32 },
-        })
     }
 }
 
