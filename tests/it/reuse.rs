@@ -198,25 +198,33 @@ train fit { model m()  batch 32  optimizer sgd }
 
 #[test]
 fn sizes_an_op_rejects_are_elaborated_and_reported() {
-    // `N` against `B` broadcasts as long as they are equal or one is 1: bound to sizes
-    // where they are not, the rule fails, and the elaboration reports it.
+    // With `N` and `B` unbound, `x + y` assumes they are equal (`[N, 64]`). Bound to sizes
+    // where they are, the graph is bound (its one call counted); where the rule fails, or
+    // broadcasts otherwise (`N` = 1 against `B` = 3 gives `[3, 64]`, not `[1, 64]`), the
+    // model is elaborated at those sizes, and an error reported.
     let text = "\
+block add(x, y) {
+    return x + y
+}
+
 model m() {
     input x: f32[N, 64]
     input y: f32[B, 64]
-    return x + y
+    return add(x, y)
 }
 
 train fit { model m()  batch 4  dim B = 1  optimizer sgd }
 ";
+    let diagnostics = |session: &Session| {
+        let graph = scenario_graph(&session.db, session.scenario()).clone().expect("a graph");
+        graph.diagnostics.len()
+    };
     let mut session = Session::new(text);
-    assert_eq!(session.edit("dim B = 1", "dim B = 4").bound, 0, "no block calls to bind");
-    session.edit("dim B = 4", "dim B = 3");
-    let graph = scenario_graph(&session.db, session.scenario()).clone().expect("a graph");
-    assert_eq!(graph.diagnostics.len(), 1, "{:?}", graph.diagnostics);
-    session.edit("dim B = 3", "dim B = 1");
-    let graph = scenario_graph(&session.db, session.scenario()).clone().expect("a graph");
-    assert!(graph.diagnostics.is_empty());
+    assert_eq!(session.edit("dim B = 1", "dim B = 4").bound, 1);
+    assert_eq!(session.edit("dim B = 4", "dim B = 3").bound, 0);
+    assert_eq!(diagnostics(&session), 1);
+    assert_eq!(session.edit("batch 4", "batch 1").bound, 0);
+    assert_eq!(diagnostics(&session), 0);
 }
 
 #[test]
