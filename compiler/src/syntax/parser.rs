@@ -632,62 +632,74 @@ fn expr(i: In<'_>) -> PResult<'_, Expr> {
     nested(i, |i| binary(i, 0))
 }
 
-fn binary_op_at(i: In<'_>, level: u8) -> Option<BinaryOp> {
+/// The binary operator at the next token, with its level (see [`binary`]).
+fn binary_op_at(i: In<'_>) -> Option<(BinaryOp, u8)> {
     let tok = i.peek();
-    let cx = i.cx;
     use BinaryOp::*;
-    match (level, tok.kind) {
-        (0, TokenKind::Ident) if cx.text_of(tok) == "or" => Some(Or),
-        (1, TokenKind::Ident) if cx.text_of(tok) == "and" => Some(And),
-        (3, TokenKind::EqEq) => Some(Eq),
-        (3, TokenKind::NotEq) => Some(Ne),
-        (3, TokenKind::Lt) => Some(Lt),
-        (3, TokenKind::Le) => Some(Le),
-        (3, TokenKind::Gt) => Some(Gt),
-        (3, TokenKind::Ge) => Some(Ge),
-        (4, TokenKind::Plus) => Some(Add),
-        (4, TokenKind::Minus) => Some(Sub),
-        (5, TokenKind::Star) => Some(Mul),
-        (5, TokenKind::Slash) => Some(Div),
-        (5, TokenKind::Percent) => Some(Rem),
-        (5, TokenKind::At) => Some(MatMul),
-        _ => None,
-    }
+    Some(match tok.kind {
+        TokenKind::Ident => match i.cx.text_of(tok) {
+            "or" => (Or, 0),
+            "and" => (And, 1),
+            _ => return None,
+        },
+        TokenKind::EqEq => (Eq, 3),
+        TokenKind::NotEq => (Ne, 3),
+        TokenKind::Lt => (Lt, 3),
+        TokenKind::Le => (Le, 3),
+        TokenKind::Gt => (Gt, 3),
+        TokenKind::Ge => (Ge, 3),
+        TokenKind::Plus => (Add, 4),
+        TokenKind::Minus => (Sub, 4),
+        TokenKind::Star => (Mul, 5),
+        TokenKind::Slash => (Div, 5),
+        TokenKind::Percent => (Rem, 5),
+        TokenKind::At => (MatMul, 5),
+        _ => return None,
+    })
 }
 
-/// Precedence climbing: 0 `or`, 1 `and`, 2 `not`, 3 comparisons, 4 `+ -`, 5 `* / % @`,
-/// 6 unary `-`, then postfix and primary expressions.
+/// An expression whose operators are all of level `level` or higher: 0 `or`, 1 `and`, 2
+/// `not`, 3 comparisons, 4 `+ -`, 5 `* / % @`, 6 unary `-`, then postfix and primary
+/// expressions. Binary operators are left-associative.
+///
+/// Precedence climbing: the operand is parsed once, then each operator of a high enough
+/// level takes the operand and the expression of higher level after it, so that an
+/// expression without operators costs one look at the next token, not one per level. Each
+/// operator of a chain of one level makes the tree one level deeper (a lower level's chain
+/// starts again from the depth the expression began at).
 fn binary(i: In<'_>, level: u8) -> PResult<'_, Expr> {
     let cx = i.cx;
-    match level {
-        2 if i.peek_word("not") => unary(i, UnaryOp::Not, 2),
-        6 if i.peek_is(TokenKind::Minus) => unary(i, UnaryOp::Neg, 6),
-        6 => postfix(i),
-        2 => binary(i, 3),
-        _ => {
-            let start = i;
-            let (mut i, mut lhs) = binary(i, level + 1)?;
-            // Each operator of a chain makes the tree one level deeper.
-            let tree = cx.tree_depth.get();
-            let result = loop {
-                let Some(op) = binary_op_at(i, level) else { break Ok((i, lhs)) };
-                if cx.tree_depth.get() >= MAX_TREE_DEPTH {
-                    break too_deep(i, format!("expression deeper than {MAX_TREE_DEPTH} levels"));
-                }
-                cx.tree_depth.set(cx.tree_depth.get() + 1);
-                let (rest, _) = i.bump();
-                let (rest, rhs) = match cut(binary(rest, level + 1)) {
-                    Ok(ok) => ok,
-                    Err(e) => break Err(e),
-                };
-                let id = cx.node(start.range_to(rest));
-                lhs = Expr { id, kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) } };
-                i = rest;
-            };
-            cx.tree_depth.set(tree);
-            result
+    let start = i;
+    let (mut i, mut lhs) = if level <= 2 && i.peek_word("not") {
+        unary(i, UnaryOp::Not, 2)?
+    } else if i.peek_is(TokenKind::Minus) {
+        unary(i, UnaryOp::Neg, 6)?
+    } else {
+        postfix(i)?
+    };
+    let entry = cx.tree_depth.get();
+    let mut chain_level = u8::MAX;
+    let result = loop {
+        let Some((op, op_level)) = binary_op_at(i).filter(|&(_, l)| l >= level) else { break Ok((i, lhs)) };
+        if op_level < chain_level {
+            cx.tree_depth.set(entry);
+            chain_level = op_level;
         }
-    }
+        if cx.tree_depth.get() >= MAX_TREE_DEPTH {
+            break too_deep(i, format!("expression deeper than {MAX_TREE_DEPTH} levels"));
+        }
+        cx.tree_depth.set(cx.tree_depth.get() + 1);
+        let (rest, _) = i.bump();
+        let (rest, rhs) = match cut(binary(rest, op_level + 1)) {
+            Ok(ok) => ok,
+            Err(e) => break Err(e),
+        };
+        let id = cx.node(start.range_to(rest));
+        lhs = Expr { id, kind: ExprKind::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) } };
+        i = rest;
+    };
+    cx.tree_depth.set(entry);
+    result
 }
 
 fn unary(i: In<'_>, op: UnaryOp, level: u8) -> PResult<'_, Expr> {
