@@ -801,7 +801,8 @@ fn argument(i: In<'_>) -> PResult<'_, Arg> {
 }
 
 fn parse_int(text: &str) -> Option<i64> {
-    text.replace('_', "").parse().ok()
+    // Most literals have no `_`: parsed without a copy.
+    if text.contains('_') { text.replace('_', "").parse().ok() } else { text.parse().ok() }
 }
 
 fn primary(i: In<'_>) -> PResult<'_, Expr> {
