@@ -171,7 +171,7 @@ pub fn line_of(starts: &[u32], offset: u32) -> u32 {
 #[salsa::tracked(returns(ref))]
 pub fn line_starts(db: &dyn Db, file: SourceFile) -> Vec<u32> {
     let text = file.text(db);
-    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i as u32 + 1)).collect()
+    std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1)).collect()
 }
 
 fn shapes(graph: &Graph, tensors: &[TensorId]) -> String {

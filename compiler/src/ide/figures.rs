@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use crate::db::{Db, ItemLoc, SourceFile, item_tree, lookup_file, parse_file, scenario_graph, syntax_tree};
 use crate::diagnostics::{FileName, NodeRef, TextRange};
-use crate::elaborate::{Site, SiteMap};
+use crate::elaborate::SiteMap;
 use crate::report::{
     LineReport, ScenarioReport, bytes, count, line_of, line_starts, line_text, thousands, unlocated, unlocated_lines,
 };
@@ -297,16 +297,17 @@ fn line_rows(
         stmts.push(at);
     }
     lines.retain(|_, (offset, _)| keep(*offset));
-    let wanted: SiteMap<Site, u32> = lines
-        .iter()
-        .flat_map(|(&line, (_, stmts))| stmts.iter().map(move |&at| (Site { file: name.clone(), at }, line)))
-        .collect();
+    let wanted: SiteMap<NodeRef, u32> =
+        lines.iter().flat_map(|(&line, (_, stmts))| stmts.iter().map(move |&at| (at, line))).collect();
     // One pass over the scenario's rows finds those of the statements on screen, in the
     // report's order (the order lines first ran): no index of all its rows is built again
-    // after each edit (a large model has thousands).
+    // after each edit (a large model has thousands). Rows of other files are passed over
+    // before hashing.
     let mut rows_of: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
     for (row, site) in scenario_lines.sites.iter().enumerate() {
-        if let Some(&line) = wanted.get(site) {
+        if site.file == *name
+            && let Some(&line) = wanted.get(&site.at)
+        {
             rows_of.entry(line).or_default().push(row);
         }
     }
