@@ -737,7 +737,15 @@ struct Lines<'g> {
 
 impl<'g> Lines<'g> {
     fn new(graph: &'g Graph) -> Self {
-        let mut lines = Lines { of_node: Vec::new(), of_value: Vec::new(), sites: Vec::new(), figures: Vec::new() };
+        // As many lines as statement values, about (a statement of ops only adds one; a
+        // statement run many times, none): reserved, not grown by copying a large model's.
+        let capacity = graph.stmt_values.len();
+        let mut lines = Lines {
+            of_node: Vec::new(),
+            of_value: Vec::new(),
+            sites: Vec::with_capacity(capacity),
+            figures: Vec::with_capacity(capacity),
+        };
         // Sites are numbered through a dense table by file, item and node (a model's lines
         // are thousands of sites of a few files): no hashing per op.
         let mut files: Vec<(&'g FileName, Vec<Vec<LineId>>)> = Vec::new();
