@@ -642,7 +642,30 @@ pub struct ItemLoc<'db> {
 /// elaborator keeps the `Arc` of each item it used, to know next time which are unchanged.)
 #[salsa::tracked(returns(ref))]
 pub fn item_tree<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Item>> {
-    syntax_tree(db, *loc.file(db)).items.get(*loc.index(db) as usize).cloned()
+    file_items(db, *loc.file(db)).get(*loc.index(db) as usize).map(|item| Arc::clone(item.tree(db)))
+}
+
+/// One top-level item of a file, by index, as salsa tracks it: [`item_tree`] reads its
+/// tree through this field, so that after an edit of another item of the file the item's
+/// `item_tree` is found unchanged by comparing revisions, not run again (a generated file
+/// has thousands of items, and elaboration reads every one it used).
+#[salsa::tracked]
+pub struct FileItem<'db> {
+    /// The item's index in the file (its identity).
+    pub index: u32,
+    /// Its tree (the file's, shared); a change is seen by the readers of this field only.
+    #[tracked]
+    #[returns(ref)]
+    pub tree: Arc<Item>,
+}
+
+/// The items of a file as tracked structs: made again after each edit of the file, with
+/// the same identities (by index), so that only the fields of the items that changed are
+/// new.
+#[salsa::tracked(returns(ref))]
+pub fn file_items(db: &dyn Db, file: SourceFile) -> Vec<FileItem<'_>> {
+    let tree = syntax_tree(db, file);
+    tree.items.iter().enumerate().map(|(index, item)| FileItem::new(db, index as u32, Arc::clone(item))).collect()
 }
 
 /// What a scenario asks for, evaluated from its settings.

@@ -294,3 +294,36 @@ fn a_removed_file_leaves_no_parse_behind() {
     logged.db.remove_file(&FileName::new("c.net"));
     assert_eq!(logged.db.parse_cache().len(), kept - 1);
 }
+
+#[test]
+fn an_edit_of_one_item_rereads_only_that_items_tree() {
+    // A file of several blocks, all used by its model: editing one block's body makes the
+    // file's items again (one query), but only that block's `item_tree` runs again; the
+    // others are found unchanged without running (a generated file has thousands).
+    const MANY: &str = r#"block b0(x) {
+    return relu(x)
+}
+
+block b1(x) {
+    return relu(x)
+}
+
+block b2(x) {
+    return relu(x)
+}
+
+model m() {
+    input x: f32[N, 8]
+    return b2(b1(b0(x)))
+}
+
+infer serve { model m()  batch 2 }
+"#;
+    let mut logged = Logged::new(&[("many.net", MANY)]);
+    let ran = logged.edit("many.net", "block b1(x) {\n    return relu(x)", "block b1(x) {\n    return relu(relu(x))");
+    let trees: Vec<&String> =
+        ran.iter().filter(|q| q.starts_with("item_tree(") || q.starts_with("file_items(")).collect();
+    assert_eq!(trees, ["file_items(many.net)", "item_tree(many.net#1)"], "{ran:#?}");
+    // And the scenario, which uses b1, was elaborated again.
+    assert!(ran.iter().any(|q| q == "scenario_graph(many.net#4)"), "{ran:#?}");
+}
