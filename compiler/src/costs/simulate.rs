@@ -1317,10 +1317,12 @@ fn run_forward(
         }
     }
     if first_step {
-        kept.sort_unstable();
-        kept.dedup();
+        // Each kept storage once (several nodes may save one).
+        let mut counted = vec![false; store.bytes.len()];
         for s in kept {
-            if let Some(&Some(line)) = producer.get(s) {
+            if !std::mem::replace(&mut counted[s], true)
+                && let Some(&Some(line)) = producer.get(s)
+            {
                 lines.line(line).activations += store.bytes[s];
             }
         }
