@@ -642,7 +642,15 @@ pub struct ItemLoc<'db> {
 /// elaborator keeps the `Arc` of each item it used, to know next time which are unchanged.)
 #[salsa::tracked(returns(ref))]
 pub fn item_tree<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Item>> {
-    file_items(db, *loc.file(db)).get(*loc.index(db) as usize).map(|item| Arc::clone(item.tree(db)))
+    item_of(db, *loc.file(db), *loc.index(db)).cloned()
+}
+
+/// Item `index` of `file`, as [`item_tree`] gives it, but read straight from the item's
+/// tracked field: for a caller that reads many items (elaboration checking the items its
+/// previous run used), without a query per item. The caller depends on that item alone (and
+/// on the file's number of items).
+pub fn item_of(db: &dyn Db, file: SourceFile, index: u32) -> Option<&Arc<Item>> {
+    file_items(db, file).get(index as usize).map(|item| item.tree(db))
 }
 
 /// One top-level item of a file, by index, as salsa tracks it: [`item_tree`] reads its

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::{Graph, Site, SiteMap, TensorId, Value};
-use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
+use crate::db::{Db, SourceFile, file_scope, item_of, lookup_file};
 use crate::diagnostics::FileName;
 use crate::semantics::scope::DefKind;
 use crate::syntax::Item;
@@ -328,7 +328,7 @@ impl Reusable {
             .map(|used| {
                 let file_is_current =
                     *current.entry(used.file).or_insert_with(|| lookup_file(db, used.file.name(db)) == Some(used.file));
-                match item_tree(db, ItemLoc::new(db, used.file, used.index)) {
+                match item_of(db, used.file, used.index) {
                     Some(now) => !file_is_current || *now != used.item,
                     None => true,
                 }
