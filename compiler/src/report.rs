@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -184,8 +185,8 @@ fn shapes(graph: &Graph, tensors: &[TensorId]) -> String {
 pub struct UnlocatedLines {
     /// The rows, their `shape` left empty (see [`UnlocatedLines::shape`]).
     pub rows: Vec<LineReport>,
-    /// The statement of each row.
-    pub sites: Vec<Site>,
+    /// The statement of each row (the line table's, shared).
+    pub sites: Arc<[Site]>,
     /// The statement value of each row's first run (an index in the graph's
     /// `stmt_values`), whose tensors are the row's shape; `None` for a row of ops only.
     first_values: Vec<Option<u32>>,
@@ -221,7 +222,7 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, &
     let loc = ItemLoc::new(db, file, index);
     let mut report = unlocated(db, loc).clone()?;
     let sites = &unlocated_lines(db, loc).as_ref()?.sites;
-    for (line, site) in report.lines.iter_mut().zip(sites) {
+    for (line, site) in report.lines.iter_mut().zip(sites.iter()) {
         (line.line, line.source) = locate(db, site)?;
     }
     let peak = scenario_costs(db, loc).as_ref()?.simulation.peak.site.as_ref();
@@ -286,7 +287,7 @@ pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Unloca
         r.gradient_bytes = memory.gradients;
         r.optimizer_bytes = memory.optimizer;
     }
-    Some(UnlocatedLines { rows, sites: table.sites.clone(), first_values })
+    Some(UnlocatedLines { rows, sites: Arc::clone(&table.sites), first_values })
 }
 
 /// A scenario's report without positions (line numbers, source text and the peak's line

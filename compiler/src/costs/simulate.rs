@@ -13,6 +13,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -375,8 +376,9 @@ pub struct LineMemory {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineTable {
     /// Each line's statement, in the order lines first appear among the graph's statement
-    /// values (the order they first finished running), then among its nodes.
-    pub sites: Vec<Site>,
+    /// values (the order they first finished running), then among its nodes. Shared with the
+    /// rows made from the table (thousands of sites in a large model).
+    pub sites: Arc<[Site]>,
     /// The line (an index in `sites`) of each of the graph's nodes.
     pub of_node: Vec<u32>,
     /// The line of each of the graph's statement values (`Graph::stmt_values`).
@@ -388,7 +390,7 @@ pub struct LineTable {
 impl LineTable {
     /// The memory of the lines that have a record, by statement ([`Simulation::lines`]).
     pub fn by_site(self) -> BTreeMap<Site, LineMemory> {
-        self.sites.into_iter().zip(self.memory).filter_map(|(site, m)| Some((site, m?))).collect()
+        self.sites.iter().cloned().zip(self.memory).filter_map(|(site, m)| Some((site, m?))).collect()
     }
 }
 
@@ -796,7 +798,7 @@ impl<'g> Lines<'g> {
 
     fn finish(self) -> LineTable {
         LineTable {
-            sites: self.sites.into_iter().cloned().collect(),
+            sites: self.sites.into_iter().cloned().collect::<Arc<[Site]>>(),
             of_node: self.of_node,
             of_value: self.of_value,
             memory: self.figures,
