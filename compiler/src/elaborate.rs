@@ -1374,18 +1374,24 @@ impl<'db> Elaborator<'db, '_> {
                 self.graph.nodes.push(Arc::clone(n));
                 continue;
             }
-            let mut n = Node::clone(n);
-            n.inputs = renamed(&n.inputs);
-            n.outputs = renamed(&n.outputs);
-            n.origin = reorigin(&n.origin);
-            self.graph.nodes.push(Arc::new(n));
+            // Made field by field: a clone would count references to the ids and origin it
+            // replaces.
+            self.graph.nodes.push(Arc::new(Node {
+                op: Arc::clone(&n.op),
+                args: Arc::clone(&n.args),
+                inputs: renamed(&n.inputs),
+                outputs: renamed(&n.outputs),
+                result: Arc::clone(&n.result),
+                params: n.params.clone(),
+                origin: reorigin(&n.origin),
+            }));
         }
         for v in &old.stmt_values[values] {
-            let mut v = v.clone();
-            v.tensors = renamed(&v.tensors);
-            v.origin = reorigin(&v.origin);
-            v.first_new = TensorId(v.first_new.0 - old_t0 + t0);
-            self.graph.stmt_values.push(v);
+            self.graph.stmt_values.push(StmtValue {
+                tensors: renamed(&v.tensors),
+                origin: reorigin(&v.origin),
+                first_new: TensorId(v.first_new.0 - old_t0 + t0),
+            });
         }
         for &(t, made) in &record.input_releases {
             self.graph.released_after[tensor(t).0 as usize] = Some((n0 + made).saturating_sub(1));
