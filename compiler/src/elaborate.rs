@@ -22,8 +22,9 @@ pub use self::reuse::ElaborationCache;
 use self::reuse::{
     CallRecord, CallSites, Occurrences, Previous, Resolutions, Reusable, UsedItem, remap, same_but_tensors,
 };
-use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_tree, lookup_file};
+use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_of, item_tree, lookup_file};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
+use crate::semantics::Scope;
 use crate::semantics::scope::DefKind;
 use crate::shapes::ops::{self, ArgValue, Args, OpError, OpResult};
 use crate::shapes::{DType, Dim, TensorType};
@@ -290,6 +291,10 @@ struct Elaborator<'db, 'r> {
     /// Callees already resolved, by calling file and name: a model calls the same few ops
     /// and blocks thousands of times, and each resolution reads several queries.
     callees: SiteMap<(SourceFile, &'db str), Callee<'db>>,
+    /// The scope of each file resolved in, and the file of each name a definition is in:
+    /// each looked up once (a model's thousand blocks are all defined in one or two files).
+    scopes: SiteMap<SourceFile, &'db Scope>,
+    sources: Vec<(&'db FileName, Option<SourceFile>)>,
     /// The parameter names of each op resolved, shared by the arguments of its nodes.
     param_names: Vec<Vec<Arc<str>>>,
     /// The parameter names of operators (`a + b`).
@@ -461,6 +466,8 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
     let mut e = Elaborator {
         db,
         callees,
+        scopes: SiteMap::default(),
+        sources: Vec::new(),
         param_names: Vec::new(),
         operator_names: ["a".into(), "b".into(), "inplace".into()],
         op_names: SiteMap::default(),
@@ -1032,15 +1039,26 @@ impl<'db> Elaborator<'db, '_> {
 
     fn resolve(&mut self, callee: &str, file: SourceFile) -> Callee<'db> {
         let db = self.db;
-        let def = file_scope(db, file).get(callee);
+        let scope: &'db Scope = self.scopes.entry(file).or_insert_with(|| file_scope(db, file));
+        let def = scope.get(callee);
         let known = self.previous.as_ref().and_then(|r| r.previous.resolutions.get(&file)?.get(callee));
         if known.is_none() {
             let target = def.map(|d| (d.kind, d.file.clone(), d.item));
             self.resolutions.entry(file).or_default().insert(callee.into(), target);
         }
         let Some(def) = def else { return Callee::Other };
-        let Some(source) = lookup_file(db, &def.file) else { return Callee::Other };
-        let Some(arc) = item_tree(db, ItemLoc::new(db, source, def.item)) else { return Callee::Other };
+        let source = match self.sources.iter().find(|(name, _)| **name == def.file) {
+            Some(&(_, source)) => source,
+            None => {
+                let source = lookup_file(db, &def.file);
+                self.sources.push((&def.file, source));
+                source
+            }
+        };
+        let Some(source) = source else { return Callee::Other };
+        // The item's field, not its `item_tree` query: the same dependency, without an
+        // interned key and a memo to check per callee.
+        let Some(arc) = item_of(db, source, def.item) else { return Callee::Other };
         let used = self.use_item(UsedItem { file: source, index: def.item, item: Arc::clone(arc) });
         match (def.kind, &**arc) {
             (DefKind::Op, Item::Op(decl)) => {
