@@ -772,6 +772,10 @@ impl<'g> Lines<'g> {
             }
             let nodes = &mut items[item];
             if nodes.len() <= node {
+                if nodes.is_empty() {
+                    // Room for a block's few dozen nodes at once, not a copy per statement.
+                    nodes.reserve(node.max(63) + 1);
+                }
                 nodes.resize(node + 1, LineId::MAX);
             }
             if nodes[node] == LineId::MAX {
