@@ -90,10 +90,10 @@ impl ItemSpans {
     }
 
     /// The same spans in a text where `delta` bytes were inserted (or removed, when negative)
-    /// before the item; without documentation (it is attached again).
+    /// before the item (its documentation kept).
     pub fn shifted(&self, delta: i64) -> Self {
         let base = TextRange::empty(self.base).shifted(delta).start;
-        ItemSpans { base, relative: Arc::clone(&self.relative), doc: None }
+        ItemSpans { base, relative: Arc::clone(&self.relative), doc: self.doc.clone() }
     }
 }
 

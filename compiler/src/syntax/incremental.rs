@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use super::lexer::{Comment, Token, lex};
-use super::parser::{Parse, Step, assemble, steps_from};
+use super::parser::{Parse, Step, assemble, attach_docs, steps_from};
 use crate::diagnostics::{Diagnostic, FileName, Place};
 
 /// A file's parse with what a reparse reuses: the text, tokens and steps behind it.
@@ -37,7 +37,8 @@ impl ParseState {
     /// Parses `text` from scratch.
     pub fn new(file: &FileName, text: &str) -> ParseState {
         let lexed = lex(file, text);
-        let steps = steps_from(file, text, &lexed.tokens, 0, |_| false);
+        let mut steps = steps_from(file, text, &lexed.tokens, 0, |_| false);
+        attach_docs(text, &lexed.comments, &mut steps);
         let parse = Arc::new(assemble(text, &lexed.errors, lexed.comments, &steps));
         ParseState {
             text: text.to_string(),
@@ -143,8 +144,13 @@ impl ParseState {
         steps.extend_from_slice(&self.steps[..kept]);
         steps.extend(parsed);
         if let Some(at) = sync {
+            let first_moved = steps.len();
             steps.extend(self.steps[at..].iter().map(|s| s.shifted(token_delta, delta)));
+            // The lines above the first moved step may be the edited ones (its documentation):
+            // attached again. Those above the others are as they were.
+            steps[first_moved].documented = false;
         }
+        attach_docs(new_text, &comments, &mut steps);
 
         let parse = Arc::new(assemble(new_text, &lex_errors, comments, &steps));
         ParseState { text: new_text.to_string(), tokens, lex_errors, steps, parse, steps_parsed }

@@ -67,10 +67,14 @@ pub(crate) struct Step {
     pub low: usize,
     /// The highest token index the step read.
     pub high: usize,
-    /// The item it produced, with its node positions (docs not yet attached).
+    /// The item it produced, with its node positions (and its documentation once
+    /// `documented`).
     pub item: Option<(Arc<Item>, ItemSpans)>,
     /// The syntax errors it reported, before the file-wide filtering of [`assemble`].
     pub errors: Vec<Diagnostic>,
+    /// Whether [`attach_docs`] has attached the item's documentation: a reparse keeps it for
+    /// the steps whose lines above did not change.
+    pub documented: bool,
 }
 
 impl Step {
@@ -85,6 +89,7 @@ impl Step {
             high: at(self.high),
             item: self.item.as_ref().map(|(item, spans)| (Arc::clone(item), spans.shifted(bytes))),
             errors: self.errors.iter().map(|d| d.clone().shifted(bytes)).collect(),
+            documented: self.documented,
         }
     }
 }
@@ -124,8 +129,8 @@ pub(crate) fn steps_from(
     steps
 }
 
-/// The [`Parse`] of `text` from its lexer's errors and comments and all its steps: the
-/// errors filtered and sorted, the documentation comments attached.
+/// The [`Parse`] of `text` from its lexer's errors and comments and all its steps (their
+/// documentation attached, [`attach_docs`]): the errors filtered and sorted.
 pub(crate) fn assemble(text: &str, lex_errors: &[Diagnostic], comments: Vec<Comment>, steps: &[Step]) -> Parse {
     let mut errors: Vec<Diagnostic> = lex_errors.to_vec();
     errors.extend(steps.iter().flat_map(|s| s.errors.iter().cloned()));
@@ -158,7 +163,6 @@ pub(crate) fn assemble(text: &str, lex_errors: &[Diagnostic], comments: Vec<Comm
         Place::Node(_) => 0,
     });
     errors.dedup();
-    let spans = attach_docs(text, &comments, spans);
     Parse { tree, spans, comments, errors }
 }
 
@@ -1531,7 +1535,15 @@ fn step(cx: &Ctx<'_>, at: usize) -> Option<Step> {
         Err(Err::Incomplete(_)) => unreachable!("complete parsers only"),
     }
     let (low, high) = cx.read.get();
-    Some(Step { start: at, end: cx.index_of(rest), low, high, item: parsed, errors: cx.errors.take() })
+    Some(Step {
+        start: at,
+        end: cx.index_of(rest),
+        low,
+        high,
+        item: parsed,
+        errors: cx.errors.take(),
+        documented: false,
+    })
 }
 
 /// After an error in an item's header or body, keeps what defines a name: a block or model
@@ -1569,9 +1581,13 @@ fn partial_item(i: In<'_>) -> Option<Item> {
     })
 }
 
-/// Attaches each item's `##` documentation: the run of `##` comment lines right above it.
-fn attach_docs(text: &str, comments: &[Comment], mut spans: Vec<ItemSpans>) -> Vec<ItemSpans> {
-    for item in &mut spans {
+/// Attaches the `##` documentation of each step's item that has none attached yet: the run
+/// of `##` comment lines right above it.
+pub(crate) fn attach_docs(text: &str, comments: &[Comment], steps: &mut [Step]) {
+    for step in steps.iter_mut().filter(|s| !s.documented) {
+        step.documented = true;
+        let Some((_, item)) = &mut step.item else { continue };
+        item.doc = None;
         let start = item.whole().start as usize;
         // Walk back over whole lines that are doc comments.
         let mut lines = Vec::new();
@@ -1595,5 +1611,4 @@ fn attach_docs(text: &str, comments: &[Comment], mut spans: Vec<ItemSpans>) -> V
             item.doc = Some(lines.join("\n"));
         }
     }
-    spans
 }
