@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use super::{Graph, Site, SiteMap, TensorId, Value};
 use crate::db::{Db, SourceFile, file_scope, item_of, lookup_file};
 use crate::diagnostics::FileName;
+use crate::semantics::Scope;
 use crate::semantics::scope::DefKind;
 use crate::syntax::Item;
 
@@ -259,9 +260,13 @@ pub(super) type Target = Option<(DefKind, FileName, u32)>;
 /// The names an elaboration resolved, by file, and to what.
 pub(super) type Resolutions = SiteMap<SourceFile, SiteMap<Box<str>, Target>>;
 
-/// What `name` refers to in `file` now.
-pub(super) fn target_now(db: &dyn Db, file: SourceFile, name: &str) -> Target {
-    file_scope(db, file).get(name).map(|def| (def.kind, def.file.clone(), def.item))
+/// Whether `name` refers in `scope` to `target`.
+fn resolves_to(scope: &Scope, name: &str, target: &Target) -> bool {
+    match (scope.get(name), target) {
+        (Some(def), Some((kind, file, item))) => def.kind == *kind && def.item == *item && def.file == *file,
+        (None, None) => true,
+        _ => false,
+    }
 }
 
 /// One block call of an elaboration: its key and what it made, as index ranges of the graph.
@@ -315,7 +320,8 @@ impl Reusable {
             return None;
         }
         for (&file, names) in previous.resolutions.iter() {
-            if names.iter().any(|(name, target)| target_now(db, file, name) != *target) {
+            let scope = file_scope(db, file);
+            if !names.iter().all(|(name, target)| resolves_to(scope, name, target)) {
                 return None;
             }
         }
