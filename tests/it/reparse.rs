@@ -20,7 +20,27 @@ fn corpus() -> Vec<String> {
     }
     let mut texts: Vec<String> = paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
     texts.extend(STDLIB_SOURCES.iter().map(|(_, text)| text.to_string()));
+    texts.push(long_body(40));
     texts
+}
+
+/// A model whose body is `lines` statements of several forms (calls over several lines,
+/// keyword arguments, `if`/`else`, comments between): the statements a reparse takes from
+/// the previous parse when an edit leaves them alone.
+fn long_body(lines: usize) -> String {
+    let mut text =
+        String::from("## A long model.\nmodel long(width: int = 64) {\n    input x: f32[N, 64]\n    y = x\n");
+    for i in 0..lines {
+        text.push_str(&match i % 5 {
+            0 => format!("    y = linear(y, width)  # line {i}\n"),
+            1 => "    y = layernorm(\n        y,\n        eps=1e-5\n    )\n".to_string(),
+            2 => format!("    if width > {i} {{\n        y = relu(y)\n    }} else {{\n        y = gelu(y)\n    }}\n"),
+            3 => format!("    # A comment about line {i}.\n    a = y * 2; b = y\n"),
+            _ => format!("    y = dropout(y + a - b, p=0.{i}); z = y\n"),
+        });
+    }
+    text.push_str("    return y\n}\n\ntrain fit { model long()  batch 8 }\n");
+    text
 }
 
 /// What an edit inserts: the pieces that change how the following text parses (brackets,
@@ -206,4 +226,64 @@ fn edits_at_the_edges_equal_a_parse() {
         let back = state.reparse(&file, &old);
         assert_eq!(**back.parse(), parse(&file, &old), "back from\n{new:?}\nto\n{old:?}");
     }
+}
+
+#[test]
+fn an_edit_inside_a_long_body_parses_the_statements_it_reached_only() {
+    let file = FileName::new("long.net");
+    let text = long_body(300);
+    let state = ParseState::new(&file, &text);
+    assert_eq!(state.stmts_reused(), 0);
+    // (edit, at most how many statements are parsed again): the others are taken from the
+    // previous parse. The edited lines are found by comparing the texts, so an added or
+    // removed line may take the next line with it (its indentation matches either way).
+    let edits = [
+        // One statement changed: it alone.
+        (("    y = linear(y, width)  # line 150\n", "    y = linear(y, 2 * width)  # line 150\n"), 1),
+        // A comment changed: no statement.
+        (("    # A comment about line 153.\n", "    # A comment about line one hundred fifty-three.\n"), 0),
+        // A statement added, with more nodes than any: the statements after it take new ids.
+        (
+            (
+                "    y = linear(y, width)  # line 150\n",
+                "    y = linear(y, width)  # line 150\n    y = f(g(h(y), 1), k=[1, 2])\n",
+            ),
+            2,
+        ),
+        // A statement removed.
+        (("    y = linear(y, width)  # line 150\n", ""), 1),
+        // A line break inside a call's arguments: the call only.
+        (("        y,\n        eps=1e-5\n", "        y, eps=1e-5\n"), 1),
+        // Two statements joined on one line.
+        (("    y = linear(y, width)  # line 150\n    y = layernorm(", "    y = linear(y, width); y = layernorm("), 2),
+    ];
+    let statements_of = |text: &str| {
+        let parsed = parse(&file, text);
+        let model = parsed.tree.iter().find_map(|item| match item {
+            netc::syntax::Item::Model(model) => Some(model.body.stmts.len()),
+            _ => None,
+        });
+        model.expect("a model")
+    };
+    let statements = statements_of(&text);
+    for ((from, to), parsed) in edits {
+        let edited = text.replacen(from, to, 1);
+        assert_ne!(edited, text, "{from:?}");
+        let after = state.reparse(&file, &edited);
+        assert_eq!(**after.parse(), parse(&file, &edited), "{from:?} -> {to:?}");
+        assert!(
+            after.stmts_reused() >= statements_of(&edited) - parsed,
+            "{from:?} -> {to:?}: {}",
+            after.stmts_reused()
+        );
+        // And back, from there.
+        let back = after.reparse(&file, &text);
+        assert_eq!(**back.parse(), parse(&file, &text));
+        assert!(back.stmts_reused() >= statements - 2, "{to:?} -> {from:?}: {}", back.stmts_reused());
+    }
+    // An unclosed bracket swallows the lines after it: they are parsed again, and the parse
+    // is the parse from scratch.
+    let opened = text.replacen("    y = linear(y, width)  # line 150\n", "    y = linear(y, width\n", 1);
+    let after = state.reparse(&file, &opened);
+    assert_eq!(**after.parse(), parse(&file, &opened));
 }

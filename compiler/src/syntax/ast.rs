@@ -523,3 +523,129 @@ pub enum SettingValue {
     /// `dataloader(workers=8, ...)`: keyword arguments.
     Args(Vec<Arg>),
 }
+
+/// Moves every node id of a subtree by `by` (a statement reused by a reparse, in an item
+/// where the statements before it now have more or fewer nodes).
+pub(crate) trait ShiftIds {
+    /// Adds `by` to every node id.
+    fn shift_ids(&mut self, by: i64);
+}
+
+impl ShiftIds for NodeId {
+    fn shift_ids(&mut self, by: i64) {
+        self.0 = (i64::from(self.0) + by) as u32;
+    }
+}
+
+impl ShiftIds for Name {
+    fn shift_ids(&mut self, by: i64) {
+        self.id.shift_ids(by);
+    }
+}
+
+impl<T: ShiftIds> ShiftIds for Vec<T> {
+    fn shift_ids(&mut self, by: i64) {
+        self.iter_mut().for_each(|x| x.shift_ids(by));
+    }
+}
+
+impl<T: ShiftIds> ShiftIds for Option<T> {
+    fn shift_ids(&mut self, by: i64) {
+        if let Some(x) = self {
+            x.shift_ids(by);
+        }
+    }
+}
+
+impl<T: ShiftIds> ShiftIds for Box<T> {
+    fn shift_ids(&mut self, by: i64) {
+        (**self).shift_ids(by);
+    }
+}
+
+impl ShiftIds for Body {
+    fn shift_ids(&mut self, by: i64) {
+        self.id.shift_ids(by);
+        self.stmts.shift_ids(by);
+    }
+}
+
+impl ShiftIds for Stmt {
+    fn shift_ids(&mut self, by: i64) {
+        self.id.shift_ids(by);
+        match &mut self.kind {
+            StmtKind::Input { name, ty } => {
+                name.shift_ids(by);
+                ty.shift_ids(by);
+            }
+            StmtKind::Assign { targets, value } => {
+                targets.shift_ids(by);
+                value.shift_ids(by);
+            }
+            StmtKind::Return { values } => values.shift_ids(by),
+            StmtKind::If { cond, then_body, else_body } => {
+                cond.shift_ids(by);
+                then_body.shift_ids(by);
+                else_body.shift_ids(by);
+            }
+        }
+    }
+}
+
+impl ShiftIds for TypeExpr {
+    fn shift_ids(&mut self, by: i64) {
+        match self {
+            TypeExpr::Named(name) => name.shift_ids(by),
+            TypeExpr::List { id, elem } => {
+                id.shift_ids(by);
+                elem.shift_ids(by);
+            }
+            TypeExpr::Tensor { id, dtype, dims } => {
+                id.shift_ids(by);
+                dtype.shift_ids(by);
+                dims.shift_ids(by);
+            }
+        }
+    }
+}
+
+impl ShiftIds for Arg {
+    fn shift_ids(&mut self, by: i64) {
+        self.id.shift_ids(by);
+        self.keyword.shift_ids(by);
+        self.value.shift_ids(by);
+    }
+}
+
+impl ShiftIds for Expr {
+    fn shift_ids(&mut self, by: i64) {
+        self.id.shift_ids(by);
+        match &mut self.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::Error => {}
+            ExprKind::Size { unit, .. } => unit.shift_ids(by),
+            ExprKind::Name(name) => name.shift_ids(by),
+            ExprKind::Call { callee, args } => {
+                callee.shift_ids(by);
+                args.shift_ids(by);
+            }
+            ExprKind::List(items) => items.shift_ids(by),
+            ExprKind::Unary { operand, .. } => operand.shift_ids(by),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                lhs.shift_ids(by);
+                rhs.shift_ids(by);
+            }
+            ExprKind::Field { base, field } => {
+                base.shift_ids(by);
+                field.shift_ids(by);
+            }
+            ExprKind::Index { base, index } => {
+                base.shift_ids(by);
+                index.shift_ids(by);
+            }
+            ExprKind::Repeat { count, call } => {
+                count.shift_ids(by);
+                call.shift_ids(by);
+            }
+        }
+    }
+}

@@ -10,15 +10,21 @@
 //!   edited lines is kept. Parsing resumes after the kept steps, and stops as soon as a step
 //!   ends where an old step began that read only tokens after the edited lines: from there
 //!   the old steps, moved, are the new ones.
+//! - Every statement of an item's body starts in the same parser state too, and the parser
+//!   marks what each read (`StmtMark`). In the item the edit is in, a statement whose tokens
+//!   are those of an old statement that read no edited token is taken from the old tree
+//!   (its node ids moved to follow the statements before it) instead of parsed: an edit of
+//!   one line of a model's thousand-line body parses that line.
 //!
-//! The diagnostics' filtering, their order and the documentation comments are file-wide and
-//! cheap: they are redone on every edit (`assemble`). Tests compare every reparse with a
-//! parse from scratch (tests/it/reparse.rs).
+//! The diagnostics' filtering and order are file-wide and cheap: they are redone on every
+//! edit (`assemble`). The documentation comments of the kept and moved steps are kept,
+//! except for the first moved step (the lines above it may be the edited ones). Tests
+//! compare every reparse with a parse from scratch (tests/it/reparse.rs).
 
 use std::sync::Arc;
 
 use super::lexer::{Comment, Token, lex};
-use super::parser::{Parse, Step, assemble, attach_docs, steps_from};
+use super::parser::{Parse, Step, StmtReuse, assemble, attach_docs, steps_from};
 use crate::diagnostics::{Diagnostic, FileName, Place};
 
 /// A file's parse with what a reparse reuses: the text, tokens and steps behind it.
@@ -29,15 +35,17 @@ pub struct ParseState {
     lex_errors: Vec<Diagnostic>,
     steps: Vec<Step>,
     parse: Arc<Parse>,
-    /// How many steps the parse that made this state ran (the others were reused).
+    /// How many steps the parse that made this state ran (the others were reused), and how
+    /// many statements of theirs it reused.
     steps_parsed: usize,
+    stmts_reused: usize,
 }
 
 impl ParseState {
     /// Parses `text` from scratch.
     pub fn new(file: &FileName, text: &str) -> ParseState {
         let lexed = lex(file, text);
-        let mut steps = steps_from(file, text, &lexed.tokens, 0, |_| false);
+        let mut steps = steps_from(file, text, &lexed.tokens, 0, None, |_| false);
         attach_docs(text, &lexed.comments, &mut steps);
         let parse = Arc::new(assemble(text, &lexed.errors, lexed.comments, &steps));
         ParseState {
@@ -45,6 +53,7 @@ impl ParseState {
             tokens: lexed.tokens,
             lex_errors: lexed.errors,
             steps_parsed: steps.len(),
+            stmts_reused: 0,
             steps,
             parse,
         }
@@ -69,6 +78,13 @@ impl ParseState {
     /// a reparse reuses the others.
     pub fn steps_parsed(&self) -> usize {
         self.steps_parsed
+    }
+
+    /// How many statements of the bodies of the steps it ran the parse that made this state
+    /// took from the previous parse instead of parsing them (the statements of a large body
+    /// that an edit of one of its lines did not reach).
+    pub fn stmts_reused(&self) -> usize {
+        self.stmts_reused
     }
 
     /// The state of `new_text`, a later version of this state's text (any change: the
@@ -130,7 +146,21 @@ impl ParseState {
         // edited lines (a step may look one token back), so they can follow a new step.
         let reusable = self.steps.len() - self.steps.iter().rev().take_while(|o| o.low >= old_after).count();
         let mut sync = None;
-        let parsed = steps_from(file, new_text, &tokens, resume, |step| {
+        // The step the edit begins in, if it is an item with a body: the statements of it
+        // that the edit did not reach are taken as they were (a large model's body is
+        // thousands of them).
+        let around = self.steps.get(kept).and_then(|s| s.item.as_ref().map(|(item, spans)| (s, item, spans)));
+        let reuse = around.filter(|(s, _, _)| !s.stmts.is_empty()).map(|(s, item, spans)| StmtReuse {
+            item,
+            spans,
+            marks: &s.stmts,
+            marks_from: s.start,
+            first_changed,
+            old_after,
+            new_after,
+            bytes: delta,
+        });
+        let parsed = steps_from(file, new_text, &tokens, resume, reuse.as_ref(), |step| {
             if step.end <= new_after {
                 return false;
             }
@@ -140,6 +170,7 @@ impl ParseState {
             sync.is_some()
         });
         let steps_parsed = parsed.len();
+        let stmts_reused = parsed.iter().map(|s| s.reused_stmts).sum();
         let mut steps = Vec::with_capacity(self.steps.len());
         steps.extend_from_slice(&self.steps[..kept]);
         steps.extend(parsed);
@@ -153,7 +184,7 @@ impl ParseState {
         attach_docs(new_text, &comments, &mut steps);
 
         let parse = Arc::new(assemble(new_text, &lex_errors, comments, &steps));
-        ParseState { text: new_text.to_string(), tokens, lex_errors, steps, parse, steps_parsed }
+        ParseState { text: new_text.to_string(), tokens, lex_errors, steps, parse, steps_parsed, stmts_reused }
     }
 }
 

@@ -75,6 +75,60 @@ pub(crate) struct Step {
     /// Whether [`attach_docs`] has attached the item's documentation: a reparse keeps it for
     /// the steps whose lines above did not change.
     pub documented: bool,
+    /// The statements of the item's body that parsed without an error, in order, their
+    /// token indices counted from `start` (so that moving the step leaves them as they are):
+    /// a reparse of the item reuses those the edit did not reach ([`StmtReuse`]).
+    pub stmts: Arc<[StmtMark]>,
+    /// How many of those it took from a previous parse instead of parsing them.
+    pub reused_stmts: usize,
+}
+
+/// A statement of an item's body as the parser read it: its tokens, what it read and its
+/// nodes. Its tree depends on the tokens it read alone (every statement of an item's body
+/// starts in the same parser state), so another parse that finds the same tokens there may
+/// take it instead of parsing it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StmtMark {
+    /// Token index of its first token.
+    pub start: usize,
+    /// Token index after it.
+    pub end: usize,
+    /// The lowest and highest token index it read.
+    pub low: usize,
+    pub high: usize,
+    /// Its node ids, `first_node..end_node`.
+    pub first_node: u32,
+    pub end_node: u32,
+    /// Its index among the body's statements.
+    pub index: usize,
+}
+
+impl StmtMark {
+    /// The same mark with its token indices moved by `tokens`.
+    fn moved(&self, tokens: isize) -> StmtMark {
+        let at = |index: usize| index.saturating_add_signed(tokens);
+        StmtMark { start: at(self.start), end: at(self.end), low: at(self.low), high: at(self.high), ..self.clone() }
+    }
+}
+
+/// What a reparse offers the parser: the previous parse of the item around the edit and how
+/// the tokens moved. A statement of an item's body whose tokens are those of one of
+/// `marks`, none of them edited, is taken from `item` (its node ids moved to follow the
+/// statements before it) instead of parsed.
+pub(crate) struct StmtReuse<'a> {
+    /// The previous item, its node positions, and its statements with the token index they
+    /// are counted from (the previous step's start).
+    pub item: &'a Item,
+    pub spans: &'a ItemSpans,
+    pub marks: &'a [StmtMark],
+    pub marks_from: usize,
+    /// The first token lexed again (the same index before and after the edit) and the
+    /// first token after the edited lines, before the edit and after it.
+    pub first_changed: usize,
+    pub old_after: usize,
+    pub new_after: usize,
+    /// How far the bytes after the edited lines moved.
+    pub bytes: i64,
 }
 
 impl Step {
@@ -90,6 +144,8 @@ impl Step {
             item: self.item.as_ref().map(|(item, spans)| (Arc::clone(item), spans.shifted(bytes))),
             errors: self.errors.iter().map(|d| d.clone().shifted(bytes)).collect(),
             documented: self.documented,
+            stmts: Arc::clone(&self.stmts),
+            reused_stmts: self.reused_stmts,
         }
     }
 }
@@ -102,9 +158,13 @@ pub(crate) fn steps_from(
     text: &str,
     tokens: &[Token],
     from: usize,
+    reuse: Option<&StmtReuse<'_>>,
     mut known: impl FnMut(&Step) -> bool,
 ) -> Vec<Step> {
     let cx = Ctx {
+        reuse,
+        reused: Cell::new(0),
+        marks: RefCell::new(Vec::new()),
         file,
         text,
         all: tokens,
@@ -196,6 +256,12 @@ struct Ctx<'a> {
     /// The lowest and highest token index read since the current top-level step began:
     /// what a step's result depends on, so that a reparse knows which steps it may reuse.
     read: Cell<(usize, usize)>,
+    /// The statements of the current item's body parsed so far ([`Step::stmts`]).
+    marks: RefCell<Vec<StmtMark>>,
+    /// The previous parse's statements a reparse may reuse, and how many the current step
+    /// reused.
+    reuse: Option<&'a StmtReuse<'a>>,
+    reused: Cell<usize>,
 }
 
 impl<'a> Ctx<'a> {
@@ -1169,6 +1235,8 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
     let (mut rest, open) = token(TokenKind::LBrace)(i).or_else(|_| fail(i, "`{`"))?;
     // Braces do not suppress newlines, even inside brackets.
     let saved_brackets = cx.brackets.replace(0);
+    // The body of an item (not of an `if`): its statements are marked for a reparse.
+    let item_body = cx.nesting.get() == 1;
     let mut stmts = Vec::new();
     let mut recovered = false;
     loop {
@@ -1189,6 +1257,14 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
             recovered = true;
             break;
         }
+        if item_body && let Some((r, stmt)) = reused_statement(cx, idx, stmts.len()) {
+            stmts.push(stmt);
+            rest = r;
+            continue;
+        }
+        // What the statement alone reads, then added to what its step read.
+        let step_read = cx.read.replace((idx, idx));
+        let (errors_before, first_node) = (cx.errors.borrow().len(), cx.nodes.borrow().len() as u32);
         let parsed = statement(rest).and_then(|(r, stmt)| {
             let terminated =
                 matches!(r.peek().kind, TokenKind::Newline | TokenKind::Semicolon | TokenKind::RBrace | TokenKind::Eof);
@@ -1203,8 +1279,16 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
                 }))
             }
         });
+        let (low, high) = cx.read.get();
+        cx.read.set((step_read.0.min(low), step_read.1.max(high)));
         match parsed {
             Ok((r, stmt)) => {
+                if item_body && cx.errors.borrow().len() == errors_before {
+                    let end_node = cx.nodes.borrow().len() as u32;
+                    let end = cx.index_of(r);
+                    let index = stmts.len();
+                    cx.marks.borrow_mut().push(StmtMark { start: idx, end, low, high, first_node, end_node, index });
+                }
                 stmts.push(stmt);
                 rest = r;
             }
@@ -1260,6 +1344,45 @@ fn body(i: In<'_>) -> PResult<'_, Body> {
     cx.brackets.set(saved_brackets);
     let id = cx.node(i.range_to(rest));
     Ok((rest, Body { id, stmts, recovered }))
+}
+
+/// The statement of an item's body at token `idx` taken from the previous parse
+/// ([`StmtReuse`]), if it had one there that read no edited token; with the position after
+/// it. Its node ids follow those already made, its positions move with the text after the
+/// edit, and it is marked as a parsed statement would be.
+fn reused_statement<'a>(cx: &'a Ctx<'a>, idx: usize, index: usize) -> Option<(In<'a>, Stmt)> {
+    let reuse = cx.reuse?;
+    // Tokens before the edited lines keep their index; those after it moved by `tokens`.
+    let tokens = reuse.new_after as isize - reuse.old_after as isize;
+    let (old, tokens, bytes) = if idx < reuse.first_changed {
+        (idx, 0, 0)
+    } else if idx >= reuse.new_after {
+        (idx.checked_add_signed(-tokens)?, tokens, reuse.bytes)
+    } else {
+        return None;
+    };
+    let found = reuse.marks.binary_search_by_key(&old.checked_sub(reuse.marks_from)?, |m| m.start).ok()?;
+    let mark = reuse.marks[found].moved(reuse.marks_from as isize);
+    let untouched =
+        if idx < reuse.first_changed { mark.high < reuse.first_changed } else { mark.low >= reuse.old_after };
+    let (Item::Block(callable) | Item::Model(callable)) = reuse.item else { return None };
+    let old_stmt = callable.body.stmts.get(mark.index).filter(|_| untouched)?;
+    let first_node = cx.nodes.borrow().len() as u32;
+    let mut stmt = old_stmt.clone();
+    let by = i64::from(first_node) - i64::from(mark.first_node);
+    if by != 0 {
+        stmt.shift_ids(by);
+    }
+    cx.nodes
+        .borrow_mut()
+        .extend((mark.first_node..mark.end_node).map(|id| reuse.spans.range(NodeId(id)).shifted(bytes)));
+    let at = |t: usize| t.saturating_add_signed(tokens);
+    let (low, high, end) = (at(mark.low), at(mark.high), at(mark.end));
+    cx.saw(low, high);
+    let end_node = first_node + (mark.end_node - mark.first_node);
+    cx.marks.borrow_mut().push(StmtMark { start: idx, end, low, high, first_node, end_node, index });
+    cx.reused.set(cx.reused.get() + 1);
+    Some((In { toks: &cx.all[end..], cx }, stmt))
 }
 
 fn assignment_targets(i: In<'_>) -> (In<'_>, Vec<Name>) {
@@ -1487,6 +1610,7 @@ fn item_recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize) -> usize {
 /// One step of the top-level loop from token index `at`, or `None` at the end of the file.
 fn step(cx: &Ctx<'_>, at: usize) -> Option<Step> {
     cx.read.set((at, at));
+    cx.marks.borrow_mut().clear();
     // Node 0 is the item itself; its range is set once the item is parsed.
     cx.nodes.replace(vec![TextRange::default()]);
     cx.nesting.set(0);
@@ -1543,6 +1667,8 @@ fn step(cx: &Ctx<'_>, at: usize) -> Option<Step> {
         item: parsed,
         errors: cx.errors.take(),
         documented: false,
+        stmts: cx.marks.take().into_iter().map(|m| m.moved(-(at as isize))).collect(),
+        reused_stmts: cx.reused.replace(0),
     })
 }
 
