@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use line_index::{LineCol, LineIndex, TextSize, WideEncoding, WideLineCol};
 use netc::diagnostics::{Diagnostic, FileName, Place, Severity, TextRange};
@@ -14,13 +15,29 @@ use tower_lsp_server::ls_types as lsp;
 /// positions out of range (they are clamped to the line or the text).
 pub struct LineMap<'a> {
     text: &'a str,
-    index: LineIndex,
+    index: Arc<LineIndex>,
 }
 
 impl<'a> LineMap<'a> {
     /// The map of `text`.
     pub fn new(text: &'a str) -> Self {
-        LineMap { text, index: LineIndex::new(text) }
+        LineMap { text, index: Arc::new(LineIndex::new(text)) }
+    }
+
+    /// The map of `text` with its index made before (an open document's, kept until it
+    /// changes: every request after an edit would index a large file again).
+    pub fn with_index(text: &'a str, index: Arc<LineIndex>) -> Self {
+        // An index of another text (it cannot happen: an open document's index is made with
+        // each change of its text) would misplace everything: made again.
+        if u32::from(index.len()) as usize != text.len() {
+            return LineMap::new(text);
+        }
+        LineMap { text, index }
+    }
+
+    /// Its index, to keep for the same text.
+    pub fn index(&self) -> &Arc<LineIndex> {
+        &self.index
     }
 
     /// The LSP position of a byte offset.

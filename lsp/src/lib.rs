@@ -102,6 +102,9 @@ pub struct Backend {
 struct Snapshot {
     db: Database,
     file: SourceFile,
+    /// The line index of the file's text, when it is an open document (kept between its
+    /// changes).
+    lines: Option<Arc<line_index::LineIndex>>,
     uris: Uris,
     chosen: Option<ScenarioRef>,
     hints: HintConfig,
@@ -110,6 +113,14 @@ struct Snapshot {
 impl Snapshot {
     fn text(&self) -> &str {
         self.file.text(&self.db)
+    }
+
+    /// The positions of the file's text.
+    fn map(&self) -> LineMap<'_> {
+        match &self.lines {
+            Some(index) => LineMap::with_index(self.text(), Arc::clone(index)),
+            None => LineMap::new(self.text()),
+        }
     }
 
     fn location(&self, target: &ide::NavTarget) -> Option<lsp::Location> {
@@ -201,6 +212,7 @@ impl Backend {
                 let snapshot = Snapshot {
                     db: state.db.clone(),
                     file,
+                    lines: state.doc(uri).map(|d| Arc::clone(&d.lines)),
                     uris: state.uris.clone(),
                     chosen: state.chosen.clone(),
                     hints: state.hints,
@@ -608,7 +620,7 @@ impl LanguageServer for Backend {
     async fn hover(&self, params: lsp::HoverParams) -> Result<Option<lsp::Hover>> {
         let p = params.text_document_position_params;
         self.read(&p.text_document.uri, move |s| {
-            let map = LineMap::new(s.text());
+            let map = s.map();
             let hover = ide::hover(&s.db, s.file, map.offset(p.position), s.chosen.as_ref())?;
             Some(lsp::Hover {
                 contents: lsp::HoverContents::Markup(convert::markdown(hover.markdown)),
@@ -620,7 +632,7 @@ impl LanguageServer for Backend {
 
     async fn inlay_hint(&self, params: lsp::InlayHintParams) -> Result<Option<Vec<lsp::InlayHint>>> {
         self.read(&params.text_document.uri, move |s| {
-            let map = LineMap::new(s.text());
+            let map = s.map();
             let range = map.text_range(params.range);
             let hints = ide::inlay_hints(&s.db, s.file, Some(range), s.chosen.as_ref(), &s.hints);
             Some(
@@ -645,7 +657,7 @@ impl LanguageServer for Backend {
     async fn code_lens(&self, params: lsp::CodeLensParams) -> Result<Option<Vec<lsp::CodeLens>>> {
         let uri = params.text_document.uri;
         self.read(&uri.clone(), move |s| {
-            let map = LineMap::new(s.text());
+            let map = s.map();
             let lenses = ide::code_lenses(&s.db, s.file, s.chosen.as_ref());
             Some(
                 lenses
@@ -700,7 +712,7 @@ impl LanguageServer for Backend {
     async fn goto_definition(&self, params: lsp::GotoDefinitionParams) -> Result<Option<lsp::GotoDefinitionResponse>> {
         let p = params.text_document_position_params;
         self.read(&p.text_document.uri, move |s| {
-            let map = LineMap::new(s.text());
+            let map = s.map();
             let targets = ide::goto_definition(&s.db, s.file, map.offset(p.position));
             let locations: Vec<lsp::Location> = targets.iter().filter_map(|t| s.location(t)).collect();
             (!locations.is_empty()).then_some(lsp::GotoDefinitionResponse::Array(locations))
@@ -712,7 +724,7 @@ impl LanguageServer for Backend {
         let p = params.text_document_position;
         let include = params.context.include_declaration;
         self.read(&p.text_document.uri, move |s| {
-            let map = LineMap::new(s.text());
+            let map = s.map();
             let targets = ide::references(&s.db, s.file, map.offset(p.position), include);
             Some(targets.iter().filter_map(|t| s.location(t)).collect())
         })
@@ -721,7 +733,7 @@ impl LanguageServer for Backend {
 
     async fn document_symbol(&self, params: lsp::DocumentSymbolParams) -> Result<Option<lsp::DocumentSymbolResponse>> {
         self.read(&params.text_document.uri, move |s| {
-            let map = LineMap::new(s.text());
+            let map = s.map();
             #[allow(deprecated)]
             fn convert(sym: ide::DocumentSymbol, map: &LineMap<'_>) -> lsp::DocumentSymbol {
                 lsp::DocumentSymbol {
@@ -779,7 +791,7 @@ impl LanguageServer for Backend {
     async fn completion(&self, params: lsp::CompletionParams) -> Result<Option<lsp::CompletionResponse>> {
         let p = params.text_document_position;
         self.read(&p.text_document.uri, move |s| {
-            let map = LineMap::new(s.text());
+            let map = s.map();
             let items = ide::completions(&s.db, s.file, map.offset(p.position));
             let items: Vec<lsp::CompletionItem> = items
                 .into_iter()
@@ -804,7 +816,7 @@ impl LanguageServer for Backend {
     async fn signature_help(&self, params: lsp::SignatureHelpParams) -> Result<Option<lsp::SignatureHelp>> {
         let p = params.text_document_position_params;
         self.read(&p.text_document.uri, move |s| {
-            let map = LineMap::new(s.text());
+            let map = s.map();
             let sig = ide::signature_help(&s.db, s.file, map.offset(p.position))?;
             let parameters = sig
                 .params
@@ -833,7 +845,7 @@ impl LanguageServer for Backend {
         params: lsp::SemanticTokensParams,
     ) -> Result<Option<lsp::SemanticTokensResult>> {
         self.read(&params.text_document.uri, move |s| {
-            let map = LineMap::new(s.text());
+            let map = s.map();
             let tokens = ide::semantic_tokens(&s.db, s.file);
             Some(lsp::SemanticTokensResult::Tokens(lsp::SemanticTokens {
                 result_id: None,

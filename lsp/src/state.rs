@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use line_index::LineIndex;
 use netc::db::{Database, Level, LevelOverride, SourceFile, imported_names};
 use netc::diagnostics::FileName;
 use netc::ide::{HintConfig, ScenarioRef};
@@ -20,6 +22,8 @@ pub struct Document {
     pub file: SourceFile,
     /// Counts every change: a request computed on an older edit is stale.
     pub edits: u64,
+    /// The line index of its text (shared by the requests until the next change).
+    pub lines: Arc<LineIndex>,
 }
 
 /// Everything the server knows.
@@ -72,8 +76,9 @@ impl State {
     pub fn open(&mut self, uri: lsp::Uri, version: i32, text: String) {
         let name = self.uris.name(&uri);
         self.uris.remember(&uri, &name);
+        let lines = LineMap::new(&text).index().clone();
         let file = self.set_text(name, text);
-        self.docs.insert(uri.as_str().to_string(), (uri, Document { version, file, edits: 0 }));
+        self.docs.insert(uri.as_str().to_string(), (uri, Document { version, file, edits: 0, lines }));
         self.load_imports(file);
     }
 
@@ -82,20 +87,29 @@ impl State {
         let Some((_, doc)) = self.docs.get(uri.as_str()) else { return };
         let file = doc.file;
         let mut text = file.text(&self.db).clone();
+        // The first change is against the text the document's index is of.
+        let mut lines = Some(Arc::clone(&doc.lines));
         for change in changes {
             match change.range {
                 Some(range) => {
-                    let r = LineMap::new(&text).text_range(range);
+                    let map = match lines.take() {
+                        Some(index) => LineMap::with_index(&text, index),
+                        None => LineMap::new(&text),
+                    };
+                    let r = map.text_range(range);
                     text.replace_range(r.to_range(), &change.text);
                 }
                 None => text = change.text,
             }
+            lines = None;
         }
+        let lines = LineMap::new(&text).index().clone();
         let name = file.name(&self.db).clone();
         self.set_text(name, text);
         if let Some((_, doc)) = self.docs.get_mut(uri.as_str()) {
             doc.version = version;
             doc.edits += 1;
+            doc.lines = lines;
         }
         self.load_imports(file);
     }
