@@ -65,7 +65,11 @@ impl ArgMap {
 
     /// The same parameters with each value mapped by `f`; `None` if `f` fails for one.
     pub fn try_map(&self, mut f: impl FnMut(&ArgValue) -> Option<ArgValue>) -> Option<ArgMap> {
-        let entries = self.entries.iter().map(|(n, v)| Some((Arc::clone(n), f(v)?))).collect::<Option<_>>()?;
+        // Sized at once: collecting `Option`s would grow the vector push by push.
+        let mut entries = Vec::with_capacity(self.entries.len());
+        for (name, value) in &self.entries {
+            entries.push((Arc::clone(name), f(value)?));
+        }
         Some(ArgMap { entries })
     }
 
