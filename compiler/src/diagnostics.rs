@@ -100,6 +100,13 @@ impl TextRange {
     }
 }
 
+/// The byte offset of each line's start in `text` (line 1 starts at 0): the table that turns
+/// offsets into lines (`partition_point`), for the formatter and the reports alike.
+pub fn line_starts(text: &str) -> Vec<u32> {
+    // A vectorized search for line breaks: a large file's table is made after every edit.
+    std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1)).collect()
+}
+
 /// Identifies a syntax node inside one item of a file: item index, then node index within
 /// that item. Node indices do not change when whitespace or comments change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -368,6 +375,13 @@ impl fmt::Display for Code {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_starts_follow_each_line_break() {
+        assert_eq!(line_starts(""), [0]);
+        assert_eq!(line_starts("a\nbc\n\nd"), [0, 2, 5, 6]);
+        assert_eq!(line_starts("a\r\n"), [0, 3]);
+    }
 
     #[test]
     fn codes_are_unique_and_well_formed() {

@@ -132,8 +132,8 @@ fn is_operator(kind: TokenKind) -> bool {
 impl<'a> Formatter<'a> {
     fn new(text: &'a str, parsed: &Parse, file: &FileName) -> Self {
         let lexed = lex(file, text);
-        let line_starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        let line_of = |offset: u32| line_starts.partition_point(|&s| s <= offset as usize) - 1;
+        let line_starts = crate::diagnostics::line_starts(text);
+        let line_of = |offset: u32| line_starts.partition_point(|&s| s <= offset) - 1;
         let toks: Vec<Tok> = lexed
             .tokens
             .iter()

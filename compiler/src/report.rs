@@ -171,8 +171,7 @@ pub fn line_of(starts: &[u32], offset: u32) -> u32 {
 /// The byte offset of each line's start (line 1 starts at 0), cached per text.
 #[salsa::tracked(returns(ref))]
 pub fn line_starts(db: &dyn Db, file: SourceFile) -> Vec<u32> {
-    let text = file.text(db);
-    std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1)).collect()
+    crate::diagnostics::line_starts(file.text(db))
 }
 
 fn shapes(graph: &Graph, tensors: &[TensorId]) -> String {
