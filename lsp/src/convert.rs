@@ -35,11 +35,6 @@ impl<'a> LineMap<'a> {
         LineMap { text, index }
     }
 
-    /// Its index, to keep for the same text.
-    pub fn index(&self) -> &Arc<LineIndex> {
-        &self.index
-    }
-
     /// The LSP position of a byte offset.
     pub fn position(&self, offset: u32) -> lsp::Position {
         let offset = ide::clamp_offset(self.text, offset);

@@ -38,6 +38,7 @@ use tower_lsp_server::ls_types as lsp;
 use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 
 use convert::{LineMap, Uris};
+use state::Document;
 pub use state::State;
 
 /// The command that makes a scenario the active one: arguments `[uri, name]`.
@@ -391,8 +392,8 @@ async fn publish_diagnostics(client: Client, state: Arc<Mutex<State>>, mut chang
         }
         let (db, docs, uris) = {
             let state = state.lock().unwrap_or_else(|e| e.into_inner());
-            let docs: Vec<(lsp::Uri, SourceFile, i32, u64)> =
-                state.docs.values().map(|(uri, d)| (uri.clone(), d.file, d.version, d.edits)).collect();
+            let docs: Vec<(lsp::Uri, Document)> =
+                state.docs.values().map(|(uri, d)| (uri.clone(), d.clone())).collect();
             (state.db.clone(), docs, state.uris.clone())
         };
         let outcome = tokio::task::spawn_blocking(move || {
@@ -400,7 +401,10 @@ async fn publish_diagnostics(client: Client, state: Arc<Mutex<State>>, mut chang
                 salsa::Cancelled::catch(AssertUnwindSafe(|| {
                     let db = &db;
                     docs.into_iter()
-                        .map(|(uri, file, version, edits)| (uri, version, edits, document_diagnostics(db, file, &uris)))
+                        .map(|(uri, d)| {
+                            let map = LineMap::with_index(d.file.text(db), d.lines);
+                            (uri, d.version, d.edits, document_diagnostics(db, d.file, &map, &uris))
+                        })
                         .collect::<Vec<_>>()
                 }))
             }))
@@ -422,10 +426,9 @@ async fn publish_diagnostics(client: Client, state: Arc<Mutex<State>>, mut chang
 }
 
 /// The diagnostics of `file`, in LSP terms.
-fn document_diagnostics(db: &Database, file: SourceFile, uris: &Uris) -> Vec<lsp::Diagnostic> {
-    let map = LineMap::new(file.text(db));
+fn document_diagnostics(db: &Database, file: SourceFile, map: &LineMap<'_>, uris: &Uris) -> Vec<lsp::Diagnostic> {
     let texts = |name: &FileName| lookup_file(db, name).map(|f| f.text(db).clone());
-    ide::diagnostics(db, file).iter().map(|d| convert::diagnostic(d, &map, uris, &texts)).collect()
+    ide::diagnostics(db, file).iter().map(|d| convert::diagnostic(d, map, uris, &texts)).collect()
 }
 
 fn text_document_sync() -> lsp::TextDocumentSyncCapability {
@@ -881,8 +884,9 @@ impl LanguageServer for Backend {
 
     /// Pull diagnostics: the same list a push would carry, for the document as it is now.
     async fn diagnostic(&self, params: lsp::DocumentDiagnosticParams) -> Result<lsp::DocumentDiagnosticReportResult> {
-        let items =
-            self.read(&params.text_document.uri, |s| Some(document_diagnostics(&s.db, s.file, &s.uris))).await?;
+        let items = self
+            .read(&params.text_document.uri, |s| Some(document_diagnostics(&s.db, s.file, &s.map(), &s.uris)))
+            .await?;
         let report = lsp::RelatedFullDocumentDiagnosticReport {
             related_documents: None,
             full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {

@@ -22,7 +22,8 @@ pub struct Document {
     pub file: SourceFile,
     /// Counts every change: a request computed on an older edit is stale.
     pub edits: u64,
-    /// The line index of its text (shared by the requests until the next change).
+    /// The line index of its text (shared by the requests and the pushed diagnostics until
+    /// the next change).
     pub lines: Arc<LineIndex>,
 }
 
@@ -76,7 +77,7 @@ impl State {
     pub fn open(&mut self, uri: lsp::Uri, version: i32, text: String) {
         let name = self.uris.name(&uri);
         self.uris.remember(&uri, &name);
-        let lines = LineMap::new(&text).index().clone();
+        let lines = Arc::new(LineIndex::new(&text));
         let file = self.set_text(name, text);
         self.docs.insert(uri.as_str().to_string(), (uri, Document { version, file, edits: 0, lines }));
         self.load_imports(file);
@@ -103,7 +104,7 @@ impl State {
             }
             lines = None;
         }
-        let lines = LineMap::new(&text).index().clone();
+        let lines = Arc::new(LineIndex::new(&text));
         let name = file.name(&self.db).clone();
         self.set_text(name, text);
         if let Some((_, doc)) = self.docs.get_mut(uri.as_str()) {
