@@ -1229,14 +1229,24 @@ fn recovery_point(cx: &Ctx<'_>, start: usize, err_idx: usize, resume: bool) -> u
     cx.all.len() - 1
 }
 
-/// `{ statements }`, recovering from errors statement by statement.
+/// The body of a block or a model: its statements are marked for a reparse, which may reuse
+/// them ([`StmtReuse`]).
+fn item_body(i: In<'_>) -> PResult<'_, Body> {
+    statements(i, true)
+}
+
+/// The body of an `if` or an `else`.
 fn body(i: In<'_>) -> PResult<'_, Body> {
+    statements(i, false)
+}
+
+/// `{ statements }`, recovering from errors statement by statement; `item_body`: the body of
+/// an item (every statement starts in the same parser state).
+fn statements(i: In<'_>, item_body: bool) -> PResult<'_, Body> {
     let cx = i.cx;
     let (mut rest, open) = token(TokenKind::LBrace)(i).or_else(|_| fail(i, "`{`"))?;
     // Braces do not suppress newlines, even inside brackets.
     let saved_brackets = cx.brackets.replace(0);
-    // The body of an item (not of an `if`): its statements are marked for a reparse.
-    let item_body = cx.nesting.get() == 1;
     let mut stmts = Vec::new();
     let mut recovered = false;
     loop {
@@ -1580,7 +1590,7 @@ fn item(i: In<'_>) -> PResult<'_, Item> {
             let (rest, _) = i.bump();
             let (rest, n) = cut(name(rest))?;
             let (rest, ps) = params(rest)?;
-            let (rest, b) = cut(nested(rest, body))?;
+            let (rest, b) = cut(nested(rest, item_body))?;
             let callable = Callable { name: n, params: ps, body: b, broken: false };
             Ok((rest, if word == "block" { Item::Block(callable) } else { Item::Model(callable) }))
         }
