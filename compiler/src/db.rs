@@ -23,6 +23,7 @@ use salsa::{Durability, Setter};
 
 use crate::diagnostics::{Code, CodeInfo, Diagnostic, FileName, Label, NodeRef, Place, Severity};
 use crate::elaborate::{self, ElaborationCache, Graph, Request, Site};
+use crate::knobs::{ConvAlgorithm, DeviceModel, Optimizer, Precision};
 use crate::paths;
 use crate::semantics::check::ItemChecker;
 use crate::semantics::scope::{Definition, Scope, build_scope, definitions};
@@ -700,14 +701,14 @@ pub struct RunSettings {
     pub no_grad: bool,
     /// `eval`.
     pub eval: bool,
-    /// The optimizer's name (`sgd` unless set).
-    pub optimizer: String,
+    /// The optimizer (`sgd` unless set).
+    pub optimizer: Optimizer,
     /// `foreach=` given to the optimizer, if any.
     pub foreach: Option<bool>,
-    /// The device preset's name (`cpu` unless set).
-    pub device: String,
-    /// The convolution algorithm's name (`auto` unless set).
-    pub conv_algorithm: String,
+    /// The device preset (`cpu` unless set).
+    pub device: DeviceModel,
+    /// The convolution algorithm (`auto` unless set).
+    pub conv_algorithm: ConvAlgorithm,
     /// `cudnn_benchmark`.
     pub cudnn_benchmark: bool,
     /// The budget in bytes.
@@ -716,8 +717,8 @@ pub struct RunSettings {
     pub margin: f64,
     /// The runtime overhead in bytes, overriding the device's.
     pub overhead: Option<i128>,
-    /// The precision policy's name (`fp32` unless set).
-    pub precision: String,
+    /// The precision policy (`fp32` unless set).
+    pub precision: Precision,
     /// Micro-batches per optimizer step (`grad_accum`, 1 unless set).
     pub grad_accum: i128,
     /// Data-parallel devices (1 unless set).
@@ -754,15 +755,15 @@ impl Default for RunSettings {
             training: false,
             no_grad: false,
             eval: false,
-            optimizer: "sgd".into(),
+            optimizer: Optimizer::Sgd,
             foreach: None,
-            device: "cpu".into(),
-            conv_algorithm: "auto".into(),
+            device: DeviceModel::Cpu,
+            conv_algorithm: ConvAlgorithm::Auto,
             cudnn_benchmark: false,
             budget: None,
             margin: 1.5,
             overhead: None,
-            precision: "fp32".into(),
+            precision: Precision::Fp32,
             grad_accum: 1,
             data_parallel: 1,
             zero: 0,
@@ -829,7 +830,8 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
             ("fsdp", _) => setup.run.fsdp = true,
             ("checkpoint", _) => setup.run.checkpoint = true,
             ("precision", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
-                setup.run.precision = n.text.clone()
+                // A word that is no policy is reported by the checks; the default stands.
+                setup.run.precision = Precision::from_name(&n.text).unwrap_or(setup.run.precision)
             }
             ("grad_accum", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {
                 setup.run.grad_accum = *n as i128
@@ -855,9 +857,9 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
             ("eval", _) => setup.run.eval = true,
             ("cudnn_benchmark", _) => setup.run.cudnn_benchmark = true,
             ("optimizer", SettingValue::Value(e)) => match &e.kind {
-                ExprKind::Name(n) => setup.run.optimizer = n.text.clone(),
+                ExprKind::Name(n) => setup.run.optimizer = Optimizer::from_name(&n.text).unwrap_or(setup.run.optimizer),
                 ExprKind::Call { callee, args } => {
-                    setup.run.optimizer = callee.text.clone();
+                    setup.run.optimizer = Optimizer::from_name(&callee.text).unwrap_or(setup.run.optimizer);
                     for a in args {
                         if a.keyword.as_ref().is_some_and(|k| k.text == "foreach")
                             && let ExprKind::Bool(b) = a.value.kind
@@ -868,9 +870,11 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
                 }
                 _ => {}
             },
-            ("device", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => setup.run.device = n.text.clone(),
+            ("device", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
+                setup.run.device = DeviceModel::from_name(&n.text).unwrap_or(setup.run.device)
+            }
             ("conv_algorithm", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
-                setup.run.conv_algorithm = n.text.clone()
+                setup.run.conv_algorithm = ConvAlgorithm::from_name(&n.text).unwrap_or(setup.run.conv_algorithm)
             }
             ("budget", SettingValue::Value(e)) => setup.run.budget = size_of(e),
             ("overhead", SettingValue::Value(e)) => setup.run.overhead = size_of(e),

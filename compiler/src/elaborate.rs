@@ -24,6 +24,7 @@ use self::reuse::{
 };
 use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_of, item_tree, lookup_file};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
+use crate::op::Op;
 use crate::semantics::Scope;
 use crate::semantics::scope::DefKind;
 use crate::shapes::ops::{self, ArgValue, Args, OpError, OpResult};
@@ -124,7 +125,7 @@ pub struct TensorId(pub u32);
 #[derive(Debug, Clone)]
 pub struct Node {
     /// The op (`conv2d`, or `add`/`sub`/`mul`/`div`/`matmul` for operators).
-    pub op: Arc<str>,
+    pub op: Op,
     /// Its arguments, bound to parameter names (tensor arguments as types).
     pub args: Arc<Args>,
     /// Input tensors, in parameter order (shared by a copy at the same ids).
@@ -150,7 +151,7 @@ impl PartialEq for Node {
         fn same<T: PartialEq + ?Sized>(a: &Arc<T>, b: &Arc<T>) -> bool {
             Arc::ptr_eq(a, b) || a == b
         }
-        same(&self.op, &other.op)
+        self.op == other.op
             && same(&self.args, &other.args)
             && same(&self.result, &other.result)
             && self.inputs == other.inputs
@@ -300,7 +301,6 @@ struct Elaborator<'db, 'r> {
     /// The parameter names of operators (`a + b`).
     operator_names: [Arc<str>; 3],
     /// Op names as nodes hold them, one allocation per op.
-    op_names: SiteMap<&'db str, Arc<str>>,
     graph: Graph,
     request: &'r Request<'r>,
     chain: Vec<Site>,
@@ -470,7 +470,6 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         sources: Vec::new(),
         param_names: Vec::new(),
         operator_names: ["a".into(), "b".into(), "inplace".into()],
-        op_names: SiteMap::default(),
         // About as large as the previous graph: growing a vector of thousands of nodes copies it.
         graph: previous.as_ref().map_or_else(Graph::default, |r| r.previous.graph.with_capacity()),
         request,
@@ -824,7 +823,7 @@ impl<'db> Elaborator<'db, '_> {
                         None => self.overflow(ctx, e.id),
                     },
                     (UnaryOp::Neg, Value::Float(f)) => Value::Float(-f),
-                    (UnaryOp::Neg, Value::Tensor(t)) => self.apply_op("mul", e.id, ctx, self.scalar_args(t))?,
+                    (UnaryOp::Neg, Value::Tensor(t)) => self.apply_op(Op::Mul, e.id, ctx, self.scalar_args(t))?,
                     (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
                     _ => Value::Unknown,
                 }
@@ -1006,7 +1005,7 @@ impl<'db> Elaborator<'db, '_> {
                 args.values.insert(a_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[a.0 as usize])));
                 args.values.insert(b_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[b.0 as usize])));
                 let sites = [("a", lhs.id), ("b", rhs.id)];
-                self.apply_with_sites("matmul", e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
+                self.apply_with_sites(Op::Matmul, e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
             }
             (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(a), Tensor(b)) => {
                 let name = elementwise_op(op);
@@ -1395,7 +1394,7 @@ impl<'db> Elaborator<'db, '_> {
             // Made field by field: a clone would count references to the ids and origin it
             // replaces.
             self.graph.nodes.push(Arc::new(Node {
-                op: Arc::clone(&n.op),
+                op: n.op,
                 args: Arc::clone(&n.args),
                 inputs: renamed(&n.inputs),
                 outputs: renamed(&n.outputs),
@@ -1532,7 +1531,16 @@ impl<'db> Elaborator<'db, '_> {
             };
             args.values.insert(name.clone(), arg);
         }
-        self.apply_with_sites(&decl.name.text, id, ctx, (args, inputs), Blame::Bound(&bound))
+        let Some(op) = Op::from_name(&decl.name.text) else {
+            let err = OpError {
+                message: format!("op `{}` is declared but netc has no semantics for it", decl.name.text),
+                blame: Vec::new(),
+                help: Some("declare only the ops listed in spec/shapes.md".to_string()),
+            };
+            self.op_error(&decl.name.text, err, id, ctx, Blame::Bound(&bound));
+            return Ok(Value::Unknown);
+        };
+        self.apply_with_sites(op, id, ctx, (args, inputs), Blame::Bound(&bound))
     }
 
     /// The arguments of an elementwise op between tensor `id` and a scalar.
@@ -1546,7 +1554,7 @@ impl<'db> Elaborator<'db, '_> {
         (args, vec![id])
     }
 
-    fn apply_op(&mut self, op: &'db str, id: NodeId, ctx: &Ctx, args: (Args, Vec<TensorId>)) -> Result<Value, Stop> {
+    fn apply_op(&mut self, op: Op, id: NodeId, ctx: &Ctx, args: (Args, Vec<TensorId>)) -> Result<Value, Stop> {
         self.apply_with_sites(op, id, ctx, args, Blame::Pairs(&[]))
     }
 
@@ -1554,7 +1562,7 @@ impl<'db> Elaborator<'db, '_> {
     /// labels on the blamed arguments (`sites`: the argument node of each parameter).
     fn apply_with_sites(
         &mut self,
-        op: &'db str,
+        op: Op,
         id: NodeId,
         ctx: &Ctx,
         (args, inputs): (Args, Vec<TensorId>),
@@ -1602,7 +1610,6 @@ impl<'db> Elaborator<'db, '_> {
                     chain: self.shared_chain(),
                     outer_call: self.outer_call,
                 });
-                let op = Arc::clone(self.op_names.entry(op).or_insert_with(|| op.into()));
                 let inputs: Arc<[TensorId]> = inputs.into();
                 self.graph.nodes.push(Arc::new(Node {
                     op,
@@ -1625,7 +1632,7 @@ impl<'db> Elaborator<'db, '_> {
                 })
             }
             Err(err) => {
-                self.op_error(op, err, id, ctx, sites);
+                self.op_error(op.name(), err, id, ctx, sites);
                 Ok(Value::Unknown)
             }
         }
@@ -1677,12 +1684,12 @@ pub fn literal_value(e: &Expr) -> Value {
 }
 
 /// The op an arithmetic operator applies to tensors.
-fn elementwise_op(op: BinaryOp) -> &'static str {
+fn elementwise_op(op: BinaryOp) -> Op {
     match op {
-        BinaryOp::Add => "add",
-        BinaryOp::Sub => "sub",
-        BinaryOp::Mul => "mul",
-        _ => "div",
+        BinaryOp::Add => Op::Add,
+        BinaryOp::Sub => Op::Sub,
+        BinaryOp::Mul => Op::Mul,
+        _ => Op::Div,
     }
 }
 

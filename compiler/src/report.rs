@@ -327,7 +327,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         params: graph.params().as_ref().map_or(0, known),
         // With gradient accumulation the graph is one micro-batch; the step runs them all.
         macs: graph.macs().as_ref().map_or(0, known) * setup.run.grad_accum.max(1),
-        device: costs.device.name.to_string(),
+        device: costs.device.name().to_string(),
         peak_bytes: peak.bytes,
         reserved_bytes: costs.reserved,
         runtime_bytes: costs.runtime,

@@ -244,7 +244,7 @@ fn check_model(model: &str) -> Outcome {
     let layers = layers(&fixture, model);
     let mut streams: BTreeMap<&str, Vec<&Node>> = BTreeMap::new();
     for (_, op, _, _) in LAYER_OPS {
-        streams.insert(op, graph.nodes.iter().filter(|n| &*n.op == *op).map(|n| &**n).collect());
+        streams.insert(op, graph.nodes.iter().filter(|n| n.op.name() == *op).map(|n| &**n).collect());
     }
     let mut next: BTreeMap<&str, usize> = BTreeMap::new();
     let mut compared = 0;

@@ -47,9 +47,10 @@ fn cuda_peaks_match_pytorch() {
 /// algorithm on the first iteration only).
 #[test]
 fn line_figures_of_the_first_forward_pass_are_the_whole_runs() {
-    use netc::costs::simulate::{ConvAlgorithm, line_figures, simulate};
+    use netc::costs::simulate::{line_figures, simulate};
     use netc::costs::{config, scenario_costs, scenario_lines};
     use netc::db::{Database, Db, ItemLoc, STDLIB_SOURCES, scenario_graph, scenario_setup, syntax_tree};
+    use netc::knobs::ConvAlgorithm;
     use netc::syntax::Item;
 
     let db = Database::new();

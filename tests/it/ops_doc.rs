@@ -286,7 +286,7 @@ fn every_device_preset_is_listed_in_the_language_reference() {
         .collect();
     assert_eq!(
         listed,
-        netc::semantics::scenario::DEVICES,
-        "section 8.4 of spec/language.md lists the device presets of DEVICES, in its order"
+        netc::knobs::DeviceModel::NAMES,
+        "section 8.4 of spec/language.md lists the device presets of DeviceModel, in its order"
     );
 }

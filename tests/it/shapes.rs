@@ -86,7 +86,7 @@ fn outputs_of(graph: &Graph, op: &str) -> Vec<String> {
     graph
         .nodes
         .iter()
-        .filter(|n| &*n.op == op)
+        .filter(|n| n.op.name() == op)
         .map(|n| n.outputs.iter().map(|t| graph.tensor(*t).to_string()).collect::<Vec<_>>().join(", "))
         .collect()
 }
@@ -196,7 +196,7 @@ fn worked_example_activations() {
     let conv_bytes: Vec<i128> = graph
         .nodes
         .iter()
-        .filter(|n| &*n.op == "conv2d")
+        .filter(|n| n.op.name() == "conv2d")
         .map(|n| known(&graph.tensor(n.outputs[0]).bytes().expect("no overflow")))
         .collect();
     assert_eq!(conv_bytes, [12_845_056, 6_422_528, 3_211_264]);
@@ -926,7 +926,7 @@ fn batchnorm_buffers_are_not_parameters() {
     )]);
     assert_clean(&db, &files);
     let graph = scenario_graph_of(&db, files[0], "serve");
-    let bn = graph.nodes.iter().find(|n| &*n.op == "batchnorm").expect("a batchnorm");
+    let bn = graph.nodes.iter().find(|n| n.op.name() == "batchnorm").expect("a batchnorm");
     assert_eq!(bn.params, Dim::Known(64));
     let buffers: Vec<(&str, i128, i128)> =
         bn.result.buffers.iter().map(|b| (b.name, known(&b.numel), b.dtype.size())).collect();

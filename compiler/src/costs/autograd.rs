@@ -6,6 +6,7 @@
 //! measurements (tests/it/memory.rs).
 
 use crate::elaborate::{Graph, Node};
+use crate::op::Op;
 use crate::shapes::ops::ArgValue;
 
 use super::devices::Device;
@@ -140,11 +141,11 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
     let out0 = || node.outputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
     let in0 = || node.inputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
     let f32_bytes = 4;
-    match &*node.op {
-        "conv1d" | "conv2d" | "conv3d" | "conv_transpose2d" | "linear" => fresh(&[Saved::Input(0)]),
-        "matmul" | "bmm" => fresh(&[Saved::Input(0), Saved::Input(1)]),
-        "embedding" => fresh(&[Saved::Input(0)]),
-        "batchnorm" | "batchnorm1d" => {
+    match node.op {
+        Op::Conv1d | Op::Conv2d | Op::Conv3d | Op::ConvTranspose2d | Op::Linear => fresh(&[Saved::Input(0)]),
+        Op::Matmul | Op::Bmm => fresh(&[Saved::Input(0), Saved::Input(1)]),
+        Op::Embedding => fresh(&[Saved::Input(0)]),
+        Op::BatchNorm | Op::BatchNorm1d => {
             let channels = node.inputs.first().and_then(|&t| graph.tensor(t).shape.get(1)?.known()).unwrap_or(0);
             let mut saved = SavedList::new(&[Saved::Input(0)]);
             if mode.train {
@@ -153,10 +154,10 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             }
             OpMemory { saved, ..fresh(&[]) }
         }
-        "layernorm" | "rmsnorm" | "groupnorm" => {
+        Op::LayerNorm | Op::RmsNorm | Op::GroupNorm => {
             let x = node.inputs.first().map(|&t| graph.tensor(t));
-            let rows = match (&*node.op, x) {
-                ("groupnorm", Some(t)) => {
+            let rows = match (node.op, x) {
+                (Op::GroupNorm, Some(t)) => {
                     t.shape.first().and_then(|d| d.known()).unwrap_or(0) * int(node, "groups").unwrap_or(1)
                 }
                 (_, Some(t)) => {
@@ -165,21 +166,21 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 }
                 _ => 0,
             };
-            let stats = if &*node.op == "rmsnorm" { 1 } else { 2 };
+            let stats = if node.op == Op::RmsNorm { 1 } else { 2 };
             fresh(&[Saved::Input(0), Saved::Extra(stats * rows * f32_bytes)])
         }
-        "relu" | "sigmoid" | "tanh" | "softmax" | "log_softmax" if !inplace() => fresh(&[Saved::Output(0)]),
+        Op::Relu | Op::Sigmoid | Op::Tanh | Op::Softmax | Op::LogSoftmax if !inplace() => fresh(&[Saved::Output(0)]),
         // In-place activations whose derivative reads the result save the result (the
         // storage they overwrote); those whose derivative reads the input save a copy of it
         // made before overwriting (measured: MobileNetV2's in-place ReLU6 holds one).
-        "relu" | "leaky_relu" if inplace() => OpMemory {
+        Op::Relu | Op::LeakyRelu if inplace() => OpMemory {
             alias: Some(0),
             strided: false,
             saved: SavedList::new(&[Saved::Output(0)]),
             grad: GradFlow::New,
             extras_always_made: true,
         },
-        "relu6" | "silu" | "hardswish" | "hardsigmoid" if inplace() => {
+        Op::Relu6 | Op::Silu | Op::Hardswish | Op::Hardsigmoid if inplace() => {
             let bytes = node.inputs.first().map(|&t| known_bytes(graph, t)).unwrap_or(0);
             OpMemory {
                 saved: SavedList::new(&[Saved::Extra(bytes)]),
@@ -188,8 +189,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 ..alias_all(false, GradFlow::New)
             }
         }
-        "relu6" | "leaky_relu" | "gelu" | "silu" | "hardswish" | "hardsigmoid" => fresh(&[Saved::Input(0)]),
-        "dropout" => {
+        Op::Relu6 | Op::LeakyRelu | Op::Gelu | Op::Silu | Op::Hardswish | Op::Hardsigmoid => fresh(&[Saved::Input(0)]),
+        Op::Dropout => {
             let p = float(node, "p").unwrap_or(0.5);
             if !mode.train || p == 0.0 {
                 return alias_all(false, GradFlow::PassThrough);
@@ -201,28 +202,28 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 fresh(&[mask])
             }
         }
-        "maxpool2d" | "adaptive_maxpool2d" => {
+        Op::MaxPool2d | Op::AdaptiveMaxPool2d => {
             // max_pool2d_with_indices: int64 indices, one per output element.
             fresh(&[Saved::Input(0), Saved::Extra(out0() * 8)])
         }
-        "avgpool2d" => fresh(&[Saved::Input(0)]),
+        Op::AvgPool2d => fresh(&[Saved::Input(0)]),
         // Output size 1 is a mean, whose backward needs only sizes.
-        "adaptive_avgpool2d" if int(node, "size") == Some(1) => fresh(&[]),
-        "adaptive_avgpool2d" => fresh(&[Saved::Input(0)]),
-        "flatten" | "reshape" => alias_all(false, GradFlow::PassThrough),
-        "permute" | "transpose" => alias_all(true, GradFlow::PassThrough),
-        "split" => alias_all(false, GradFlow::New),
-        "slice" => alias_all(true, GradFlow::New),
-        "concat" => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
-        "add" | "sub" if inplace() => alias_all(false, GradFlow::PassThrough),
-        "add" | "sub" => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
-        "mul" | "div" => {
+        Op::AdaptiveAvgPool2d if int(node, "size") == Some(1) => fresh(&[]),
+        Op::AdaptiveAvgPool2d => fresh(&[Saved::Input(0)]),
+        Op::Flatten | Op::Reshape => alias_all(false, GradFlow::PassThrough),
+        Op::Permute | Op::Transpose => alias_all(true, GradFlow::PassThrough),
+        Op::Split => alias_all(false, GradFlow::New),
+        Op::Slice => alias_all(true, GradFlow::New),
+        Op::Concat => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
+        Op::Add | Op::Sub if inplace() => alias_all(false, GradFlow::PassThrough),
+        Op::Add | Op::Sub => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
+        Op::Mul | Op::Div => {
             let scalar_operand = node.inputs.len() < 2;
             let saved: &[Saved] = if scalar_operand { &[] } else { &[Saved::Input(0), Saved::Input(1)] };
             if inplace() { OpMemory { alias: Some(0), ..fresh(saved) } } else { fresh(saved) }
         }
-        "upsample" | "interpolate" => fresh(&[]),
-        "sdpa" => {
+        Op::Upsample | Op::Interpolate => fresh(&[]),
+        Op::Sdpa => {
             // Flash-style kernels (CPU, and CUDA's efficient/flash ones) save q, k, v, the
             // output and the log-sum-exp per query row.
             let q = node.inputs.first().map(|&t| graph.tensor(t));
@@ -236,7 +237,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 Saved::Extra(rows.unwrap_or(0) * f32_bytes),
             ])
         }
-        "attention" => {
+        Op::Attention => {
             let x = node.inputs.first().map(|&t| graph.tensor(t));
             let (n, s) = x
                 .map(|t| {
@@ -253,8 +254,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 ..fresh(&[Saved::Input(0), Saved::Extra(3 * in0() * f32_bytes + scores + in0() * f32_bytes)])
             }
         }
-        "lstm" | "gru" => {
-            let gates = if &*node.op == "lstm" { 4 } else { 3 };
+        Op::Lstm | Op::Gru => {
+            let gates = if node.op == Op::Lstm { 4 } else { 3 };
             let hidden = int(node, "hidden").unwrap_or(0);
             let layers = int(node, "layers").unwrap_or(1);
             let dirs = if flag(node, "bidirectional") { 2 } else { 1 };
@@ -264,8 +265,10 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             let reserve = layers * dirs * steps * hidden * (gates + 2) * f32_bytes;
             OpMemory { extras_always_made: false, ..fresh(&[Saved::Input(0), Saved::Extra(reserve)]) }
         }
-        "cross_entropy" => fresh(&[Saved::Extra(in0() * f32_bytes)]),
-        "mse" => fresh(&[Saved::Input(0), Saved::Input(1)]),
-        _ => fresh(&[Saved::Input(0)]),
+        Op::CrossEntropy => fresh(&[Saved::Extra(in0() * f32_bytes)]),
+        Op::Mse => fresh(&[Saved::Input(0), Saved::Input(1)]),
+        // Ops whose in-place forms (if any) have no rule of their own, and `parameter`
+        // (which has no input: the simulation binds its output to the parameter's storage).
+        Op::Relu | Op::Sigmoid | Op::Tanh | Op::Softmax | Op::LogSoftmax | Op::Parameter => fresh(&[Saved::Input(0)]),
     }
 }

@@ -1,5 +1,8 @@
 //! Device presets: capacity, runtime overhead, and the PyTorch behaviours that differ by
-//! device (dropout masks, the default optimizer implementation, allocator rounding).
+//! device (dropout masks, the default optimizer implementation, allocator rounding), by the
+//! [`DeviceModel`] a scenario names.
+
+use crate::knobs::DeviceModel;
 
 /// Whether a device runs PyTorch's CPU or CUDA code paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -15,8 +18,8 @@ pub enum DeviceKind {
 /// A device preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Device {
-    /// The name used in scenarios (`device a100_80gb`).
-    pub name: &'static str,
+    /// Which preset (`device a100_80gb`).
+    pub model: DeviceModel,
     /// Code paths.
     pub kind: DeviceKind,
     /// Memory capacity in bytes (`None` for the host CPU: the budget decides).
@@ -28,28 +31,53 @@ pub struct Device {
 const GIB: i128 = 1 << 30;
 const MIB: i128 = 1 << 20;
 
-/// Every preset. Capacities are what the driver reports (nvidia-smi's total, in MiB).
-pub const DEVICES: &[Device] = &[
-    Device { name: "cpu", kind: DeviceKind::Cpu, capacity: None, runtime: 0 },
-    Device { name: "a100_40gb", kind: DeviceKind::Cuda, capacity: Some(40_960 * MIB), runtime: 500 * MIB },
-    Device { name: "a100_80gb", kind: DeviceKind::Cuda, capacity: Some(81_920 * MIB), runtime: 500 * MIB },
-    Device { name: "h100_80gb", kind: DeviceKind::Cuda, capacity: Some(81_559 * MIB), runtime: 500 * MIB },
-    Device { name: "h200", kind: DeviceKind::Cuda, capacity: Some(143_771 * MIB), runtime: 500 * MIB },
-    Device { name: "l4", kind: DeviceKind::Cuda, capacity: Some(23_034 * MIB), runtime: 400 * MIB },
-    Device { name: "t4", kind: DeviceKind::Cuda, capacity: Some(15_360 * MIB), runtime: 300 * MIB },
-    Device { name: "v100_16gb", kind: DeviceKind::Cuda, capacity: Some(16_384 * MIB), runtime: 300 * MIB },
-    Device { name: "v100_32gb", kind: DeviceKind::Cuda, capacity: Some(32_768 * MIB), runtime: 300 * MIB },
-    Device { name: "rtx3090", kind: DeviceKind::Cuda, capacity: Some(24_576 * MIB), runtime: 300 * MIB },
-    Device { name: "rtx4090", kind: DeviceKind::Cuda, capacity: Some(24_564 * MIB), runtime: 300 * MIB },
-    Device { name: "jetson_orin", kind: DeviceKind::Cuda, capacity: Some(32 * GIB), runtime: 400 * MIB },
-    Device { name: "jetson_nano", kind: DeviceKind::Cuda, capacity: Some(4 * GIB), runtime: 300 * MIB },
-    Device { name: "apple_m2", kind: DeviceKind::Mps, capacity: Some(16 * GIB), runtime: 200 * MIB },
-    Device { name: "apple_m3", kind: DeviceKind::Mps, capacity: Some(24 * GIB), runtime: 200 * MIB },
-];
+/// Every preset, in the order of [`DeviceModel::ALL`] (which is declaration order, so a
+/// model's discriminant indexes it).
+static PRESETS: [Device; DeviceModel::ALL.len()] = {
+    let mut presets = [Device::of(DeviceModel::Cpu); DeviceModel::ALL.len()];
+    let mut i = 0;
+    while i < presets.len() {
+        presets[i] = Device::of(DeviceModel::ALL[i]);
+        i += 1;
+    }
+    presets
+};
 
-/// The preset named `name`.
-pub fn device(name: &str) -> Option<&'static Device> {
-    DEVICES.iter().find(|d| d.name == name)
+impl Device {
+    /// The preset of `model`. Capacities are what the driver reports (nvidia-smi's total, in
+    /// MiB).
+    pub const fn of(model: DeviceModel) -> Device {
+        use DeviceKind::{Cpu, Cuda, Mps};
+        use DeviceModel as M;
+        let (kind, capacity, runtime) = match model {
+            M::Cpu => (Cpu, None, 0),
+            M::A100_40gb => (Cuda, Some(40_960 * MIB), 500 * MIB),
+            M::A100_80gb => (Cuda, Some(81_920 * MIB), 500 * MIB),
+            M::H100_80gb => (Cuda, Some(81_559 * MIB), 500 * MIB),
+            M::H200 => (Cuda, Some(143_771 * MIB), 500 * MIB),
+            M::L4 => (Cuda, Some(23_034 * MIB), 400 * MIB),
+            M::T4 => (Cuda, Some(15_360 * MIB), 300 * MIB),
+            M::V100_16gb => (Cuda, Some(16_384 * MIB), 300 * MIB),
+            M::V100_32gb => (Cuda, Some(32_768 * MIB), 300 * MIB),
+            M::Rtx3090 => (Cuda, Some(24_576 * MIB), 300 * MIB),
+            M::Rtx4090 => (Cuda, Some(24_564 * MIB), 300 * MIB),
+            M::JetsonOrin => (Cuda, Some(32 * GIB), 400 * MIB),
+            M::JetsonNano => (Cuda, Some(4 * GIB), 300 * MIB),
+            M::AppleM2 => (Mps, Some(16 * GIB), 200 * MIB),
+            M::AppleM3 => (Mps, Some(24 * GIB), 200 * MIB),
+        };
+        Device { model, kind, capacity, runtime }
+    }
+
+    /// The preset of `model`, shared (a scenario's simulation keeps a reference).
+    pub fn preset(model: DeviceModel) -> &'static Device {
+        &PRESETS[model as usize]
+    }
+
+    /// The name used in scenarios.
+    pub fn name(&self) -> &'static str {
+        self.model.name()
+    }
 }
 
 impl Device {
@@ -73,18 +101,5 @@ impl Device {
             DeviceKind::Cuda => 512,
             DeviceKind::Cpu | DeviceKind::Mps => 1,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_device_name_is_a_preset() {
-        for name in crate::semantics::scenario::DEVICES {
-            assert!(device(name).is_some(), "{name} has no preset");
-        }
-        assert_eq!(DEVICES.len(), crate::semantics::scenario::DEVICES.len());
     }
 }

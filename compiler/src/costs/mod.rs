@@ -17,10 +17,8 @@ use crate::db::{Db, ItemLoc, ScenarioSetup, scenario_graph, scenario_setup};
 use crate::elaborate::Graph;
 
 use self::autograd::Mode;
-use self::devices::{Device, device};
-use self::simulate::{
-    Config, ConvAlgorithm, LineTable, Optimizer, Precision, Sharding, Simulation, line_figures, simulate,
-};
+use self::devices::Device;
+use self::simulate::{Config, LineTable, Sharding, Simulation, line_figures, simulate};
 
 /// A scenario's memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,23 +54,16 @@ pub fn dataloader_bytes(loader: &crate::db::Dataloader, batch: i128) -> i128 {
 
 /// The simulation settings of a scenario.
 pub fn config(setup: &crate::db::RunSettings) -> (Config, &'static Device) {
-    let device = device(&setup.device).unwrap_or(&devices::DEVICES[0]);
+    let device = Device::preset(setup.device);
     let mode = Mode { grad: !setup.no_grad, train: setup.training || !setup.eval, device };
-    let optimizer = Optimizer::from_name(&setup.optimizer).unwrap_or(Optimizer::Sgd);
-    let conv_algorithm = match setup.conv_algorithm.as_str() {
-        "im2col" => ConvAlgorithm::Im2col,
-        "winograd" => ConvAlgorithm::Winograd,
-        "fft" => ConvAlgorithm::Fft,
-        _ => ConvAlgorithm::Direct,
-    };
     let config = Config {
         mode,
         training: setup.training,
-        optimizer,
+        optimizer: setup.optimizer,
         foreach: setup.foreach.unwrap_or(device.foreach_by_default()),
-        conv_algorithm,
+        conv_algorithm: setup.conv_algorithm,
         cudnn_benchmark: setup.cudnn_benchmark,
-        precision: Precision::from_name(&setup.precision).unwrap_or(Precision::Fp32),
+        precision: setup.precision,
         micro_batches: setup.grad_accum.max(1),
         checkpoint: setup.checkpoint,
         sharding: Sharding {

@@ -19,6 +19,8 @@ use serde::Serialize;
 
 use crate::diagnostics::FileName;
 use crate::elaborate::{Graph, Node, Site, TensorId};
+pub use crate::knobs::{ConvAlgorithm, Optimizer, Precision};
+use crate::op::{Autocast, Family, Op};
 use crate::shapes::ops::ArgValue;
 
 use super::autograd::{GradFlow, Mode, Saved, memory};
@@ -130,44 +132,6 @@ impl Phase {
     }
 }
 
-/// The optimizers, with their state per parameter element and temporaries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Optimizer {
-    /// Plain SGD: no state.
-    Sgd,
-    /// SGD with momentum: one buffer.
-    Momentum,
-    /// Adam: two moments.
-    Adam,
-    /// AdamW: as Adam.
-    AdamW,
-    /// Adagrad: one sum.
-    Adagrad,
-    /// RMSprop: one square average.
-    RmsProp,
-    /// Adafactor: factored second moments.
-    Adafactor,
-    /// 8-bit Adam (bitsandbytes): two one-byte moments.
-    Adam8bit,
-}
-
-impl Optimizer {
-    /// The optimizer named in a scenario.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "sgd" => Optimizer::Sgd,
-            "momentum" => Optimizer::Momentum,
-            "adam" => Optimizer::Adam,
-            "adamw" => Optimizer::AdamW,
-            "adagrad" => Optimizer::Adagrad,
-            "rmsprop" => Optimizer::RmsProp,
-            "adafactor" => Optimizer::Adafactor,
-            "adam8bit" => Optimizer::Adam8bit,
-            _ => return None,
-        })
-    }
-}
-
 /// How the scenario runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Config {
@@ -194,60 +158,6 @@ pub struct Config {
     pub checkpoint: bool,
 }
 
-/// Precision policies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Precision {
-    /// Everything in float32.
-    Fp32,
-    /// Everything (parameters, activations, gradients, optimizer state) in float16.
-    Fp16,
-    /// Everything in bfloat16.
-    Bf16,
-    /// Automatic mixed precision: float32 parameters, gradients and optimizer state;
-    /// convolutions, linear layers and matrix products run in float16 on float16 copies.
-    Amp,
-    /// As `Amp`, in bfloat16.
-    AmpBf16,
-    /// Weights stored in int8 and dequantized per op; activations in float32.
-    Int8,
-}
-
-impl Precision {
-    /// The policy named in a scenario.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "fp32" => Precision::Fp32,
-            "fp16" => Precision::Fp16,
-            "bf16" => Precision::Bf16,
-            "amp" => Precision::Amp,
-            "amp_bf16" => Precision::AmpBf16,
-            "int8" => Precision::Int8,
-            _ => return None,
-        })
-    }
-
-    fn mixed(self) -> bool {
-        matches!(self, Precision::Amp | Precision::AmpBf16)
-    }
-
-    /// Bytes per parameter element as stored.
-    fn param_bytes(self) -> i128 {
-        match self {
-            Precision::Fp16 | Precision::Bf16 => 2,
-            Precision::Int8 => 1,
-            _ => 4,
-        }
-    }
-
-    /// Bytes per gradient and optimizer-state element.
-    fn state_bytes(self) -> i128 {
-        match self {
-            Precision::Fp16 | Precision::Bf16 => 2,
-            _ => 4,
-        }
-    }
-}
-
 /// Data parallelism and sharding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sharding {
@@ -257,13 +167,6 @@ pub struct Sharding {
     /// 3 (and parameters; FSDP's full sharding).
     pub zero: u8,
 }
-
-/// Ops that autocast runs in half precision (their outputs are half).
-const AUTOCAST_HALF: &[&str] =
-    &["conv1d", "conv2d", "conv3d", "conv_transpose2d", "linear", "matmul", "bmm", "sdpa", "attention", "lstm", "gru"];
-/// Ops that autocast runs in float32.
-const AUTOCAST_FLOAT: &[&str] =
-    &["softmax", "log_softmax", "layernorm", "groupnorm", "rmsnorm", "cross_entropy", "mse"];
 
 /// The bytes of every tensor under a precision policy.
 fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
@@ -282,41 +185,27 @@ fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
     }
     if precision.mixed() {
         for node in &graph.nodes {
-            let op = &*node.op;
             for &o in node.outputs.iter() {
                 if !graph.tensor(o).dtype.is_float() {
                     continue;
                 }
-                element[o.0 as usize] = if AUTOCAST_HALF.contains(&op) {
-                    2
-                } else if AUTOCAST_FLOAT.contains(&op) {
-                    4
-                } else {
-                    // Type promotion: the widest float input.
-                    node.inputs
-                        .iter()
-                        .filter(|i| graph.tensor(**i).dtype.is_float())
-                        .map(|i| element[i.0 as usize])
-                        .max()
-                        .unwrap_or(4)
+                element[o.0 as usize] = match node.op.autocast() {
+                    Autocast::Half => 2,
+                    Autocast::Float => 4,
+                    Autocast::Promote => {
+                        // Type promotion: the widest float input.
+                        node.inputs
+                            .iter()
+                            .filter(|i| graph.tensor(**i).dtype.is_float())
+                            .map(|i| element[i.0 as usize])
+                            .max()
+                            .unwrap_or(4)
+                    }
                 };
             }
         }
     }
     graph.tensors.iter().enumerate().map(|(t, _)| elems(TensorId(t as u32)) * element[t]).collect()
-}
-
-/// Convolution algorithms, by the workspace they need.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConvAlgorithm {
-    /// Direct or implicit GEMM: no workspace (what netc assumes unless told).
-    Direct,
-    /// im2col + GEMM: a column buffer of Cin/groups x K^d x output positions, per sample.
-    Im2col,
-    /// Winograd F(2x2, 3x3): transformed input, output and filter tiles.
-    Winograd,
-    /// FFT: complex spectra of the padded input and output.
-    Fft,
 }
 
 /// A peak: when and what.
@@ -813,7 +702,7 @@ impl<'g> Lines<'g> {
 /// The workspace of a convolution under `algorithm`, for one sample (as im2col processes
 /// the batch one sample at a time).
 fn conv_workspace(node: &Node, graph: &Graph, algorithm: ConvAlgorithm) -> i128 {
-    if !matches!(&*node.op, "conv1d" | "conv2d" | "conv3d" | "conv_transpose2d") {
+    if node.op.family() != Family::Conv {
         return 0;
     }
     let (Some(&x), Some(&y)) = (node.inputs.first(), node.outputs.first()) else { return 0 };
@@ -830,7 +719,8 @@ fn conv_workspace(node: &Node, graph: &Graph, algorithm: ConvAlgorithm) -> i128 
     let in_positions: i128 = (2..x.rank()).map(|i| dim(x, i)).product();
     let size = x.dtype.size();
     match algorithm {
-        ConvAlgorithm::Direct => 0,
+        // Direct or implicit GEMM, what netc assumes unless told: no workspace.
+        ConvAlgorithm::Auto | ConvAlgorithm::Direct => 0,
         ConvAlgorithm::Im2col => cin / groups * k.pow(spatial) * out_positions * size,
         ConvAlgorithm::Winograd if k == 3 && int("stride") == 1 => {
             // F(2x2, 3x3): 4x4 tiles over 2x2 output blocks.
@@ -1185,7 +1075,7 @@ fn run_forward(
     for (i, node) in graph.nodes.iter().enumerate() {
         let behaviour = &run.behaviours[i];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
-        let op = &*node.op;
+        let op = node.op.name();
         let site = &node.origin.stmt;
         let needs_grad =
             recording && (run.params.of_node[i].is_some() || inputs.iter().any(|t| requires_grad[t.0 as usize]));
@@ -1206,7 +1096,7 @@ fn run_forward(
         }
         let mut made = 0;
         // A `parameter` op's output is the parameter's own storage.
-        if op == "parameter"
+        if node.op == Op::Parameter
             && let (Some(&out), Some((s, _))) = (outputs.first(), run.params.of_node[i])
         {
             store.hold(s);
@@ -1223,7 +1113,7 @@ fn run_forward(
         for &out in outputs {
             let input = behaviour.alias.and_then(|k| inputs.get(k).copied());
             // A view of a strided tensor reshaped is a copy.
-            let copy = matches!(op, "flatten" | "reshape") && input.is_some_and(|t| strided[t.0 as usize]);
+            let copy = matches!(node.op, Op::Flatten | Op::Reshape) && input.is_some_and(|t| strided[t.0 as usize]);
             match input.and_then(|t| storage_of[t.0 as usize]) {
                 Some(s) if !copy => {
                     store.hold(s);
@@ -1245,7 +1135,7 @@ fn run_forward(
         let mut extra_saved = Vec::new();
         // Autocast: the half-precision copies of the weights (cached for the forward and
         // saved for backward) and of float32 inputs.
-        if config.precision.mixed() && AUTOCAST_HALF.contains(&op) {
+        if config.precision.mixed() && node.op.autocast() == Autocast::Half {
             if let Some((_, elements)) = run.params.of_node[i] {
                 extra_saved.push(store.alloc(elements * 2, Category::Activations));
             }

@@ -253,7 +253,7 @@ impl<'a> Binder<'a> {
             other => Some(other.clone()),
         })?;
         let args = Args { values };
-        let mut result = ops::apply(&node.op, &args).ok()?;
+        let mut result = ops::apply(node.op, &args).ok()?;
         // The rule must give the bound types the rest of the elaboration read.
         let outputs = std::mem::take(&mut result.outputs);
         if outputs.len() != node.outputs.len()
@@ -262,7 +262,7 @@ impl<'a> Binder<'a> {
             return None;
         }
         Some(Arc::new(Node {
-            op: Arc::clone(&node.op),
+            op: node.op,
             args: Arc::new(args),
             inputs: Arc::clone(&node.inputs),
             outputs: Arc::clone(&node.outputs),

@@ -9,9 +9,10 @@
 
 use crate::db::{Db, SourceFile, file_scope, lookup_file, parse_file};
 use crate::diagnostics::{FileName, TextRange};
+use crate::knobs::{ConvAlgorithm, DeviceModel, Optimizer, Precision};
 use crate::semantics::check::DTYPES;
 use crate::semantics::kinds::ValueKind;
-use crate::semantics::scenario::{CONV_ALGORITHMS, DATALOADER_ARGS, DEVICES, OPTIMIZERS, PRECISIONS};
+use crate::semantics::scenario::DATALOADER_ARGS;
 use crate::semantics::scope::{Binding, DefKind};
 use crate::syntax::KEYWORDS;
 use crate::syntax::lexer::{Token, TokenKind, lex};
@@ -318,10 +319,10 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: u32) -> Vec<Completion
             match key {
                 Some(spec) if spec.form == SettingForm::Value => {
                     let values: &[&str] = match spec.key {
-                        "device" => DEVICES,
-                        "precision" => PRECISIONS,
-                        "optimizer" => OPTIMIZERS,
-                        "conv_algorithm" => CONV_ALGORITHMS,
+                        "device" => DeviceModel::NAMES,
+                        "precision" => Precision::NAMES,
+                        "optimizer" => Optimizer::NAMES,
+                        "conv_algorithm" => ConvAlgorithm::NAMES,
                         _ => &[],
                     };
                     for v in values {

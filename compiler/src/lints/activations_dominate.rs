@@ -1,5 +1,6 @@
 use super::{Lint, ScenarioContext, percent};
 use crate::diagnostics::{Code, Diagnostic};
+use crate::knobs::Precision;
 use crate::units::bytes;
 
 /// ## What it does
@@ -47,8 +48,8 @@ impl Lint for ActivationsDominate {
                 remedies.push(format!("`checkpoint` saves {} ({} %)", bytes(peak - with), percent(peak - with, peak)));
             }
         }
-        if cx.setup.run.precision == "fp32" {
-            let with = cx.simulate_with(|run| run.precision = "amp".into()).peak.bytes;
+        if cx.setup.run.precision == Precision::Fp32 {
+            let with = cx.simulate_with(|run| run.precision = Precision::Amp).peak.bytes;
             if with < peak {
                 remedies.push(format!(
                     "`precision amp` saves {} ({} %)",

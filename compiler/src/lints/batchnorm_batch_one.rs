@@ -1,5 +1,6 @@
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic, Place};
+use crate::op::Family;
 
 /// ## What it does
 /// Reports a `train` scenario whose model has BatchNorm and whose micro-batch (`batch`
@@ -28,7 +29,7 @@ impl Lint for BatchNormBatchOne {
         if !cx.setup.run.training || cx.setup.dims.get("N") != Some(&1) {
             return Vec::new();
         }
-        let Some(bn) = cx.graph.nodes.iter().find(|n| n.op.starts_with("batchnorm")) else { return Vec::new() };
+        let Some(bn) = cx.graph.nodes.iter().find(|n| n.op.family() == Family::BatchNorm) else { return Vec::new() };
         let key = if cx.setup.run.grad_accum > 1 { "grad_accum" } else { "batch" };
         let d = cx
             .diagnostic(

@@ -1,5 +1,6 @@
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic};
+use crate::knobs::Precision;
 use crate::units::bytes;
 
 /// ## What it does
@@ -26,7 +27,7 @@ impl Lint for Int8ActivationsDominate {
     }
 
     fn check_scenario(&self, cx: &ScenarioContext<'_>) -> Vec<Diagnostic> {
-        if cx.setup.run.precision != "int8" {
+        if cx.setup.run.precision != Precision::Int8 {
             return Vec::new();
         }
         let b = &cx.costs.simulation.peak.breakdown;

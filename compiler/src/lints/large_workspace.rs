@@ -1,5 +1,6 @@
 use super::{Lint, ScenarioContext, percent};
 use crate::diagnostics::{Code, Diagnostic};
+use crate::knobs::ConvAlgorithm;
 use crate::units::bytes;
 
 /// ## What it does
@@ -27,8 +28,8 @@ impl Lint for LargeWorkspace {
     }
 
     fn check_scenario(&self, cx: &ScenarioContext<'_>) -> Vec<Diagnostic> {
-        let algorithm = cx.setup.run.conv_algorithm.as_str();
-        if !matches!(algorithm, "im2col" | "fft") {
+        let algorithm = cx.setup.run.conv_algorithm;
+        if !matches!(algorithm, ConvAlgorithm::Im2col | ConvAlgorithm::Fft) {
             return Vec::new();
         }
         let workspace = cx.costs.simulation.lines.values().map(|l| l.workspace).max().unwrap_or(0);
@@ -36,7 +37,7 @@ impl Lint for LargeWorkspace {
         if workspace * 10 < peak {
             return Vec::new();
         }
-        let direct = cx.simulate_with(|run| run.conv_algorithm = "direct".into()).peak.bytes;
+        let direct = cx.simulate_with(|run| run.conv_algorithm = ConvAlgorithm::Direct).peak.bytes;
         if direct >= peak {
             return Vec::new();
         }

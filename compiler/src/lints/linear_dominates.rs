@@ -1,5 +1,6 @@
 use super::{Lint, ScenarioContext, percent};
 use crate::diagnostics::{Code, Diagnostic, Place};
+use crate::op::Op;
 use crate::units::thousands;
 
 /// ## What it does
@@ -34,7 +35,7 @@ impl Lint for LinearDominatesParameters {
             .graph
             .nodes
             .iter()
-            .filter(|n| &*n.op == "linear")
+            .filter(|n| n.op == Op::Linear)
             .filter_map(|n| n.params.known().map(|p| (n, p)))
             .max_by_key(|(_, p)| *p)
         else {

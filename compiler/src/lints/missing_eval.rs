@@ -1,5 +1,6 @@
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic};
+use crate::op::Family;
 
 /// ## What it does
 /// Reports an `infer` scenario without `eval` when its model has BatchNorm or Dropout.
@@ -29,9 +30,9 @@ impl Lint for MissingEval {
         }
         let mut kinds: Vec<&str> = Vec::new();
         for node in &cx.graph.nodes {
-            let kind = match &*node.op {
-                "batchnorm" | "batchnorm1d" => "BatchNorm",
-                "dropout" => "Dropout",
+            let kind = match node.op.family() {
+                Family::BatchNorm => "BatchNorm",
+                Family::Dropout => "Dropout",
                 _ => continue,
             };
             if !kinds.contains(&kind) {

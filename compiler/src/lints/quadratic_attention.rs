@@ -1,5 +1,6 @@
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic, Place};
+use crate::op::Op;
 use crate::units::bytes;
 
 /// ## What it does
@@ -30,7 +31,7 @@ impl Lint for QuadraticAttention {
     fn check_scenario(&self, cx: &ScenarioContext<'_>) -> Vec<Diagnostic> {
         let mut out = Vec::new();
         let mut seen = std::collections::BTreeSet::new();
-        for node in cx.graph.nodes.iter().filter(|n| &*n.op == "attention") {
+        for node in cx.graph.nodes.iter().filter(|n| n.op == Op::Attention) {
             let flash = matches!(node.args.values.get("flash"), Some(crate::shapes::ops::ArgValue::Bool(true)));
             let Some(x) = node.inputs.first().map(|t| cx.graph.tensor(*t)) else { continue };
             let dim = |i: usize| x.shape.get(i).and_then(|d| d.known()).unwrap_or(0);

@@ -12,32 +12,8 @@ use super::check::{ItemChecker, LabelExt};
 use super::kinds::ValueKind;
 use super::scope::DefKind;
 use super::sizes::{SizeError, size_bytes};
+use crate::knobs::{ConvAlgorithm, DeviceModel, Optimizer, Precision};
 
-/// Precision policies.
-pub const PRECISIONS: &[&str] = &["fp32", "fp16", "bf16", "amp", "amp_bf16", "int8"];
-/// Optimizers.
-pub const OPTIMIZERS: &[&str] = &["sgd", "momentum", "adam", "adamw", "adagrad", "rmsprop", "adafactor", "adam8bit"];
-/// Convolution algorithms.
-pub const CONV_ALGORITHMS: &[&str] = &["auto", "direct", "im2col", "winograd", "fft"];
-/// Device presets (the catalogue with capacities and runtime overheads lives with the cost
-/// model; these are the names a scenario may use).
-pub const DEVICES: &[&str] = &[
-    "cpu",
-    "a100_40gb",
-    "a100_80gb",
-    "h100_80gb",
-    "h200",
-    "l4",
-    "t4",
-    "v100_16gb",
-    "v100_32gb",
-    "rtx3090",
-    "rtx4090",
-    "jetson_orin",
-    "jetson_nano",
-    "apple_m2",
-    "apple_m3",
-];
 /// The keyword arguments of `dataloader(...)` and their kinds.
 pub const DATALOADER_ARGS: &[(&str, ValueKind)] = &[
     ("workers", ValueKind::Int),
@@ -199,9 +175,9 @@ fn check_setting(cx: &mut ItemChecker<'_>, s: &Setting) {
                     cx.error(Code::InvalidSettingValue, e.id, format!("ZeRO has stages 1, 2 and 3, not {stage}"));
                 }
             }
-            "precision" => one_of(cx, e, "precision", PRECISIONS),
+            "precision" => one_of(cx, e, "precision", Precision::NAMES),
             "optimizer" => {
-                one_of(cx, e, "optimizer", OPTIMIZERS);
+                one_of(cx, e, "optimizer", Optimizer::NAMES);
                 if let ExprKind::Call { args, .. } = &e.kind
                     && let Some(positional) = args.iter().find(|a| a.keyword.is_none())
                 {
@@ -209,8 +185,8 @@ fn check_setting(cx: &mut ItemChecker<'_>, s: &Setting) {
                         .help = Some("write `adam(foreach=false)`".into());
                 }
             }
-            "device" => one_of(cx, e, "device", DEVICES),
-            "conv_algorithm" => one_of(cx, e, "convolution algorithm", CONV_ALGORITHMS),
+            "device" => one_of(cx, e, "device", DeviceModel::NAMES),
+            "conv_algorithm" => one_of(cx, e, "convolution algorithm", ConvAlgorithm::NAMES),
             "budget" | "overhead" | "host_budget" => {
                 let bytes = size(cx, e, &format!("`{key}`"));
                 if bytes == Some(0) && key != "overhead" {

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use super::dim::Dim;
 use super::types::{DType, TensorType};
+use crate::op::Op;
 
 /// A bound argument value.
 #[derive(Debug, Clone, PartialEq)]
@@ -296,119 +297,65 @@ fn axis(args: &Args, name: &str, rank: usize) -> Result<usize, OpError> {
     Ok(a as usize)
 }
 
-/// Applies the op `name` to `args`.
-pub fn apply(name: &str, args: &Args) -> OpOutcome {
-    match name {
-        "conv1d" => conv(args, 1),
-        "conv2d" => conv(args, 2),
-        "conv3d" => conv(args, 3),
-        "conv_transpose2d" => conv_transpose(args, 2),
-        "linear" => linear(args),
-        "matmul" => matmul(args.tensor("a")?, args.tensor("b")?),
-        "bmm" => bmm(args),
-        "embedding" => embedding(args),
-        "batchnorm" => batchnorm(args, &[4], "[N, C, H, W]"),
-        "batchnorm1d" => batchnorm(args, &[2, 3], "[N, C] or [N, C, L]"),
-        "layernorm" => layernorm(args),
-        "groupnorm" => groupnorm(args),
-        "rmsnorm" => rmsnorm(args),
-        "relu" | "relu6" | "leaky_relu" | "gelu" | "silu" | "sigmoid" | "tanh" | "hardswish" | "hardsigmoid"
-        | "dropout" => elementwise_unary(args),
-        "softmax" | "log_softmax" => {
+/// Applies `op` to `args`: the op's shape, parameter and MAC rule.
+pub fn apply(op: Op, args: &Args) -> OpOutcome {
+    use Op::*;
+    match op {
+        Conv1d => conv(args, 1),
+        Conv2d => conv(args, 2),
+        Conv3d => conv(args, 3),
+        ConvTranspose2d => conv_transpose(args, 2),
+        Linear => linear(args),
+        Matmul => matmul(args.tensor("a")?, args.tensor("b")?),
+        Bmm => bmm(args),
+        Embedding => embedding(args),
+        BatchNorm => batchnorm(args, &[4], "[N, C, H, W]"),
+        BatchNorm1d => batchnorm(args, &[2, 3], "[N, C] or [N, C, L]"),
+        LayerNorm => layernorm(args),
+        GroupNorm => groupnorm(args),
+        RmsNorm => rmsnorm(args),
+        Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh | Hardswish | Hardsigmoid | Dropout => {
+            elementwise_unary(args)
+        }
+        Softmax | LogSoftmax => {
             let x = args.tensor("x")?;
             axis(args, "dim", x.rank())?;
             Ok(OpResult::one(x.clone()))
         }
-        "maxpool2d" => pool(args, true),
-        "avgpool2d" => pool(args, false),
-        "adaptive_avgpool2d" | "adaptive_maxpool2d" => adaptive_pool(args),
-        "flatten" => flatten(args),
-        "reshape" => reshape(args),
-        "permute" => permute(args),
-        "transpose" => transpose(args),
-        "concat" => concat(args),
-        "split" => split(args),
-        "slice" => slice(args),
-        "parameter" => parameter(args),
-        // `sub` and `div` have no stdlib op: they are the operators `-` and `/` on tensors.
-        "add" | "mul" | "sub" | "div" => {
+        MaxPool2d => pool(args, true),
+        AvgPool2d => pool(args, false),
+        AdaptiveAvgPool2d | AdaptiveMaxPool2d => adaptive_pool(args),
+        Flatten => flatten(args),
+        Reshape => reshape(args),
+        Permute => permute(args),
+        Transpose => transpose(args),
+        Concat => concat(args),
+        Split => split(args),
+        Slice => slice(args),
+        Parameter => parameter(args),
+        Add | Mul | Sub | Div => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
             if args.bool("inplace").unwrap_or(false) && out.shape != a.shape {
-                return Err(error(format!("in-place {name} would change the shape of `a` from {a} to {out}"))
+                return Err(error(format!("in-place {op} would change the shape of `a` from {a} to {out}"))
                     .blame("a", format!("{a}")));
             }
             Ok(OpResult::one(out))
         }
-        "upsample" => upsample(args),
-        "interpolate" => interpolate(args),
-        "attention" => attention(args),
-        "sdpa" => sdpa(args),
-        "lstm" => recurrent(args, 4),
-        "gru" => recurrent(args, 3),
-        "cross_entropy" => cross_entropy(args),
-        "mse" => {
+        Upsample => upsample(args),
+        Interpolate => interpolate(args),
+        Attention => attention(args),
+        Sdpa => sdpa(args),
+        Lstm => recurrent(args, 4),
+        Gru => recurrent(args, 3),
+        CrossEntropy => cross_entropy(args),
+        Mse => {
             let (p, t) = (args.tensor("prediction")?, args.tensor("target")?);
             broadcast(p, t).map_err(|e| e.blame("prediction", format!("{p}")).blame("target", format!("{t}")))?;
             Ok(OpResult::one(TensorType::new(p.dtype, Vec::new())))
         }
-        other => Err(error(format!("op `{other}` is declared but netc has no semantics for it"))
-            .help("declare only the ops listed in spec/shapes.md")),
     }
 }
-
-/// The ops [`apply`] knows, for the test that every stdlib op has semantics.
-pub const OPS: &[&str] = &[
-    "conv1d",
-    "conv2d",
-    "conv3d",
-    "conv_transpose2d",
-    "linear",
-    "matmul",
-    "bmm",
-    "embedding",
-    "batchnorm",
-    "batchnorm1d",
-    "layernorm",
-    "groupnorm",
-    "rmsnorm",
-    "relu",
-    "relu6",
-    "leaky_relu",
-    "gelu",
-    "silu",
-    "sigmoid",
-    "tanh",
-    "hardswish",
-    "hardsigmoid",
-    "dropout",
-    "softmax",
-    "log_softmax",
-    "maxpool2d",
-    "avgpool2d",
-    "adaptive_avgpool2d",
-    "adaptive_maxpool2d",
-    "flatten",
-    "reshape",
-    "permute",
-    "transpose",
-    "concat",
-    "split",
-    "slice",
-    "parameter",
-    "add",
-    "mul",
-    "sub",
-    "div",
-    "upsample",
-    "interpolate",
-    "attention",
-    "sdpa",
-    "lstm",
-    "gru",
-    "cross_entropy",
-    "mse",
-];
 
 /// The output size of a convolution or pooling window along one dimension:
 /// `floor((L + 2p - d(k - 1) - 1) / s) + 1`, PyTorch's formula.
@@ -1134,7 +1081,7 @@ mod tests {
 
     fn conv2d(x: &[i128], out: i128, kernel: i128, stride: i128, pad: i128, groups: i128, bias: bool) -> OpResult {
         apply(
-            "conv2d",
+            Op::Conv2d,
             &args(&[
                 ("x", t(x)),
                 ("out_channels", ArgValue::Int(k(out))),
@@ -1168,7 +1115,7 @@ mod tests {
     fn pooling_uses_pytorch_ceil_mode_rule() {
         let pool = |len: i128, kernel: i128, stride: i128, pad: i128, ceil: bool| {
             let r = apply(
-                "maxpool2d",
+                Op::MaxPool2d,
                 &args(&[
                     ("x", t(&[1, 1, len, len])),
                     ("k", ArgValue::Int(k(kernel))),
@@ -1203,10 +1150,11 @@ mod tests {
 
     #[test]
     fn reshape_infers_one_dimension_and_checks_the_count() {
-        let r = apply("reshape", &args(&[("x", t(&[2, 3, 4])), ("shape", ArgValue::Ints(vec![k(2), k(-1)]))])).unwrap();
+        let r =
+            apply(Op::Reshape, &args(&[("x", t(&[2, 3, 4])), ("shape", ArgValue::Ints(vec![k(2), k(-1)]))])).unwrap();
         assert_eq!(r.outputs[0].shape, vec![k(2), k(12)]);
-        let e =
-            apply("reshape", &args(&[("x", t(&[2, 3, 4])), ("shape", ArgValue::Ints(vec![k(5), k(5)]))])).unwrap_err();
+        let e = apply(Op::Reshape, &args(&[("x", t(&[2, 3, 4])), ("shape", ArgValue::Ints(vec![k(5), k(5)]))]))
+            .unwrap_err();
         assert!(e.message.contains("changes the element count from 24 to 25"), "{}", e.message);
     }
 
@@ -1216,8 +1164,18 @@ mod tests {
         for line in text.lines() {
             if let Some(rest) = line.strip_prefix("op ") {
                 let name = rest.split('(').next().unwrap();
-                assert!(OPS.contains(&name), "op `{name}` has no semantics");
+                assert!(Op::from_name(name).is_some(), "op `{name}` has no semantics");
             }
+        }
+    }
+
+    #[test]
+    fn every_op_but_the_operators_is_declared_in_the_stdlib() {
+        let text = include_str!("../../../stdlib/std/nn.net");
+        for op in Op::ALL {
+            let declared =
+                text.lines().any(|l| l.strip_prefix("op ").is_some_and(|r| r.split('(').next() == Some(op.name())));
+            assert_eq!(declared, !matches!(op, Op::Sub | Op::Div), "op `{op}`");
         }
     }
 }

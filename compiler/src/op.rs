@@ -1,0 +1,208 @@
+//! The built-in ops as a type: the table of every op netc has semantics for, with its name
+//! (as `stdlib/std/nn.net` declares it), its family (what lints and reports ask about) and
+//! its autocast class (what `torch.autocast` does to it).
+//!
+//! A leaf module. What an op computes lives beside the layer that computes it, each an
+//! exhaustive `match` over [`Op`]: the shape, parameter and MAC rule in
+//! `shapes::ops::apply`, what it does to memory (views, what autograd saves, how gradients
+//! flow) in `costs::autograd::memory`. Adding a variant here makes the compiler list both.
+
+use crate::knobs::keyword_enum;
+
+keyword_enum! {
+    /// A built-in op. `sub` and `div` have no stdlib declaration: they are the operators `-`
+    /// and `/` on tensors (and `+`, `*`, `@` are `add`, `mul`, `matmul`).
+    pub enum Op {
+        /// `nn.Conv1d`.
+        Conv1d = "conv1d",
+        /// `nn.Conv2d`.
+        Conv2d = "conv2d",
+        /// `nn.Conv3d`.
+        Conv3d = "conv3d",
+        /// `nn.ConvTranspose2d`.
+        ConvTranspose2d = "conv_transpose2d",
+        /// `nn.Linear`.
+        Linear = "linear",
+        /// `torch.matmul` (`@`).
+        Matmul = "matmul",
+        /// `torch.bmm`.
+        Bmm = "bmm",
+        /// `nn.Embedding`.
+        Embedding = "embedding",
+        /// `nn.BatchNorm2d`.
+        BatchNorm = "batchnorm",
+        /// `nn.BatchNorm1d`.
+        BatchNorm1d = "batchnorm1d",
+        /// `nn.LayerNorm`.
+        LayerNorm = "layernorm",
+        /// `nn.GroupNorm`.
+        GroupNorm = "groupnorm",
+        /// `nn.RMSNorm`.
+        RmsNorm = "rmsnorm",
+        /// `nn.ReLU`.
+        Relu = "relu",
+        /// `nn.ReLU6`.
+        Relu6 = "relu6",
+        /// `nn.LeakyReLU`.
+        LeakyRelu = "leaky_relu",
+        /// `nn.GELU`.
+        Gelu = "gelu",
+        /// `nn.SiLU`.
+        Silu = "silu",
+        /// `nn.Sigmoid`.
+        Sigmoid = "sigmoid",
+        /// `nn.Tanh`.
+        Tanh = "tanh",
+        /// `nn.Hardswish`.
+        Hardswish = "hardswish",
+        /// `nn.Hardsigmoid`.
+        Hardsigmoid = "hardsigmoid",
+        /// `nn.Dropout`.
+        Dropout = "dropout",
+        /// `nn.Softmax`.
+        Softmax = "softmax",
+        /// `nn.LogSoftmax`.
+        LogSoftmax = "log_softmax",
+        /// `nn.MaxPool2d`.
+        MaxPool2d = "maxpool2d",
+        /// `nn.AvgPool2d`.
+        AvgPool2d = "avgpool2d",
+        /// `nn.AdaptiveAvgPool2d`.
+        AdaptiveAvgPool2d = "adaptive_avgpool2d",
+        /// `nn.AdaptiveMaxPool2d`.
+        AdaptiveMaxPool2d = "adaptive_maxpool2d",
+        /// `torch.flatten`.
+        Flatten = "flatten",
+        /// `Tensor.reshape`.
+        Reshape = "reshape",
+        /// `Tensor.permute`.
+        Permute = "permute",
+        /// `Tensor.transpose`.
+        Transpose = "transpose",
+        /// `torch.cat`.
+        Concat = "concat",
+        /// `torch.split`.
+        Split = "split",
+        /// Slicing along one dimension.
+        Slice = "slice",
+        /// `nn.Parameter`.
+        Parameter = "parameter",
+        /// `+` on tensors.
+        Add = "add",
+        /// `*` on tensors.
+        Mul = "mul",
+        /// `-` on tensors.
+        Sub = "sub",
+        /// `/` on tensors.
+        Div = "div",
+        /// `nn.Upsample`.
+        Upsample = "upsample",
+        /// `F.interpolate`.
+        Interpolate = "interpolate",
+        /// `nn.MultiheadAttention`.
+        Attention = "attention",
+        /// `F.scaled_dot_product_attention`.
+        Sdpa = "sdpa",
+        /// `nn.LSTM`.
+        Lstm = "lstm",
+        /// `nn.GRU`.
+        Gru = "gru",
+        /// `nn.CrossEntropyLoss`.
+        CrossEntropy = "cross_entropy",
+        /// `nn.MSELoss`.
+        Mse = "mse",
+    }
+}
+
+/// What kind of op it is, for the lints and reports that ask about a kind rather than one op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// Convolutions (they take a cuDNN workspace).
+    Conv,
+    /// A fully connected layer.
+    Linear,
+    /// Matrix products of two activations.
+    Matmul,
+    /// A lookup table.
+    Embedding,
+    /// Batch normalization: batch statistics in training mode, running ones in `eval()`.
+    BatchNorm,
+    /// Normalizations over features (layer, group, RMS).
+    Norm,
+    /// Pointwise activations.
+    Activation,
+    /// Dropout: active in training mode only.
+    Dropout,
+    /// Softmax and log-softmax.
+    Softmax,
+    /// Pooling.
+    Pool,
+    /// Views and copies that only rearrange elements (flatten, reshape, permute, transpose,
+    /// concat, split, slice).
+    Layout,
+    /// A free-standing parameter.
+    Parameter,
+    /// Elementwise arithmetic between tensors.
+    Arithmetic,
+    /// Upsampling and interpolation.
+    Resize,
+    /// Attention over a sequence.
+    Attention,
+    /// Recurrent layers.
+    Recurrent,
+    /// Losses.
+    Loss,
+}
+
+/// What `torch.autocast` does to an op (PyTorch's autocast op lists for CUDA).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Autocast {
+    /// Runs in the autocast dtype (float16 or bfloat16) on casts of its float32 inputs and
+    /// weights: the lower-precision list (convolutions, matrix products, attention, RNNs).
+    Half,
+    /// Runs in float32: the float32 list (softmax, norms, losses).
+    Float,
+    /// Not listed: runs in the widest float type of its inputs (type promotion).
+    Promote,
+}
+
+impl Op {
+    /// The op's family.
+    pub fn family(self) -> Family {
+        use Op::*;
+        match self {
+            Conv1d | Conv2d | Conv3d | ConvTranspose2d => Family::Conv,
+            Linear => Family::Linear,
+            Matmul | Bmm => Family::Matmul,
+            Embedding => Family::Embedding,
+            BatchNorm | BatchNorm1d => Family::BatchNorm,
+            LayerNorm | GroupNorm | RmsNorm => Family::Norm,
+            Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh | Hardswish | Hardsigmoid => Family::Activation,
+            Dropout => Family::Dropout,
+            Softmax | LogSoftmax => Family::Softmax,
+            MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
+            Flatten | Reshape | Permute | Transpose | Concat | Split | Slice => Family::Layout,
+            Parameter => Family::Parameter,
+            Add | Mul | Sub | Div => Family::Arithmetic,
+            Upsample | Interpolate => Family::Resize,
+            Attention | Sdpa => Family::Attention,
+            Lstm | Gru => Family::Recurrent,
+            CrossEntropy | Mse => Family::Loss,
+        }
+    }
+
+    /// The op's autocast class.
+    pub fn autocast(self) -> Autocast {
+        use Op::*;
+        match self {
+            Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Matmul | Bmm | Sdpa | Attention | Lstm | Gru => {
+                Autocast::Half
+            }
+            Softmax | LogSoftmax | LayerNorm | GroupNorm | RmsNorm | CrossEntropy | Mse => Autocast::Float,
+            Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
+            | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
+            | Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Parameter | Add | Mul | Sub | Div
+            | Upsample | Interpolate => Autocast::Promote,
+        }
+    }
+}
