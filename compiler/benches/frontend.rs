@@ -12,8 +12,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use netc::db::{Database, file_diagnostics};
 use netc::diagnostics::FileName;
+use netc::host::{Database, file_diagnostics};
 
 const UNIT_LINES: usize = 50;
 

@@ -6,8 +6,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use netc::db::{Database, file_diagnostics};
 use netc::diagnostics::{FileName, TextRange};
+use netc::host::{Database, file_diagnostics};
 use netc::ide::{HintConfig, ScenarioRef, inlay_hints};
 use support::{Case, EDITS, cases};
 

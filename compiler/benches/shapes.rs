@@ -9,8 +9,11 @@ mod support;
 use std::time::{Duration, Instant};
 
 use netc::costs::scenario_costs;
-use netc::db::{Database, ItemLoc, SourceFile, file_diagnostics, scenario_graph, syntax_tree};
+use netc::db::SourceFile;
 use netc::diagnostics::{FileName, Severity};
+use netc::elaborate::scenario_graph;
+use netc::host::{Database, file_diagnostics};
+use netc::semantics::files::{ItemLoc, syntax_tree};
 use netc::syntax::Item;
 use support::generated;
 

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::db::Database;
 use crate::diagnostics::{Diagnostic, FileName, Severity};
+use crate::host::Database;
 use crate::report::Report;
 use crate::workspace::check_paths;
 

@@ -12,8 +12,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use std::collections::BTreeMap;
 
-use crate::db::{Database, Level};
+use crate::db::Level;
 use crate::diagnostics::Severity;
+use crate::host::Database;
 use crate::render;
 use crate::workspace::check_paths;
 

@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::db::Level;
-use crate::diagnostics::{Code, Diagnostic, FileName, Place, TextRange};
+use crate::db::{Db, Level, SourceFile};
+use crate::diagnostics::{Code, CodeInfo, Diagnostic, FileName, Place, Severity, TextRange};
 
 /// The name of the configuration file.
 pub const FILE_NAME: &str = "netc.toml";
@@ -246,4 +246,39 @@ mod tests {
             assert!(diagnostics[0].message.starts_with("invalid configuration in `netc.toml`: "), "{text}");
         }
     }
+}
+
+/// The level configured for a diagnostic of code `info` and default `severity`, from
+/// `layers` of level settings, weakest first (a `netc.toml`'s `[lints]`, its matching
+/// `[[overrides]]`, the command line), or `None` to keep its default.
+///
+/// The strongest layer that names the diagnostic (by name, else by code) decides. If the
+/// result is a warning, `warnings` in a stronger layer than that one (in any layer when none
+/// names it) then decides: `-D warnings` denies a lint that `netc.toml` sets to `warn`, but not
+/// one that it allows, and `-W unused` on the command line wins over `warnings = "deny"`.
+pub fn configured_level(layers: &[&BTreeMap<String, Level>], info: CodeInfo, severity: Severity) -> Option<Level> {
+    let named =
+        layers.iter().enumerate().rev().find_map(|(rank, layer)| {
+            layer.get(info.name).or_else(|| layer.get(info.code)).map(|&level| (rank, level))
+        });
+    let warning = match named {
+        Some((_, level)) => level == Level::Warn,
+        None => severity == Severity::Warning,
+    };
+    let stronger = named.map_or(0, |(rank, _)| rank + 1);
+    let group = if warning { layers[stronger..].iter().rev().find_map(|layer| layer.get("warnings")) } else { None };
+    group.copied().or(named.map(|(_, level)| level))
+}
+
+/// The level settings that apply to a file, weakest first: its `netc.toml`'s `[lints]` and
+/// matching `[[overrides]]`, then the command line's. Equal across configuration changes
+/// that do not concern the file, so its diagnostics are not re-run by them.
+#[salsa::tracked(returns(ref))]
+pub fn file_levels(db: &dyn Db, file: SourceFile) -> Vec<BTreeMap<String, Level>> {
+    let config = db.config();
+    let name = file.name(db);
+    let mut layers: Vec<BTreeMap<String, Level>> =
+        config.overrides(db).iter().filter(|o| o.files.contains(name)).map(|o| o.levels.clone()).collect();
+    layers.push(config.levels(db).clone());
+    layers
 }

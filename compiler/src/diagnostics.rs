@@ -5,7 +5,7 @@
 //! the edge, in [`crate::render`]. A label points either at a byte range of a file or at a
 //! syntax node (`item`, `node`): semantic queries report node locations so that their results
 //! do not change when only whitespace or comments move (salsa early cutoff), and
-//! [`crate::db::file_diagnostics`] turns node locations into byte ranges at the very end.
+//! [`crate::host::file_diagnostics`] turns node locations into byte ranges at the very end.
 
 use std::fmt;
 use std::sync::Arc;

@@ -10,23 +10,41 @@
 //! one produce unknown outputs silently, so one mistake gives one error.
 
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BTreeMap;
+
 use std::sync::Arc;
 
 mod instantiate;
 mod reuse;
+
+use std::collections::HashSet;
+
+use crate::diagnostics::Severity;
+use crate::graph::{Graph, Node, Origin, Site, SiteMap, StmtValue, TensorId, Value};
+
+/// The database interface of elaboration and of every layer after it: the base
+/// [`crate::db::Db`] and the last elaboration of each model, whose block calls the next one
+/// reuses. (A trait of its own, as ty layers its databases, so that the base database does
+/// not depend on this layer.)
+#[salsa::db]
+pub trait Db: crate::db::Db {
+    /// The last elaboration of each model.
+    fn elaboration_cache(&self) -> &ElaborationCache;
+}
 
 pub use self::reuse::CallCounts;
 pub use self::reuse::ElaborationCache;
 use self::reuse::{
     CallRecord, CallSites, Occurrences, Previous, Resolutions, Reusable, UsedItem, remap, same_but_tensors,
 };
-use crate::db::{Db, ItemLoc, SourceFile, file_scope, item_of, item_tree, lookup_file};
+use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
 use crate::op::Op;
 use crate::semantics::Scope;
+use crate::semantics::files::{ItemLoc, file_scope, has_syntax_errors, item_of, item_tree, syntax_tree};
+use crate::semantics::queries::check_file;
 use crate::semantics::scope::DefKind;
+use crate::semantics::setup::scenario_setup;
 use crate::shapes::ops::{self, ArgValue, Args, OpError, OpResult};
 use crate::shapes::{DType, Dim, TensorType};
 use crate::syntax::{
@@ -37,218 +55,6 @@ use crate::syntax::{
 pub const MAX_NODES: usize = 2_000_000;
 /// The deepest chain of block calls (a guard against a block that calls itself).
 pub const MAX_CALL_DEPTH: usize = 64;
-
-/// A place in the source: a node of an item of a file.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Site {
-    /// The file.
-    pub file: FileName,
-    /// The item and node.
-    pub at: NodeRef,
-}
-
-impl Site {
-    fn place(&self) -> Place {
-        Place::Node(self.at)
-    }
-}
-
-/// Where a node or value came from: the expression that made it, the statement it is in,
-/// and the chain of block calls (outermost first) that led there.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Origin {
-    /// The call expression (an op call or an operator).
-    pub expr: Site,
-    /// The statement containing it (a source line).
-    pub stmt: Site,
-    /// The block calls that led here, outermost first. Shared by every node and value made
-    /// in one block call.
-    pub chain: Arc<[Site]>,
-    /// Which execution of an outermost block call this is in (counting from 1; 0 outside
-    /// any block): the segments of activation checkpointing.
-    pub outer_call: u32,
-}
-
-/// A fast hasher for sites (a file name and two small integers): the
-/// default one, resistant to chosen keys, costs more than the rest of a line's bookkeeping.
-/// Multiply-rotate, as rustc's FxHasher.
-#[derive(Default)]
-pub struct SiteHasher(u64);
-
-impl Hasher for SiteHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl SiteHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-/// A hash map keyed by sites (or references to them), with [`SiteHasher`].
-pub type SiteMap<K, V> = HashMap<K, V, BuildHasherDefault<SiteHasher>>;
-
-/// Identifies a tensor of a graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TensorId(pub u32);
-
-/// One op application. Its name, arguments and result are shared, so that copying a node
-/// (a block call reused from the previous elaboration) copies pointers, not shapes, and
-/// comparing a copy with its original (salsa does, to keep what depends on an unchanged
-/// graph) compares pointers.
-#[derive(Debug, Clone)]
-pub struct Node {
-    /// The op (`conv2d`, or `add`/`sub`/`mul`/`div`/`matmul` for operators).
-    pub op: Op,
-    /// Its arguments, bound to parameter names (tensor arguments as types).
-    pub args: Arc<Args>,
-    /// Input tensors, in parameter order (shared by a copy at the same ids).
-    pub inputs: Arc<[TensorId]>,
-    /// Output tensors (shared by a copy at the same ids).
-    pub outputs: Arc<[TensorId]>,
-    /// Weights, buffers and MACs from the op's rule (its output types are the graph's
-    /// tensors named by `outputs`, not repeated here).
-    pub result: Arc<OpResult>,
-    /// Parameters this node owns: its weights, unless they are shared with an earlier node
-    /// (`share="..."`), in which case 0.
-    pub params: Dim,
-    /// Where it came from (shared by a copy).
-    pub origin: Arc<Origin>,
-}
-
-impl PartialEq for Node {
-    fn eq(&self, other: &Self) -> bool {
-        // Graphs share nodes: a node compared with itself is found by its address.
-        if std::ptr::eq(self, other) {
-            return true;
-        }
-        fn same<T: PartialEq + ?Sized>(a: &Arc<T>, b: &Arc<T>) -> bool {
-            Arc::ptr_eq(a, b) || a == b
-        }
-        self.op == other.op
-            && same(&self.args, &other.args)
-            && same(&self.result, &other.result)
-            && self.inputs == other.inputs
-            && self.outputs == other.outputs
-            && self.params == other.params
-            && self.origin == other.origin
-    }
-}
-
-/// The value a statement produced, for per-line shapes of block calls.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StmtValue {
-    /// Where (shared by a copy).
-    pub origin: Arc<Origin>,
-    /// The tensors it assigned or returned (shared by a copy at the same ids).
-    pub tensors: Arc<[TensorId]>,
-    /// Tensors with ids from this one on were made while the statement ran; the others
-    /// existed before (`s = x` makes nothing new).
-    pub first_new: TensorId,
-}
-
-/// An elaborated model.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Graph {
-    /// Every tensor's type, by id (shared by a copy).
-    pub tensors: Vec<Arc<TensorType>>,
-    /// The ops, in execution order (shared: a copied call at the same ids shares its nodes).
-    pub nodes: Vec<Arc<Node>>,
-    /// The model's inputs, by name.
-    pub inputs: Vec<(String, TensorId)>,
-    /// The model's outputs.
-    pub outputs: Vec<TensorId>,
-    /// What each executed statement produced.
-    pub stmt_values: Vec<StmtValue>,
-    /// Errors found while elaborating.
-    pub diagnostics: Vec<Diagnostic>,
-    /// For each tensor, the node after which the program holds no reference to it (as
-    /// Python would drop it: a temporary after the op that consumed it, a variable when it is
-    /// reassigned or its block returns); `None` for the model's inputs and outputs.
-    pub released_after: Vec<Option<u32>>,
-    /// Whether a value that could not be computed, without an error (an undecidable
-    /// comparison of unbound dimensions, say), reached an op, a condition, a `repeat` count or
-    /// the model's outputs: the graph then holds only what could be decided.
-    pub undecided: bool,
-}
-
-impl Graph {
-    /// An empty graph with room for as many tensors, nodes and statement values as this one.
-    fn with_capacity(&self) -> Graph {
-        Graph {
-            tensors: Vec::with_capacity(self.tensors.len()),
-            nodes: Vec::with_capacity(self.nodes.len()),
-            stmt_values: Vec::with_capacity(self.stmt_values.len()),
-            released_after: Vec::with_capacity(self.released_after.len()),
-            ..Graph::default()
-        }
-    }
-
-    /// The type of a tensor.
-    pub fn tensor(&self, id: TensorId) -> &TensorType {
-        &self.tensors[id.0 as usize]
-    }
-
-    /// Total parameters, `None` on overflow.
-    pub fn params(&self) -> Option<Dim> {
-        self.nodes.iter().try_fold(Dim::Known(0), |acc, n| acc.add(&n.params))
-    }
-
-    /// Total MACs, `None` on overflow.
-    pub fn macs(&self) -> Option<Dim> {
-        self.nodes.iter().try_fold(Dim::Known(0), |acc, n| acc.add(&n.result.macs))
-    }
-}
-
-/// A value during elaboration.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    /// An integer.
-    Int(Dim),
-    /// A float.
-    Float(f64),
-    /// A boolean.
-    Bool(bool),
-    /// A string.
-    Str(String),
-    /// A list of integers.
-    Ints(Vec<Dim>),
-    /// A tensor.
-    Tensor(TensorId),
-    /// Several tensors (a list, or a multi-output call).
-    Tensors(Vec<TensorId>),
-    /// A size in bytes (scenario settings).
-    Size(u128),
-    /// Not computable: because of an earlier, reported error, or (a model elaborated without
-    /// a scenario) because it depends on a comparison of unbound dimensions.
-    Unknown,
-}
 
 /// Elaboration stopped (a limit was hit); already reported.
 struct Stop;
@@ -1657,32 +1463,6 @@ impl<'db> Elaborator<'db, '_> {
     }
 }
 
-/// The value of a literal argument (a scenario's model arguments are literals).
-pub fn literal_value(e: &Expr) -> Value {
-    match &e.kind {
-        ExprKind::Int(v) => Value::Int(Dim::Known(*v as i128)),
-        ExprKind::Float(bits) => Value::Float(f64::from_bits(*bits)),
-        ExprKind::Bool(b) => Value::Bool(*b),
-        ExprKind::Str(s) => Value::Str(s.clone()),
-        ExprKind::Unary { op: UnaryOp::Neg, operand } => match literal_value(operand) {
-            Value::Int(d) => Dim::Known(0).sub(&d).map_or(Value::Unknown, Value::Int),
-            Value::Float(f) => Value::Float(-f),
-            _ => Value::Unknown,
-        },
-        ExprKind::List(elems) => {
-            let ints: Option<Vec<Dim>> = elems
-                .iter()
-                .map(|x| match literal_value(x) {
-                    Value::Int(d) => Some(d),
-                    _ => None,
-                })
-                .collect();
-            ints.map_or(Value::Unknown, Value::Ints)
-        }
-        _ => Value::Unknown,
-    }
-}
-
 /// The op an arithmetic operator applies to tensors.
 fn elementwise_op(op: BinaryOp) -> Op {
     match op {
@@ -1753,4 +1533,82 @@ impl<'db> Ctx<'db> {
     fn at_stmt(&self, stmt: NodeId) -> Ctx<'db> {
         Ctx { file: self.file, name: self.name, item: self.item, stmt: Cell::new(stmt) }
     }
+}
+
+/// The op graph of a scenario: its model elaborated with the scenario's arguments and
+/// dimensions. `None` when the scenario is broken.
+#[salsa::tracked(returns(ref))]
+pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>> {
+    let setup = scenario_setup(db, loc).as_ref()?;
+    let file = *loc.file(db);
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return None };
+    let context = format!("{} scenario `{}`", scenario.kind.keyword(), scenario.name.text);
+    let blame = Site { file: file.name(db).clone(), at: NodeRef { item: *loc.index(db), node: scenario.name.id.0 } };
+    let request = Request {
+        file: setup.model.0,
+        item: setup.model.1,
+        args: setup.args.clone(),
+        dims: setup.dims.clone(),
+        require_bound: true,
+        blame: Some(blame),
+        context: &context,
+    };
+    // After an edit of the scenario's sizes only, the model's symbolic graph is bound to them.
+    let symbolic = || {
+        let model = ItemLoc::new(db, setup.model.0, setup.model.1);
+        setup.args.is_empty().then(|| model_graph(db, model).clone()).flatten()
+    };
+    Some(elaborate_scenario(db, &request, symbolic))
+}
+
+/// A model elaborated on its own: dimensions not bound by a scenario stay symbolic
+/// (`[N, 64, (H - 1)/2 + 1, ...]`).
+#[salsa::tracked(returns(ref))]
+pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>> {
+    let file = *loc.file(db);
+    let Some(Item::Model(model)) = item_tree(db, loc).as_deref() else { return None };
+    let context = format!("model `{}`", model.name.text);
+    let request = Request {
+        file,
+        item: *loc.index(db),
+        args: BTreeMap::new(),
+        dims: BTreeMap::new(),
+        require_bound: false,
+        blame: None,
+        context: &context,
+    };
+    Some(elaborate(db, &request))
+}
+
+/// Shape errors of the scenarios and models of a file, found by elaborating each. A file
+/// with semantic errors is not elaborated: its errors come first. An error found by several
+/// elaborations (one per scenario) is reported once, the first time.
+#[salsa::tracked(returns(ref))]
+pub fn shape_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    if check_file(db, file).iter().any(|d| d.severity == Severity::Error) || has_syntax_errors(db, file) {
+        return Vec::new();
+    }
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let mut seen = HashSet::new();
+    let tree = syntax_tree(db, file);
+    // Scenarios first: their messages have concrete shapes.
+    let order = tree
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| matches!(i, Item::Scenario(_)))
+        .chain(tree.iter().enumerate().filter(|(_, i)| matches!(i, Item::Model(_))));
+    for (index, item) in order {
+        let loc = ItemLoc::new(db, file, index as u32);
+        let graph = match item {
+            Item::Scenario(_) => scenario_graph(db, loc),
+            _ => model_graph(db, loc),
+        };
+        for d in graph.iter().flat_map(|g| &g.diagnostics) {
+            let key = (d.code, d.primary().file.clone(), d.primary().place.clone());
+            if seen.insert(key) {
+                out.push(d.clone());
+            }
+        }
+    }
+    out
 }

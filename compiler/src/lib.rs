@@ -12,6 +12,8 @@ pub mod db;
 pub mod diagnostics;
 pub mod elaborate;
 pub mod format;
+pub mod graph;
+pub mod host;
 pub mod ide;
 pub mod knobs;
 pub mod lints;

@@ -7,7 +7,7 @@
 //! - `github`: GitHub Actions workflow commands, annotations in a run ([`github`](mod@github)).
 //!
 //! Renderers read source texts through [`Sources`]; every diagnostic's labels must already be
-//! byte ranges (see [`crate::db::file_diagnostics`]).
+//! byte ranges (see [`crate::host::file_diagnostics`]).
 
 use std::fmt;
 

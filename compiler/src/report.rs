@@ -10,11 +10,12 @@ use serde::Serialize;
 
 use crate::costs::simulate::{Breakdown, PhaseFigures};
 use crate::costs::{scenario_costs, scenario_lines};
-use crate::db::{
-    Db, ItemLoc, SourceFile, item_tree, lookup_file, parse_file, scenario_graph, scenario_setup, syntax_tree,
-};
+use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::FileName;
-use crate::elaborate::{Graph, Site, TensorId};
+use crate::elaborate::{Db, scenario_graph};
+use crate::graph::{Graph, Site, TensorId};
+use crate::semantics::files::{ItemLoc, item_tree, parse_file, syntax_tree};
+use crate::semantics::setup::scenario_setup;
 use crate::shapes::Dim;
 use crate::syntax::{Item, NodeId};
 pub use crate::units::{bytes, count, thousands};
@@ -407,7 +408,7 @@ fn block_name(db: &dyn Db, site: &Site) -> Option<String> {
 /// The report of a scenario and, per block, the per-line figures of the lines that ran
 /// inside it, in the order the blocks were first called (outer blocks before the blocks they
 /// call); `None` when the scenario cannot be elaborated. A line counts in every block of the chain of calls it ran through
-/// ([`crate::elaborate::Origin::chain`]); a line that ran through different chains (a block
+/// ([`crate::graph::Origin::chain`]); a line that ran through different chains (a block
 /// called from two different blocks) is shared between them in proportion to how many times
 /// it ran through each.
 pub fn block_totals(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, Vec<BlockTotals>)> {
@@ -417,7 +418,7 @@ pub fn block_totals(db: &dyn Db, file: SourceFile, index: u32) -> Option<(Scenar
     type Key = (FileName, u32);
     let key = |site: &Site| (site.file.clone(), site.at.item);
     // The blocks each execution of a statement ran inside, outermost first.
-    let path = |origin: &crate::elaborate::Origin| -> Vec<Key> {
+    let path = |origin: &crate::graph::Origin| -> Vec<Key> {
         if origin.chain.is_empty() {
             return Vec::new();
         }

@@ -17,8 +17,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::db::{Db, SourceFile};
+use crate::db::SourceFile;
 use crate::diagnostics::FileName;
+use crate::elaborate::Db;
 use crate::report::{BlockTotals, ScenarioReport, block_totals, scenarios};
 use crate::units::{bytes_with, thousands};
 

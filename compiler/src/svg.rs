@@ -10,8 +10,10 @@ use std::fmt::Write as _;
 
 use crate::costs::scenario_costs;
 use crate::costs::simulate::{Breakdown, Sample, Timeline};
-use crate::db::{Db, ItemLoc, SourceFile};
+use crate::db::SourceFile;
+use crate::elaborate::Db;
 use crate::report::{ScenarioReport, scenario_report};
+use crate::semantics::files::ItemLoc;
 use crate::units::bytes;
 
 const WIDTH: f64 = 1100.0;

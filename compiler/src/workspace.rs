@@ -10,9 +10,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use crate::config::configured_level;
 use crate::config::{self, ProjectConfig};
-use crate::db::{Database, Db, Level, LevelOverride, SourceFile, configured_level, file_diagnostics, imported_names};
+use crate::db::Db as _;
+use crate::db::{Level, LevelOverride, SourceFile};
 use crate::diagnostics::{Code, Diagnostic, FileName, Place, Severity, TextRange};
+use crate::host::{Database, file_diagnostics};
+use crate::semantics::files::imported_names;
 
 /// The result of loading.
 #[derive(Debug, Default)]

@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
-use netc::db::{
-    Database, check_file, file_definitions, file_diagnostics, file_imports, file_scope, import_cycle, imported_names,
-    lookup_file, parse_file, syntax_tree,
-};
+use netc::db::lookup_file;
+use netc::host::{Database, file_diagnostics};
+use netc::semantics::files::{file_definitions, file_imports, file_scope, import_cycle, imported_names, parse_file, syntax_tree};
+use netc::semantics::queries::check_file;
 use netc::diagnostics::{FileName, Place};
 use netc::render;
 

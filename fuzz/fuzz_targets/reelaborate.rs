@@ -12,7 +12,7 @@
 mod edit;
 
 use libfuzzer_sys::fuzz_target;
-use netc::db::{Database, file_diagnostics};
+use netc::host::{Database, file_diagnostics};
 use netc::diagnostics::FileName;
 use netc::report;
 

@@ -26,8 +26,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use netc::db::{Database, Db as _, Level, SourceFile, lookup_file};
+use netc::db::Db as _;
+use netc::db::{Level, SourceFile, lookup_file};
 use netc::diagnostics::{FileName, Place, TextRange};
+use netc::host::Database;
 use netc::ide::{self, HintConfig, ScenarioRef};
 use salsa::Database as _;
 use serde::Deserialize as _;

@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use line_index::LineIndex;
-use netc::db::{Database, Level, LevelOverride, SourceFile, imported_names};
+use netc::db::{Level, LevelOverride, SourceFile};
 use netc::diagnostics::FileName;
+use netc::host::Database;
 use netc::ide::{HintConfig, ScenarioRef};
+use netc::semantics::files::imported_names;
 use tower_lsp_server::ls_types as lsp;
 
 use crate::convert::{LineMap, Uris};

@@ -21,10 +21,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use netc::db::{Database, ItemLoc, file_diagnostics, lookup_file, parse_file, scenario_graph, syntax_tree};
+use netc::db::lookup_file;
 use netc::diagnostics::FileName;
-use netc::elaborate::{Graph, Node, Site, TensorId};
+use netc::elaborate::scenario_graph;
+use netc::graph::{Graph, Node, Site, TensorId};
+use netc::host::{Database, file_diagnostics};
 use netc::render;
+use netc::semantics::files::{ItemLoc, parse_file, syntax_tree};
 use netc::shapes::Dim;
 use netc::syntax::{Item, NodeId, ScenarioKind};
 use serde_json::Value;

@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use netc::db::{Level, configured_level};
+use netc::config::configured_level;
+use netc::db::Level;
 use netc::diagnostics::{Code, Severity};
 
 use crate::cli::{OVER, TempDir, WARNING, check};

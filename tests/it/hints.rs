@@ -2,8 +2,8 @@
 //! whole file's hints that fall in it (the range is all that is computed), and after edits
 //! they equal a fresh database's.
 
-use netc::db::Database;
 use netc::diagnostics::{FileName, TextRange};
+use netc::host::Database;
 use netc::ide::{HintConfig, InlayHint, hover, inlay_hints};
 
 /// Blocks on shared lines, two statements on one line, a multi-line call and a model.

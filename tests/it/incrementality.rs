@@ -8,8 +8,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use netc::db::{Database, ItemLoc, Level, SourceFile, file_diagnostics, syntax_tree};
+use netc::db::{Level, SourceFile};
 use netc::diagnostics::FileName;
+use netc::host::{Database, file_diagnostics};
+use netc::semantics::files::{ItemLoc, syntax_tree};
 
 struct Logged {
     db: Database,
@@ -155,7 +157,7 @@ fn netc_toml_edits_rerun_only_the_files_they_concern() {
     let expected = ["file_diagnostics(a.net)", "file_levels(a.net)", "file_levels(b.net)", "file_levels(c.net)"];
     assert_eq!(ran, expected, "{ran:#?}");
     // Setting the same levels again changes nothing.
-    use netc::db::Db;
+    use netc::db::Db as _;
     let same = logged.db.config().overrides(&logged.db).clone();
     logged.db.set_overrides(same);
     assert_eq!(logged.run(), Vec::<String>::new());

@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use netc::db::{Database, Level, file_diagnostics};
+use netc::db::Level;
 use netc::diagnostics::{Code, Diagnostic, FileName, Place, Severity};
+use netc::host::{Database, file_diagnostics};
 
 use crate::support::root;
 

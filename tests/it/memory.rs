@@ -49,8 +49,13 @@ fn cuda_peaks_match_pytorch() {
 fn line_figures_of_the_first_forward_pass_are_the_whole_runs() {
     use netc::costs::simulate::{line_figures, simulate};
     use netc::costs::{config, scenario_costs, scenario_lines};
-    use netc::db::{Database, Db, ItemLoc, STDLIB_SOURCES, scenario_graph, scenario_setup, syntax_tree};
+    use netc::db::Db as _;
+    use netc::db::STDLIB_SOURCES;
+    use netc::elaborate::scenario_graph;
+    use netc::host::Database;
     use netc::knobs::ConvAlgorithm;
+    use netc::semantics::files::{ItemLoc, syntax_tree};
+    use netc::semantics::setup::scenario_setup;
     use netc::syntax::Item;
 
     let db = Database::new();

@@ -16,12 +16,14 @@
 
 use std::collections::BTreeMap;
 
-use netc::db::{
-    Database, SourceFile, check_file, file_definitions, file_diagnostics, file_imports, file_scope, import_cycle,
-    imported_names, lookup_file, parse_file, syntax_tree,
-};
+use netc::db::{SourceFile, lookup_file};
 use netc::diagnostics::{Diagnostic, FileName, Place, Severity};
+use netc::host::{Database, file_diagnostics};
 use netc::render;
+use netc::semantics::files::{
+    file_definitions, file_imports, file_scope, import_cycle, imported_names, parse_file, syntax_tree,
+};
+use netc::semantics::queries::check_file;
 use proptest::prelude::*;
 use proptest::sample::Index;
 

@@ -6,9 +6,12 @@
 //! graph with a fresh database's. (Debug builds also compare every elaboration that copied a
 //! call with one from scratch, in every test that edits a file.)
 
-use netc::db::{Database, Db, ItemLoc, SourceFile, scenario_graph};
+use netc::db::SourceFile;
 use netc::diagnostics::FileName;
 use netc::elaborate::{CallCounts, ElaborationCache};
+use netc::elaborate::{Db, scenario_graph};
+use netc::host::Database;
+use netc::semantics::files::ItemLoc;
 use proptest::prelude::*;
 
 /// `blocks` blocks (each two linears and a relu) chained by a model, and a training scenario.

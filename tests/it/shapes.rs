@@ -16,10 +16,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use netc::db::{Database, ItemLoc, SourceFile, file_diagnostics, model_graph, scenario_graph, syntax_tree};
+use netc::db::SourceFile;
 use netc::diagnostics::{FileName, Place};
-use netc::elaborate::Graph;
+use netc::elaborate::{model_graph, scenario_graph};
+use netc::graph::Graph;
+use netc::host::{Database, file_diagnostics};
 use netc::report::{Report, ScenarioReport, markdown, report, scenario_report, table};
+use netc::semantics::files::{ItemLoc, syntax_tree};
 use netc::shapes::Dim;
 use netc::syntax::Item;
 

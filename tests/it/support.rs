@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use netc::db::{Database, file_diagnostics, lookup_file};
+use netc::db::lookup_file;
 use netc::diagnostics::{Diagnostic, FileName};
+use netc::host::{Database, file_diagnostics};
 use netc::render;
 
 /// Loads `files` (name, text) into a fresh database and returns every file's diagnostics, in

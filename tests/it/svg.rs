@@ -13,9 +13,11 @@ use std::path::{Path, PathBuf};
 
 use netc::costs::scenario_costs;
 use netc::costs::simulate::TIMELINE_POINTS;
-use netc::db::{Database, ItemLoc, STDLIB_SOURCES};
+use netc::db::STDLIB_SOURCES;
 use netc::diagnostics::FileName;
+use netc::host::Database;
 use netc::report::{scenario_report, scenarios};
+use netc::semantics::files::ItemLoc;
 
 /// Checks that `text` is well-formed XML: one root element, tags balanced and matched,
 /// attributes quoted and unique, entities known, no stray `<` or `&`.

@@ -17,9 +17,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use netc::db::{Database, Db, STDLIB_SOURCES, SourceFile, file_diagnostics, syntax_tree};
+use netc::db::Db as _;
+use netc::db::{STDLIB_SOURCES, SourceFile};
 use netc::diagnostics::FileName;
+use netc::host::{Database, file_diagnostics};
 use netc::report::{report, table};
+use netc::semantics::files::syntax_tree;
 use netc::syntax::{ExprKind, Item, SettingValue};
 
 /// The parameters and MACs of `call` (a model of `std.models.<family>` with its arguments) at

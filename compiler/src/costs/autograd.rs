@@ -5,7 +5,7 @@
 //! The rules follow PyTorch's derivatives.yaml and were checked against the calibration
 //! measurements (tests/it/memory.rs).
 
-use crate::elaborate::{Graph, Node};
+use crate::graph::{Graph, Node};
 use crate::op::Op;
 use crate::shapes::ops::ArgValue;
 
@@ -111,12 +111,12 @@ fn float(node: &Node, name: &str) -> Option<f64> {
 }
 
 /// Elements of a tensor (0 when unknown).
-fn numel(graph: &Graph, t: crate::elaborate::TensorId) -> i128 {
+fn numel(graph: &Graph, t: crate::graph::TensorId) -> i128 {
     graph.tensor(t).numel().and_then(|d| d.known()).unwrap_or(0)
 }
 
 /// Bytes of a tensor (0 when unknown).
-fn known_bytes(graph: &Graph, t: crate::elaborate::TensorId) -> i128 {
+fn known_bytes(graph: &Graph, t: crate::graph::TensorId) -> i128 {
     graph.tensor(t).bytes().and_then(|d| d.known()).unwrap_or(0)
 }
 

@@ -13,8 +13,10 @@ pub mod simulate;
 
 use serde::Serialize;
 
-use crate::db::{Db, ItemLoc, ScenarioSetup, scenario_graph, scenario_setup};
-use crate::elaborate::Graph;
+use crate::elaborate::{Db, scenario_graph};
+use crate::graph::Graph;
+use crate::semantics::files::ItemLoc;
+use crate::semantics::setup::{ScenarioSetup, scenario_setup};
 
 use self::autograd::Mode;
 use self::devices::Device;
@@ -46,14 +48,14 @@ pub struct ScenarioCosts {
 
 /// Host memory the dataloader holds: every worker keeps `prefetch` batches of decoded
 /// samples; with `pin_memory` each batch is copied once more into pinned memory.
-pub fn dataloader_bytes(loader: &crate::db::Dataloader, batch: i128) -> i128 {
+pub fn dataloader_bytes(loader: &crate::semantics::setup::Dataloader, batch: i128) -> i128 {
     let batches_in_flight = loader.workers.max(1) * loader.prefetch.max(1);
     let bytes = batches_in_flight * batch * loader.sample;
     if loader.pin_memory { 2 * bytes } else { bytes }
 }
 
 /// The simulation settings of a scenario.
-pub fn config(setup: &crate::db::RunSettings) -> (Config, &'static Device) {
+pub fn config(setup: &crate::semantics::setup::RunSettings) -> (Config, &'static Device) {
     let device = Device::preset(setup.device);
     let mode = Mode { grad: !setup.no_grad, train: setup.training || !setup.eval, device };
     let config = Config {

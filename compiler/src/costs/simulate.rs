@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::diagnostics::FileName;
-use crate::elaborate::{Graph, Node, Site, TensorId};
+use crate::graph::{Graph, Node, Site, TensorId};
 pub use crate::knobs::{ConvAlgorithm, Optimizer, Precision};
 use crate::op::{Autocast, Family, Op};
 use crate::shapes::ops::ArgValue;

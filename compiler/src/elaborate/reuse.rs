@@ -20,10 +20,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+use super::Db;
 use super::{Graph, Site, SiteMap, TensorId, Value};
-use crate::db::{Db, SourceFile, file_scope, item_of, lookup_file};
+use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::FileName;
 use crate::semantics::Scope;
+use crate::semantics::files::{file_scope, item_of};
 use crate::semantics::scope::DefKind;
 use crate::syntax::Item;
 

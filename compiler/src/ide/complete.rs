@@ -7,10 +7,12 @@
 //! `##` documentation), the locals defined above the cursor, the catalogue of scenario
 //! settings ([`crate::syntax::settings::SETTINGS`]) and the accepted setting values.
 
-use crate::db::{Db, SourceFile, file_scope, lookup_file, parse_file};
+use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{FileName, TextRange};
+use crate::elaborate::Db;
 use crate::knobs::{ConvAlgorithm, DeviceModel, Optimizer, Precision};
 use crate::semantics::check::DTYPES;
+use crate::semantics::files::{file_scope, parse_file};
 use crate::semantics::kinds::ValueKind;
 use crate::semantics::scenario::DATALOADER_ARGS;
 use crate::semantics::scope::{Binding, DefKind};

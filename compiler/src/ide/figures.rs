@@ -17,12 +17,14 @@
 
 use std::collections::BTreeMap;
 
-use crate::db::{Db, ItemLoc, SourceFile, item_tree, lookup_file, parse_file, scenario_graph, syntax_tree};
+use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{FileName, NodeRef, TextRange};
-use crate::elaborate::SiteMap;
+use crate::elaborate::{Db, scenario_graph};
+use crate::graph::SiteMap;
 use crate::report::{
     LineReport, ScenarioReport, bytes, count, line_of, line_starts, line_text, thousands, unlocated, unlocated_lines,
 };
+use crate::semantics::files::{ItemLoc, item_tree, parse_file, syntax_tree};
 use crate::syntax::{Body, Item, ItemSpans, StmtKind};
 
 /// Names a scenario: its file and name.

@@ -6,7 +6,8 @@
 
 use std::collections::HashMap;
 
-use crate::db::{Db, SourceFile};
+use crate::db::SourceFile;
+use crate::elaborate::Db;
 use crate::semantics::check::DTYPES;
 use crate::semantics::kinds::ValueKind;
 use crate::semantics::scope::DefKind;

@@ -21,9 +21,12 @@ pub mod highlight;
 pub mod resolve;
 pub mod symbols;
 
-use crate::db::{Db, SourceFile, file_diagnostics, lookup_file, parse_file, syntax_tree};
+use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{Diagnostic, FileName, TextRange};
+use crate::elaborate::Db;
 use crate::format::{FormatError, format};
+use crate::host::file_diagnostics;
+use crate::semantics::files::{parse_file, syntax_tree};
 use crate::syntax::Item;
 use crate::syntax::settings::setting;
 

@@ -6,8 +6,10 @@
 //! an input, an assigned variable, a symbolic dimension), a callee's parameter (a keyword
 //! argument), a scenario setting or one of its values, an imported file, a field, a unit.
 
-use crate::db::{Db, SourceFile, file_imports, file_scope, lookup_file, parse_file, syntax_tree};
+use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{FileName, TextRange};
+use crate::elaborate::Db;
+use crate::semantics::files::{file_imports, file_scope, parse_file, syntax_tree};
 use crate::semantics::scope::{DefKind, Scope};
 use crate::syntax::settings::setting;
 use crate::syntax::{
@@ -176,7 +178,7 @@ impl Walker<'_> {
                     .find(|i| i.item == self.item)
                     .and_then(|i| i.target.as_ref().ok())
                     .map(|f| f.name(self.db).clone())
-                    .or_else(|| crate::db::import_name(self.db, file, target));
+                    .or_else(|| crate::semantics::files::import_name(self.db, file, target));
                 if let Some(target_name) = resolved {
                     let range = self.spans.range(id);
                     let seq = self.out.len() as u32;

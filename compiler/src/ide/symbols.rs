@@ -1,7 +1,9 @@
 //! Document symbols (the outline of a file) and workspace symbols (go to any item by name).
 
-use crate::db::{Db, SourceFile, parse_file};
+use crate::db::SourceFile;
 use crate::diagnostics::{FileName, TextRange};
+use crate::elaborate::Db;
+use crate::semantics::files::parse_file;
 use crate::syntax::{Item, StmtKind};
 
 use super::item_header;

@@ -4,7 +4,7 @@
 //! One lint, one file: its `///` documentation ("What it does / Why is this bad? / Example /
 //! How to fix") is the source of its page in spec/lints/ (generated and checked by
 //! tests/it/lints.rs). Scenario lints read the scenario's graph and simulated memory; file
-//! lints read syntax and scopes. [`crate::db::file_diagnostics`] applies the configured
+//! lints read syntax and scopes. [`crate::host::file_diagnostics`] applies the configured
 //! levels and the `# netc: allow(name)` suppressions.
 
 mod activations_dominate;
@@ -24,11 +24,19 @@ mod unused;
 
 use crate::costs::simulate::{Config, Simulation, simulate};
 use crate::costs::{ScenarioCosts, config};
-use crate::db::{Db, RunSettings, ScenarioSetup, SourceFile};
-use crate::diagnostics::{Code, Diagnostic, Edit, FileName, Fix, NodeRef, Place};
-use crate::elaborate::{Graph, Site};
+use std::collections::HashSet;
+
+use crate::db::SourceFile;
+use crate::diagnostics::{Code, Diagnostic, Edit, FileName, Fix, NodeRef, Place, Severity};
+use crate::elaborate::Db;
+use crate::elaborate::{scenario_graph, shape_diagnostics};
+use crate::graph::{Graph, Site};
 use crate::report::bytes;
-use crate::syntax::{Scenario, SourceTree};
+use crate::semantics::files::{ItemLoc, has_syntax_errors, item_tree, syntax_tree};
+use crate::semantics::queries::check_file;
+use crate::semantics::setup::scenario_setup;
+use crate::semantics::setup::{RunSettings, ScenarioSetup};
+use crate::syntax::{Item, Scenario, SourceTree};
 
 /// A lint.
 pub trait Lint: Sync {
@@ -175,4 +183,48 @@ pub fn label_peak(d: Diagnostic, cx: &ScenarioContext<'_>, message: &str) -> Dia
 /// Percentage of `part` in `whole`, rounded.
 pub fn percent(part: i128, whole: i128) -> i128 {
     if whole == 0 { 0 } else { (part * 100 + whole / 2) / whole }
+}
+
+/// The lints of one scenario.
+#[salsa::tracked(returns(ref))]
+pub fn scenario_lints<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Vec<Diagnostic> {
+    let (Some(setup), Some(graph), Some(costs)) = (
+        scenario_setup(db, loc).as_ref(),
+        scenario_graph(db, loc).as_ref(),
+        crate::costs::scenario_costs(db, loc).as_ref(),
+    ) else {
+        return Vec::new();
+    };
+    let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return Vec::new() };
+    let file = *loc.file(db);
+    let cx =
+        crate::lints::ScenarioContext { db, file: file.name(db), item: *loc.index(db), scenario, setup, graph, costs };
+    crate::lints::LINTS.iter().flat_map(|lint| lint.check_scenario(&cx)).collect()
+}
+
+/// The lints of a file: its own (unused code) and those of its scenarios. Like shape
+/// errors, they wait until the file has no errors; one found by several scenarios (a layer
+/// of a shared model) is reported once.
+#[salsa::tracked(returns(ref))]
+pub fn lint_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    if check_file(db, file).iter().any(|d| d.severity == Severity::Error)
+        || has_syntax_errors(db, file)
+        || !shape_diagnostics(db, file).is_empty()
+    {
+        return Vec::new();
+    }
+    let tree = syntax_tree(db, file);
+    let cx = crate::lints::FileContext { db, source: file, file: file.name(db), tree };
+    let mut out: Vec<Diagnostic> = crate::lints::LINTS.iter().flat_map(|lint| lint.check_file(&cx)).collect();
+    let mut seen = HashSet::new();
+    for (index, item) in tree.iter().enumerate() {
+        if matches!(item, Item::Scenario(_)) {
+            for d in scenario_lints(db, ItemLoc::new(db, file, index as u32)) {
+                if seen.insert((d.code, d.primary().file.clone(), d.primary().place.clone())) {
+                    out.push(d.clone());
+                }
+            }
+        }
+    }
+    out
 }

@@ -1,10 +1,14 @@
 //! Semantics that need no shapes: scopes, name resolution, call and kind checks, scenario
-//! settings. Pure functions over syntax trees; [`crate::db`] runs them as salsa queries.
+//! settings, as pure functions over syntax trees (`check`, `scenario`, `scope`, `kinds`,
+//! `sizes`) and the queries that run them (`files`, `queries`, `setup`).
 
 pub mod check;
+pub mod files;
 pub mod kinds;
+pub mod queries;
 pub mod scenario;
 pub mod scope;
+pub mod setup;
 pub mod sizes;
 
 pub use kinds::ValueKind;

@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use netc::costs::scenario_costs;
-use netc::db::{Database, ItemLoc, file_diagnostics, syntax_tree};
 use netc::diagnostics::{FileName, Severity};
+use netc::host::{Database, file_diagnostics};
+use netc::semantics::files::{ItemLoc, syntax_tree};
 use netc::syntax::Item;
 use serde_json::Value;
 

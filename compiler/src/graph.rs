@@ -1,0 +1,256 @@
+//! The graph IR: what elaboration makes and every later layer reads. A [`Graph`] is a
+//! model's ops in execution order ([`Node`]s), each with its [`Op`], bound arguments, input
+//! and output [`TensorId`]s and the [`Origin`] in the source that made it ([`Site`]s), plus
+//! each tensor's type and when the program drops its last reference to it (Python's
+//! semantics). [`Value`] is what a name holds during elaboration.
+//!
+//! A graph's parts are shared (`Arc`), so a block call copied from the previous elaboration
+//! copies pointers, and comparing a graph with the previous one compares pointers.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use crate::diagnostics::{Diagnostic, FileName, NodeRef, Place};
+use crate::op::Op;
+use crate::shapes::ops::{Args, OpResult};
+use crate::shapes::{Dim, TensorType};
+use crate::syntax::{Expr, ExprKind, UnaryOp};
+
+/// A place in the source: a node of an item of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Site {
+    /// The file.
+    pub file: FileName,
+    /// The item and node.
+    pub at: NodeRef,
+}
+
+impl Site {
+    pub(crate) fn place(&self) -> Place {
+        Place::Node(self.at)
+    }
+}
+
+/// Where a node or value came from: the expression that made it, the statement it is in,
+/// and the chain of block calls (outermost first) that led there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Origin {
+    /// The call expression (an op call or an operator).
+    pub expr: Site,
+    /// The statement containing it (a source line).
+    pub stmt: Site,
+    /// The block calls that led here, outermost first. Shared by every node and value made
+    /// in one block call.
+    pub chain: Arc<[Site]>,
+    /// Which execution of an outermost block call this is in (counting from 1; 0 outside
+    /// any block): the segments of activation checkpointing.
+    pub outer_call: u32,
+}
+
+/// A fast hasher for sites (a file name and two small integers): the
+/// default one, resistant to chosen keys, costs more than the rest of a line's bookkeeping.
+/// Multiply-rotate, as rustc's FxHasher.
+#[derive(Default)]
+pub struct SiteHasher(u64);
+
+impl Hasher for SiteHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl SiteHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// A hash map keyed by sites (or references to them), with [`SiteHasher`].
+pub type SiteMap<K, V> = HashMap<K, V, BuildHasherDefault<SiteHasher>>;
+
+/// Identifies a tensor of a graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TensorId(pub u32);
+
+/// One op application. Its name, arguments and result are shared, so that copying a node
+/// (a block call reused from the previous elaboration) copies pointers, not shapes, and
+/// comparing a copy with its original (salsa does, to keep what depends on an unchanged
+/// graph) compares pointers.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// The op (`conv2d`, or `add`/`sub`/`mul`/`div`/`matmul` for operators).
+    pub op: Op,
+    /// Its arguments, bound to parameter names (tensor arguments as types).
+    pub args: Arc<Args>,
+    /// Input tensors, in parameter order (shared by a copy at the same ids).
+    pub inputs: Arc<[TensorId]>,
+    /// Output tensors (shared by a copy at the same ids).
+    pub outputs: Arc<[TensorId]>,
+    /// Weights, buffers and MACs from the op's rule (its output types are the graph's
+    /// tensors named by `outputs`, not repeated here).
+    pub result: Arc<OpResult>,
+    /// Parameters this node owns: its weights, unless they are shared with an earlier node
+    /// (`share="..."`), in which case 0.
+    pub params: Dim,
+    /// Where it came from (shared by a copy).
+    pub origin: Arc<Origin>,
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Self) -> bool {
+        // Graphs share nodes: a node compared with itself is found by its address.
+        if std::ptr::eq(self, other) {
+            return true;
+        }
+        fn same<T: PartialEq + ?Sized>(a: &Arc<T>, b: &Arc<T>) -> bool {
+            Arc::ptr_eq(a, b) || a == b
+        }
+        self.op == other.op
+            && same(&self.args, &other.args)
+            && same(&self.result, &other.result)
+            && self.inputs == other.inputs
+            && self.outputs == other.outputs
+            && self.params == other.params
+            && self.origin == other.origin
+    }
+}
+
+/// The value a statement produced, for per-line shapes of block calls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StmtValue {
+    /// Where (shared by a copy).
+    pub origin: Arc<Origin>,
+    /// The tensors it assigned or returned (shared by a copy at the same ids).
+    pub tensors: Arc<[TensorId]>,
+    /// Tensors with ids from this one on were made while the statement ran; the others
+    /// existed before (`s = x` makes nothing new).
+    pub first_new: TensorId,
+}
+
+/// An elaborated model.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Graph {
+    /// Every tensor's type, by id (shared by a copy).
+    pub tensors: Vec<Arc<TensorType>>,
+    /// The ops, in execution order (shared: a copied call at the same ids shares its nodes).
+    pub nodes: Vec<Arc<Node>>,
+    /// The model's inputs, by name.
+    pub inputs: Vec<(String, TensorId)>,
+    /// The model's outputs.
+    pub outputs: Vec<TensorId>,
+    /// What each executed statement produced.
+    pub stmt_values: Vec<StmtValue>,
+    /// Errors found while elaborating.
+    pub diagnostics: Vec<Diagnostic>,
+    /// For each tensor, the node after which the program holds no reference to it (as
+    /// Python would drop it: a temporary after the op that consumed it, a variable when it is
+    /// reassigned or its block returns); `None` for the model's inputs and outputs.
+    pub released_after: Vec<Option<u32>>,
+    /// Whether a value that could not be computed, without an error (an undecidable
+    /// comparison of unbound dimensions, say), reached an op, a condition, a `repeat` count or
+    /// the model's outputs: the graph then holds only what could be decided.
+    pub undecided: bool,
+}
+
+impl Graph {
+    /// An empty graph with room for as many tensors, nodes and statement values as this one.
+    pub(crate) fn with_capacity(&self) -> Graph {
+        Graph {
+            tensors: Vec::with_capacity(self.tensors.len()),
+            nodes: Vec::with_capacity(self.nodes.len()),
+            stmt_values: Vec::with_capacity(self.stmt_values.len()),
+            released_after: Vec::with_capacity(self.released_after.len()),
+            ..Graph::default()
+        }
+    }
+
+    /// The type of a tensor.
+    pub fn tensor(&self, id: TensorId) -> &TensorType {
+        &self.tensors[id.0 as usize]
+    }
+
+    /// Total parameters, `None` on overflow.
+    pub fn params(&self) -> Option<Dim> {
+        self.nodes.iter().try_fold(Dim::Known(0), |acc, n| acc.add(&n.params))
+    }
+
+    /// Total MACs, `None` on overflow.
+    pub fn macs(&self) -> Option<Dim> {
+        self.nodes.iter().try_fold(Dim::Known(0), |acc, n| acc.add(&n.result.macs))
+    }
+}
+
+/// A value during elaboration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// An integer.
+    Int(Dim),
+    /// A float.
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A string.
+    Str(String),
+    /// A list of integers.
+    Ints(Vec<Dim>),
+    /// A tensor.
+    Tensor(TensorId),
+    /// Several tensors (a list, or a multi-output call).
+    Tensors(Vec<TensorId>),
+    /// A size in bytes (scenario settings).
+    Size(u128),
+    /// Not computable: because of an earlier, reported error, or (a model elaborated without
+    /// a scenario) because it depends on a comparison of unbound dimensions.
+    Unknown,
+}
+
+/// The value of a literal argument (a scenario's model arguments are literals).
+pub fn literal_value(e: &Expr) -> Value {
+    match &e.kind {
+        ExprKind::Int(v) => Value::Int(Dim::Known(*v as i128)),
+        ExprKind::Float(bits) => Value::Float(f64::from_bits(*bits)),
+        ExprKind::Bool(b) => Value::Bool(*b),
+        ExprKind::Str(s) => Value::Str(s.clone()),
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => match literal_value(operand) {
+            Value::Int(d) => Dim::Known(0).sub(&d).map_or(Value::Unknown, Value::Int),
+            Value::Float(f) => Value::Float(-f),
+            _ => Value::Unknown,
+        },
+        ExprKind::List(elems) => {
+            let ints: Option<Vec<Dim>> = elems
+                .iter()
+                .map(|x| match literal_value(x) {
+                    Value::Int(d) => Some(d),
+                    _ => None,
+                })
+                .collect();
+            ints.map_or(Value::Unknown, Value::Ints)
+        }
+        _ => Value::Unknown,
+    }
+}

@@ -1,0 +1,206 @@
+//! The host: the concrete [`Database`] (salsa's storage, the singleton inputs and the side
+//! caches of parses and elaborations), which implements every layer's `Db` trait, and
+//! [`file_diagnostics`], the one query that reads every layer: a file's syntax, import,
+//! semantic, shape and lint diagnostics, located, with configured levels and suppressions.
+//!
+//! The only module allowed to read every layer: everything else reads the layers below it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use salsa::{Durability, Setter};
+
+use crate::config::{configured_level, file_levels};
+use crate::db::{
+    Config, Db as _, Level, LevelOverride, ParseCache, STDLIB_SOURCES, SourceFile, StdLib, Workspace, lookup_file,
+    stdlib_file_name,
+};
+use crate::diagnostics::{Diagnostic, FileName, Label, Place, Severity};
+use crate::elaborate::{Db, ElaborationCache, shape_diagnostics};
+use crate::lints::lint_diagnostics;
+use crate::semantics::files::{file_imports, import_cycle, parse_file};
+use crate::semantics::queries::check_file;
+use crate::syntax::NodeId;
+
+/// The database: salsa's storage plus the handles of the singleton inputs.
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+    inputs: Option<(Workspace, StdLib, Config)>,
+    parses: Arc<ParseCache>,
+    elaborations: Arc<ElaborationCache>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+#[salsa::db]
+impl Db for Database {
+    fn elaboration_cache(&self) -> &ElaborationCache {
+        &self.elaborations
+    }
+}
+
+#[salsa::db]
+impl crate::db::Db for Database {
+    fn workspace(&self) -> Workspace {
+        self.inputs.expect("inputs are set by Database::new").0
+    }
+    fn stdlib(&self) -> StdLib {
+        self.inputs.expect("inputs are set by Database::new").1
+    }
+    fn config(&self) -> Config {
+        self.inputs.expect("inputs are set by Database::new").2
+    }
+    fn parse_cache(&self) -> &ParseCache {
+        &self.parses
+    }
+}
+
+impl Default for Database {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Database {
+    /// An empty workspace with the embedded standard library.
+    pub fn new() -> Self {
+        Self::with_storage(salsa::Storage::new(None))
+    }
+
+    /// A database that calls `on_event` for every salsa event (used by the incrementality
+    /// tests to see which queries ran).
+    pub fn with_event_callback(on_event: Box<dyn Fn(salsa::Event) + Send + Sync + 'static>) -> Self {
+        Self::with_storage(salsa::Storage::new(Some(on_event)))
+    }
+
+    fn with_storage(storage: salsa::Storage<Self>) -> Self {
+        let mut db = Database { storage, inputs: None, parses: Arc::default(), elaborations: Arc::default() };
+        let modules = STDLIB_SOURCES
+            .iter()
+            .map(|(module, text)| {
+                let file = SourceFile::builder(stdlib_file_name(module), text.to_string())
+                    .durability(Durability::HIGH)
+                    .new(&db);
+                (module.to_string(), file)
+            })
+            .collect();
+        let stdlib = StdLib::builder(modules).durability(Durability::HIGH).new(&db);
+        let workspace = Workspace::new(&db, BTreeMap::new());
+        let config = Config::builder(BTreeMap::new(), Vec::new()).durability(Durability::MEDIUM).new(&db);
+        db.inputs = Some((workspace, stdlib, config));
+        db
+    }
+
+    /// Adds a user file, or replaces the text of the file with this name.
+    pub fn set_file(&mut self, name: FileName, text: String) -> SourceFile {
+        let workspace = self.workspace();
+        if let Some(&file) = workspace.files(self).get(&name) {
+            if file.text(self) != &text {
+                file.set_text(self).to(text);
+            }
+            return file;
+        }
+        let file = SourceFile::new(self, name.clone(), text);
+        let mut files = workspace.files(self).clone();
+        files.insert(name, file);
+        workspace.set_files(self).to(files);
+        file
+    }
+
+    /// Removes a user file from the workspace (it was deleted on disk), its parse state and elaborations.
+    /// Files that import it then report the `use` as unresolved.
+    pub fn remove_file(&mut self, name: &FileName) {
+        let workspace = self.workspace();
+        let mut files = workspace.files(self).clone();
+        if let Some(file) = files.remove(name) {
+            workspace.set_files(self).to(files);
+            self.parses.forget(file);
+            self.elaborations.forget(file);
+        }
+    }
+
+    /// The user file with this name, if it is loaded.
+    pub fn file(&self, name: &FileName) -> Option<SourceFile> {
+        self.workspace().files(self).get(name).copied()
+    }
+
+    /// Sets the level overrides of the command line.
+    pub fn set_levels(&mut self, levels: BTreeMap<String, Level>) {
+        let config = self.config();
+        config.set_levels(self).to(levels);
+    }
+
+    /// Sets the levels of `netc.toml` files, weakest first (see [`Config::overrides`]).
+    pub fn set_overrides(&mut self, overrides: Vec<LevelOverride>) {
+        let config = self.config();
+        if config.overrides(self) != &overrides {
+            config.set_overrides(self).to(overrides);
+        }
+    }
+}
+
+/// Every diagnostic of a file, with byte ranges, configured levels applied, in source order.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let parse = parse_file(db, file);
+    let mut all: Vec<Diagnostic> = parse.errors.clone();
+    all.extend(file_imports(db, file).iter().filter_map(|i| i.target.as_ref().err().cloned()));
+    all.extend(import_cycle(db, file).iter().cloned());
+    all.extend(check_file(db, file).iter().cloned());
+    all.extend(shape_diagnostics(db, file).iter().cloned());
+    all.extend(lint_diagnostics(db, file).iter().cloned());
+    let (suppressions, unknown) = crate::lints::suppress::suppressions(file.name(db), file.text(db), parse);
+    all.extend(unknown);
+    let layers: Vec<&BTreeMap<String, Level>> = file_levels(db, file).iter().collect();
+    let mut out: Vec<Diagnostic> = all
+        .into_iter()
+        .filter_map(|mut d| {
+            let info = d.code.info();
+            // Lints and warnings take their configured level; errors in the program do not.
+            if info.is_configurable() {
+                match configured_level(&layers, info, d.severity) {
+                    Some(Level::Allow) => return None,
+                    Some(Level::Warn) => d.severity = Severity::Warning,
+                    Some(Level::Deny) => d.severity = Severity::Error,
+                    None => {}
+                }
+            }
+            for label in &mut d.labels {
+                resolve_label(db, label);
+            }
+            for edit in d.fixes.iter_mut().flat_map(|f| f.edits.iter_mut()) {
+                let mut label = Label {
+                    file: edit.file.clone(),
+                    place: edit.place.clone(),
+                    message: String::new(),
+                    primary: false,
+                };
+                resolve_label(db, &mut label);
+                edit.place = label.place;
+            }
+            if crate::lints::suppress::is_suppressed(&d, &suppressions) {
+                return None;
+            }
+            Some(d)
+        })
+        .collect();
+    out.sort_by_key(|d| match d.primary().place {
+        Place::Range(r) => (r.start, r.end),
+        Place::Node(_) => (u32::MAX, u32::MAX),
+    });
+    out.dedup();
+    out
+}
+
+/// Turns a node location into a byte range.
+fn resolve_label(db: &dyn Db, label: &mut Label) {
+    let Place::Node(node) = label.place else { return };
+    let Some(file) = lookup_file(db, &label.file) else { return };
+    let parse = parse_file(db, file);
+    if let Some(spans) = parse.spans.get(node.item as usize) {
+        label.place = Place::Range(spans.range(NodeId(node.node)));
+    }
+}

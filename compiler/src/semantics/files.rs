@@ -1,0 +1,270 @@
+//! The file-level queries: a file parsed (reparsed from its last parse after an edit), its
+//! items as tracked structs, its definitions, imports and scope, and import cycles.
+//!
+//! `syntax_tree` holds no positions, so an edit of whitespace or a comment re-runs
+//! `parse_file` and `syntax_tree`, and everything after them is reused (salsa backdates the
+//! equal tree).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use crate::db::{Db, PRELUDE, SourceFile};
+use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place, Severity};
+use crate::paths;
+use crate::semantics::scope::{Definition, Scope, build_scope, definitions};
+use crate::syntax::{Item, NodeId, Parse, SourceTree, UseTarget};
+
+/// Parses a file: tree, positions, comments and syntax errors. After an edit, only the
+/// items the edit reached are parsed again (see [`ParseCache`]).
+#[salsa::tracked(returns(ref))]
+pub fn parse_file(db: &dyn Db, file: SourceFile) -> Arc<Parse> {
+    db.parse_cache().parse(file, file.name(db), file.text(db))
+}
+
+/// The syntax tree alone. Equal across whitespace and comment edits, so the queries below
+/// are not re-run by them.
+#[salsa::tracked(returns(ref))]
+pub fn syntax_tree(db: &dyn Db, file: SourceFile) -> SourceTree {
+    parse_file(db, file).tree.clone()
+}
+
+/// Whether a file has syntax errors. Unlike the errors themselves (which hold positions),
+/// the answer survives whitespace and comment edits, so queries that ask are not re-run.
+#[salsa::tracked(returns(copy))]
+pub fn has_syntax_errors(db: &dyn Db, file: SourceFile) -> bool {
+    parse_file(db, file).errors.iter().any(|d| d.severity == Severity::Error)
+}
+
+/// A top-level item of a file, as a query key.
+#[salsa::interned(debug)]
+pub struct ItemLoc<'db> {
+    /// The file.
+    pub file: SourceFile,
+    /// The item's index in the file.
+    pub index: u32,
+}
+
+/// One top-level item. Equal across edits of other items, so the queries that read an
+/// item through this one (elaboration) are not re-run when another item of its file changes.
+/// Shared with the tree: a reparse that kept the item keeps it by pointer, and comparing it
+/// with the previous revision's compares a pointer. (Most callers want `.as_deref()`; the
+/// elaborator keeps the `Arc` of each item it used, to know next time which are unchanged.)
+#[salsa::tracked(returns(ref))]
+pub fn item_tree<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Item>> {
+    item_of(db, *loc.file(db), *loc.index(db)).cloned()
+}
+
+/// Item `index` of `file`, as [`item_tree`] gives it, but read straight from the item's
+/// tracked field: for a caller that reads many items (elaboration checking the items its
+/// previous run used), without a query per item. The caller depends on that item alone (and
+/// on the file's number of items).
+pub fn item_of(db: &dyn Db, file: SourceFile, index: u32) -> Option<&Arc<Item>> {
+    file_items(db, file).get(index as usize).map(|item| item.tree(db))
+}
+
+/// One top-level item of a file, by index, as salsa tracks it: [`item_tree`] reads its
+/// tree through this field, so that after an edit of another item of the file the item's
+/// `item_tree` is found unchanged by comparing revisions, not run again (a generated file
+/// has thousands of items, and elaboration reads every one it used).
+#[salsa::tracked]
+pub struct FileItem<'db> {
+    /// The item's index in the file (its identity).
+    pub index: u32,
+    /// Its tree (the file's, shared); a change is seen by the readers of this field only.
+    #[tracked]
+    #[returns(ref)]
+    pub tree: Arc<Item>,
+}
+
+/// The items of a file as tracked structs: made again after each edit of the file, with
+/// the same identities (by index), so that only the fields of the items that changed are
+/// new.
+#[salsa::tracked(returns(ref))]
+pub fn file_items(db: &dyn Db, file: SourceFile) -> Vec<FileItem<'_>> {
+    let tree = syntax_tree(db, file);
+    tree.items.iter().enumerate().map(|(index, item)| FileItem::new(db, index as u32, Arc::clone(item))).collect()
+}
+
+/// The top-level definitions of a file.
+#[salsa::tracked(returns(ref))]
+pub fn file_definitions(db: &dyn Db, file: SourceFile) -> Vec<(String, Definition)> {
+    definitions(file.name(db), syntax_tree(db, file))
+}
+
+/// One `use` of a file, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Import {
+    /// The `use` item's index.
+    pub item: u32,
+    /// The imported file, or the error that prevented it.
+    pub target: Result<SourceFile, Diagnostic>,
+}
+
+/// The name a relative `use` refers to, or the stdlib module name.
+pub fn import_name(db: &dyn Db, file: SourceFile, target: &UseTarget) -> Option<FileName> {
+    match target {
+        UseTarget::File { path, .. } => Some(paths::resolve_relative(file.name(db), path)),
+        UseTarget::Module { segments, .. } => {
+            let module: Vec<&str> = segments.iter().map(|s| s.text.as_str()).collect();
+            let module = module.join(".");
+            db.stdlib().modules(db).get(&module).map(|f| f.name(db).clone())
+        }
+    }
+}
+
+/// The `use` items of a file, resolved to files.
+#[salsa::tracked(returns(ref))]
+pub fn file_imports(db: &dyn Db, file: SourceFile) -> Vec<Import> {
+    let name = file.name(db);
+    let mut imports = Vec::new();
+    for (index, item) in syntax_tree(db, file).iter().enumerate() {
+        let Item::Use(u) = item else { continue };
+        let Some(target) = &u.target else { continue };
+        let at = |node: NodeId| Place::Node(NodeRef { item: index as u32, node: node.0 });
+        let resolved = match target {
+            UseTarget::File { id, path } => {
+                let wanted = paths::resolve_relative(name, path);
+                match db.workspace().files(db).get(&wanted) {
+                    Some(&f) => Ok(f),
+                    None => Err(Diagnostic::new(
+                        Code::UnresolvedImport,
+                        format!("cannot find file `{path}`"),
+                        name,
+                        at(*id),
+                    )
+                    .with_primary_message("no such file")
+                    .with_note(format!("looked for `{wanted}` (a path in `use` is relative to the file that has it)"))),
+                }
+            }
+            UseTarget::Module { id: path_id, segments } => {
+                let module: Vec<&str> = segments.iter().map(|s| s.text.as_str()).collect();
+                let module = module.join(".");
+                match db.stdlib().modules(db).get(&module) {
+                    Some(&f) => Ok(f),
+                    None => {
+                        let known = db.stdlib().modules(db);
+                        let suggestion = crate::suggest::closest(&module, known.keys().map(String::as_str));
+                        let mut d = Diagnostic::new(
+                            Code::UnknownModule,
+                            format!("unknown module `{module}`"),
+                            name,
+                            at(*path_id),
+                        )
+                        .with_primary_message("not a standard-library module");
+                        d.help = Some(match suggestion {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None if !module.starts_with("std") => {
+                                format!("to use a file, quote its path: `use \"{}.net\"`", module.replace('.', "/"))
+                            }
+                            None => {
+                                {
+                                    // The top-level modules; model families are `std.models.<family>`.
+                                    let mut top: Vec<String> = known
+                                        .keys()
+                                        .map(|m| {
+                                            if m.starts_with("std.models.") {
+                                                "std.models.<family>".to_string()
+                                            } else {
+                                                m.clone()
+                                            }
+                                        })
+                                        .collect();
+                                    top.dedup();
+                                    format!("the modules are: {}", top.join(", "))
+                                }
+                            }
+                        });
+                        Err(d)
+                    }
+                }
+            }
+        };
+        imports.push(Import { item: index as u32, target: resolved });
+    }
+    imports
+}
+
+/// The names a file can refer to.
+#[salsa::tracked(returns(ref))]
+pub fn file_scope(db: &dyn Db, file: SourceFile) -> Scope {
+    let own = file_definitions(db, file);
+    let imported: Vec<Vec<(String, Definition)>> = file_imports(db, file)
+        .iter()
+        .filter_map(|i| i.target.as_ref().ok())
+        .filter(|&&target| target != file)
+        .map(|&target| file_definitions(db, target).clone())
+        .collect();
+    let prelude = match db.stdlib().modules(db).get(PRELUDE) {
+        Some(&p) if p != file => file_definitions(db, p).clone(),
+        _ => Vec::new(),
+    };
+    let mut scope = build_scope(own, &imported, &prelude);
+    scope.incomplete = file_imports(db, file).iter().any(|i| i.target.is_err());
+    scope
+}
+
+/// An import cycle through this file, reported at the first `use` that starts one.
+#[salsa::tracked(returns(ref))]
+pub fn import_cycle(db: &dyn Db, file: SourceFile) -> Option<Diagnostic> {
+    for import in file_imports(db, file) {
+        let Ok(start) = import.target else { continue };
+        // Breadth-first search from the imported file back to this one, remembering the way.
+        let mut parent: HashMap<SourceFile, SourceFile> = HashMap::new();
+        let mut seen = HashSet::from([start]);
+        let mut queue = VecDeque::from([start]);
+        let mut found = (start == file).then_some(Vec::new());
+        while let (None, Some(current)) = (&found, queue.pop_front()) {
+            for next in file_imports(db, current) {
+                let Ok(target) = next.target else { continue };
+                if target == file {
+                    let mut chain = vec![current];
+                    while let Some(&p) = parent.get(chain.last().expect("not empty")) {
+                        chain.push(p);
+                    }
+                    chain.reverse();
+                    found = Some(chain);
+                    break;
+                }
+                if seen.insert(target) {
+                    parent.insert(target, current);
+                    queue.push_back(target);
+                }
+            }
+        }
+        if let Some(chain) = found {
+            let mut names = vec![file.name(db).to_string()];
+            names.extend(chain.iter().map(|f| f.name(db).to_string()));
+            names.push(file.name(db).to_string());
+            let place = Place::Node(NodeRef { item: import.item, node: 0 });
+            return Some(
+                Diagnostic::new(
+                    Code::ImportCycle,
+                    format!("import cycle: {}", names.join(" -> ")),
+                    file.name(db),
+                    place,
+                )
+                .with_primary_message("this `use` leads back to this file")
+                .with_help(if chain.is_empty() {
+                    "remove this `use`: a file always sees its own definitions"
+                } else {
+                    "move the shared definitions into a file that both use"
+                }),
+            );
+        }
+    }
+    None
+}
+
+/// The files a file imports directly, by name, whether or not they are loaded (the loader
+/// uses this to find files to read).
+pub fn imported_names(db: &dyn Db, file: SourceFile) -> Vec<FileName> {
+    syntax_tree(db, file)
+        .iter()
+        .filter_map(|item| match item {
+            Item::Use(u) => u.target.as_ref(),
+            _ => None,
+        })
+        .filter(|t| matches!(t, UseTarget::File { .. }))
+        .filter_map(|t| import_name(db, file, t))
+        .collect()
+}
