@@ -1,0 +1,140 @@
+//! The scenario's knobs as the simulation reads them ([`Config`]), and the sizes they decide:
+//! each tensor's bytes under a precision policy, a convolution's workspace under an
+//! algorithm, an optimizer's state per parameter element.
+
+use super::*;
+
+/// How the scenario runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Grad recording, module mode, device.
+    pub mode: Mode,
+    /// A training step (forward, loss, backward, step) rather than a forward pass.
+    pub training: bool,
+    /// The optimizer (training).
+    pub optimizer: Optimizer,
+    /// The foreach implementation (one list-wide temporary) rather than the for-loop.
+    pub foreach: bool,
+    /// Bytes of convolution workspace per op, from the algorithm.
+    pub conv_algorithm: ConvAlgorithm,
+    /// `cudnn.benchmark`: the first iteration tries every algorithm.
+    pub cudnn_benchmark: bool,
+    /// The precision policy.
+    pub precision: Precision,
+    /// Micro-batches per optimizer step (gradient accumulation); the graph is one of them.
+    pub micro_batches: i128,
+    /// How parameters, gradients and optimizer state are spread over data-parallel devices.
+    pub sharding: Sharding,
+    /// Activation checkpointing: each outermost block call is a segment that keeps only its
+    /// inputs in forward and is recomputed in backward.
+    pub checkpoint: bool,
+}
+
+/// Data parallelism and sharding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sharding {
+    /// Data-parallel devices (1: none).
+    pub devices: i128,
+    /// ZeRO stage: 0 (plain DDP replica), 1 (optimizer state sharded), 2 (and gradients),
+    /// 3 (and parameters; FSDP's full sharding).
+    pub zero: u8,
+}
+
+/// The bytes of every tensor under a precision policy.
+pub(super) fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
+    let elems = |t: TensorId| known(graph.tensor(t).numel());
+    let mut element: Vec<i128> = graph.tensors.iter().map(|t| t.dtype.size()).collect();
+    let half = match precision {
+        Precision::Fp16 | Precision::Bf16 => Some(2),
+        _ => None,
+    };
+    for (t, ty) in graph.tensors.iter().enumerate() {
+        if ty.dtype.is_float()
+            && let Some(h) = half
+        {
+            element[t] = h;
+        }
+    }
+    if precision.mixed() {
+        for node in &graph.nodes {
+            for &o in node.outputs.iter() {
+                if !graph.tensor(o).dtype.is_float() {
+                    continue;
+                }
+                element[o.0 as usize] = match node.op.autocast() {
+                    Autocast::Half => 2,
+                    Autocast::Float => 4,
+                    Autocast::Promote => {
+                        // Type promotion: the widest float input.
+                        node.inputs
+                            .iter()
+                            .filter(|i| graph.tensor(**i).dtype.is_float())
+                            .map(|i| element[i.0 as usize])
+                            .max()
+                            .unwrap_or(4)
+                    }
+                };
+            }
+        }
+    }
+    graph.tensors.iter().enumerate().map(|(t, _)| elems(TensorId(t as u32)) * element[t]).collect()
+}
+
+/// The workspace of a convolution under `algorithm`, for one sample (as im2col processes
+/// the batch one sample at a time).
+pub(super) fn conv_workspace(node: &Node, graph: &Graph, algorithm: ConvAlgorithm) -> i128 {
+    if node.op.family() != Family::Conv {
+        return 0;
+    }
+    let (Some(&x), Some(&y)) = (node.inputs.first(), node.outputs.first()) else { return 0 };
+    let (x, y) = (graph.tensor(x), graph.tensor(y));
+    let dim = |t: &crate::shapes::TensorType, i: usize| t.shape.get(i).and_then(|d| d.known()).unwrap_or(0);
+    let int = |name: &str| match node.args.values.get(name) {
+        Some(ArgValue::Int(d)) => d.known().unwrap_or(1),
+        _ => 1,
+    };
+    let spatial = x.rank().saturating_sub(2) as u32;
+    let (k, groups) = (int("k"), int("groups").max(1));
+    let (cin, cout) = (dim(x, 1), dim(y, 1));
+    let out_positions: i128 = (2..y.rank()).map(|i| dim(y, i)).product();
+    let in_positions: i128 = (2..x.rank()).map(|i| dim(x, i)).product();
+    let size = x.dtype.size();
+    match algorithm {
+        // Direct or implicit GEMM, what netc assumes unless told: no workspace.
+        ConvAlgorithm::Auto | ConvAlgorithm::Direct => 0,
+        ConvAlgorithm::Im2col => cin / groups * k.pow(spatial) * out_positions * size,
+        ConvAlgorithm::Winograd if k == 3 && int("stride") == 1 => {
+            // F(2x2, 3x3): 4x4 tiles over 2x2 output blocks.
+            let tiles = (out_positions + 3) / 4;
+            16 * (cin + cout) * tiles * size + 16 * cin * cout * size
+        }
+        ConvAlgorithm::Winograd => 0,
+        ConvAlgorithm::Fft => {
+            // Complex spectra (8 bytes a value) of the padded input and the output.
+            2 * (cin + cout) * in_positions.max(out_positions) * 8
+        }
+    }
+}
+
+/// The largest workspace any algorithm needs for this convolution (cudnn.benchmark tries
+/// them all on the first iteration).
+pub(super) fn benchmark_workspace(node: &Node, graph: &Graph) -> i128 {
+    [ConvAlgorithm::Im2col, ConvAlgorithm::Winograd, ConvAlgorithm::Fft]
+        .iter()
+        .map(|a| conv_workspace(node, graph, *a))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Optimizer state bytes per parameter element of `element_bytes`.
+pub(super) fn optimizer_state_bytes(optimizer: Optimizer, element_bytes: i128) -> i128 {
+    match optimizer {
+        Optimizer::Sgd => 0,
+        Optimizer::Momentum | Optimizer::Adagrad | Optimizer::RmsProp => element_bytes,
+        Optimizer::Adam | Optimizer::AdamW => 2 * element_bytes,
+        // Row and column statistics: small next to the parameter; counted as one eighth.
+        Optimizer::Adafactor => element_bytes / 8,
+        // Two moments of one byte per element.
+        Optimizer::Adam8bit => 2,
+    }
+}

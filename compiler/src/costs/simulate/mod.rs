@@ -1,0 +1,343 @@
+//! The memory simulation: one scenario's run replayed op by op, storage by storage.
+//!
+//! Every tensor storage is allocated when its op runs and freed when nothing holds it any
+//! more: not the program (the elaborator's release points), not autograd (saved tensors are
+//! held until their op's backward), not an alias (views and in-place results share their
+//! input's storage). Training runs two steps of `zero_grad(set_to_none)`, forward, loss,
+//! backward and optimizer step, as PyTorch does; step 2 is the steady state, with the
+//! optimizer state allocated. The peak is the maximum of live bytes after any allocation.
+//!
+//! Every per-line figure is recorded during the parameter set-up and the first forward pass
+//! (gradients and optimizer state follow from the parameters): [`line_figures`] replays that
+//! much, without recording the peak, and [`simulate`] the whole run, on the same code path.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::diagnostics::FileName;
+use crate::graph::{Graph, Node, Site, TensorId};
+use crate::knobs::{ConvAlgorithm, Optimizer, Precision};
+use crate::op::{Autocast, Family, Op};
+use crate::shapes::ops::ArgValue;
+
+use super::autograd::{GradFlow, Mode, Saved, memory};
+
+mod knobs;
+mod lines;
+mod passes;
+mod results;
+mod storage;
+mod timeline;
+
+use self::knobs::*;
+pub use self::knobs::{Config, Sharding};
+use self::lines::*;
+use self::passes::*;
+pub use self::results::*;
+use self::storage::*;
+use self::timeline::*;
+
+/// The parameter storages of a graph: one per weight (shared weights once), by node.
+struct Params {
+    /// For each node, its parameter storage and element count.
+    of_node: Vec<Option<(usize, i128)>>,
+    /// For each node with a parameter storage, that storage's index in `all`.
+    index_of_node: Vec<usize>,
+    /// All parameter storages with their element counts and lines.
+    all: Vec<(usize, i128, LineId)>,
+}
+
+/// The checkpoint segment of each node (0: none).
+fn segments(graph: &Graph, config: &Config) -> Vec<u32> {
+    graph.nodes.iter().map(|n| if config.checkpoint && config.training { n.origin.outer_call } else { 0 }).collect()
+}
+
+/// The tensors dropped after each node, in tensor order; release points past the last node
+/// are ignored.
+fn release_points(graph: &Graph) -> Groups {
+    let nodes = graph.nodes.len();
+    let at = |after: &Option<u32>| after.map(|a| a as usize).filter(|&a| a < nodes);
+    let mut start = vec![0; nodes + 1];
+    for a in graph.released_after.iter().filter_map(at) {
+        start[a + 1] += 1;
+    }
+    for i in 0..nodes {
+        start[i + 1] += start[i];
+    }
+    let mut next = start.clone();
+    let mut items = vec![TensorId(0); start[nodes]];
+    for (t, after) in graph.released_after.iter().enumerate() {
+        if let Some(a) = at(after) {
+            items[next[a]] = TensorId(t as u32);
+            next[a] += 1;
+        }
+    }
+    Groups { start, items }
+}
+
+/// Everything the phases of a run share.
+struct Run<'a> {
+    graph: &'a Graph,
+    config: &'a Config,
+    behaviours: Vec<super::autograd::OpMemory>,
+    /// Bytes of each tensor under the precision policy.
+    sizes: Vec<i128>,
+    params: Params,
+    /// The checkpoint segment of each node (0: none).
+    segment: Vec<u32>,
+    /// The node that made each tensor (`None` for inputs).
+    producer: Vec<Option<usize>>,
+    /// The tensors the program drops after each node (the elaborator's release points).
+    releases: Groups,
+}
+
+/// Lists of tensors by node, in one vector: those of node `i` are
+/// `items[start[i]..start[i + 1]]`.
+struct Groups {
+    start: Vec<usize>,
+    items: Vec<TensorId>,
+}
+
+impl Groups {
+    fn get(&self, i: usize) -> &[TensorId] {
+        &self.items[self.start[i]..self.start[i + 1]]
+    }
+}
+
+impl Run<'_> {
+    /// The tensors the program drops after node `i`.
+    fn releases(&self, i: usize) -> &[TensorId] {
+        self.releases.get(i)
+    }
+
+    /// Bytes per device of a parameter-sized tensor of `elements` held as `category`.
+    fn sharded(&self, elements: i128, element_bytes: i128, sharded: bool) -> i128 {
+        let bytes = elements * element_bytes;
+        if sharded { (bytes + self.config.sharding.devices - 1) / self.config.sharding.devices } else { bytes }
+    }
+
+    fn param_bytes(&self, elements: i128) -> i128 {
+        self.sharded(elements, self.config.precision.param_bytes(), self.config.sharding.zero >= 3)
+    }
+
+    fn grad_bytes(&self, elements: i128) -> i128 {
+        self.sharded(elements, self.config.precision.state_bytes(), self.config.sharding.zero >= 2)
+    }
+
+    fn state_bytes(&self, elements: i128) -> i128 {
+        let per_element = optimizer_state_bytes(self.config.optimizer, self.config.precision.state_bytes());
+        self.sharded(elements, per_element, self.config.sharding.zero >= 1)
+    }
+
+    /// Transient bytes around a node's use of its weights: an all-gather of the full
+    /// parameters (ZeRO-3), a dequantized copy (int8 weights).
+    fn weight_transient(&self, node: usize) -> i128 {
+        let Some((_, elements)) = self.params.of_node[node] else { return 0 };
+        let mut bytes = 0;
+        if self.config.sharding.zero >= 3 && self.config.sharding.devices > 1 {
+            bytes += elements * self.config.precision.param_bytes() - self.param_bytes(elements);
+        }
+        if self.config.precision == Precision::Int8 {
+            bytes += elements * 4;
+        }
+        bytes
+    }
+}
+
+/// How much of a run [`replay`] goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Extent {
+    /// The whole run (every step), with the peak, the phases and the timeline.
+    Whole,
+    /// The parameter set-up and the first forward pass, without the peak, the phases and the
+    /// timeline: all that the per-line figures are recorded from.
+    Lines,
+}
+
+/// Simulates `graph` run as `config` says.
+pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
+    let (store, lines) = replay(graph, config, Extent::Whole);
+    Simulation {
+        peak: store.peak.clone().unwrap_or(Peak {
+            bytes: store.live_bytes,
+            step: 1,
+            phase: Phase::Forward,
+            op: String::new(),
+            site: None,
+            breakdown: Breakdown::from_totals(&store.totals),
+        }),
+        rounded_peak: store.rounded_peak,
+        phases: store.phases,
+        lines: lines.by_site(),
+        timeline: store.timeline.finish(store.peak_at),
+    }
+}
+
+/// The per-line figures of `graph` run as `config` says: [`simulate`]'s `lines`, with every
+/// line's statement and the line of each node and value, from the parameter set-up and the
+/// first forward pass only (every per-line figure is recorded there), without the rest of
+/// the run or its peak.
+pub fn line_figures(graph: &Graph, config: &Config) -> LineTable {
+    replay(graph, config, Extent::Lines).1
+}
+
+/// Runs `graph` as `config` says, as far as `extent`: what is live (with the peak, phases and
+/// timeline of a whole run) and the per-line figures.
+fn replay(graph: &Graph, config: &Config, extent: Extent) -> (Store, LineTable) {
+    let mode = config.mode;
+    let mut store = Store {
+        peaks: extent == Extent::Whole,
+        bytes: Vec::new(),
+        category: Vec::new(),
+        live: Vec::new(),
+        holds: Vec::new(),
+        totals: [0; CATEGORIES],
+        live_bytes: 0,
+        live_rounded: 0,
+        rounding: mode.device.allocation_rounding(),
+        peak: None,
+        rounded_peak: 0,
+        phase: Phase::Forward,
+        step: 1,
+        phases: Vec::new(),
+        timeline: Recorder::default(),
+        peak_at: 0,
+    };
+    let mut lines = Lines::new(graph);
+    let mut run = Run {
+        graph,
+        config,
+        behaviours: graph.nodes.iter().map(|n| memory(n, graph, &mode)).collect(),
+        sizes: tensor_sizes(graph, config.precision),
+        params: Params {
+            of_node: vec![None; graph.nodes.len()],
+            index_of_node: vec![0; graph.nodes.len()],
+            all: Vec::new(),
+        },
+        segment: segments(graph, config),
+        producer: {
+            let mut producer = vec![None; graph.tensors.len()];
+            for (i, node) in graph.nodes.iter().enumerate() {
+                for o in node.outputs.iter() {
+                    producer[o.0 as usize] = Some(i);
+                }
+            }
+            producer
+        },
+        releases: release_points(graph),
+    };
+
+    // Parameters and buffers exist before anything runs.
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let elements = known(Some(node.params.clone()));
+        if elements > 0 {
+            let bytes = run.param_bytes(elements);
+            let s = store.alloc(bytes, Category::Parameters);
+            run.params.of_node[i] = Some((s, elements));
+            run.params.index_of_node[i] = run.params.all.len();
+            run.params.all.push((s, elements, lines.of_node[i]));
+            lines.line(lines.of_node[i]).weights += bytes;
+        }
+        for b in &node.result.buffers {
+            let bytes = known(Some(b.numel.clone())) * b.dtype.size();
+            store.alloc(bytes, Category::Buffers);
+            lines.line(lines.of_node[i]).buffers += bytes;
+        }
+    }
+    let mut storage_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
+    for (_, t) in &graph.inputs {
+        storage_of[t.0 as usize] = Some(store.alloc(run.sizes[t.0 as usize], Category::Inputs));
+    }
+    // Labels for the loss: one class index per position.
+    let output = graph.outputs.first().copied();
+    let implicit_loss = config.training && output.is_some_and(|t| graph.tensor(t).rank() >= 1);
+    if implicit_loss && let Some(o) = output {
+        let t = graph.tensor(o);
+        let positions: i128 = t.shape[..t.rank() - 1].iter().map(|d| d.known().unwrap_or(0)).product();
+        store.alloc(positions * 8, Category::Inputs);
+    }
+
+    let steps = if config.training { 2 } else { 1 };
+    // Micro-batches after the second repeat what the second did.
+    let micro_batches = config.micro_batches.clamp(1, 2);
+    let mut grads: Vec<Option<usize>> = vec![None; run.params.all.len()];
+    let mut buckets_made = false;
+    let mut optimizer_state_made = false;
+
+    'run: for step in 1..=steps {
+        if config.training {
+            store.begin(step, Phase::ZeroGrad);
+            for g in grads.iter_mut() {
+                if let Some(s) = g.take() {
+                    store.release(s);
+                }
+            }
+        }
+        for micro in 0..micro_batches {
+            store.begin(step, Phase::Forward);
+            let first = step == 1 && micro == 0;
+            let mut forward = run_forward(&run, &mut store, &mut storage_of, &mut lines, first);
+            if extent == Extent::Lines {
+                // Nothing after the first forward pass records a line's figures.
+                break 'run;
+            }
+            if !config.training {
+                break;
+            }
+            // Loss: cross-entropy over the output (log_softmax saved, then the scalar loss).
+            store.begin(step, Phase::Loss);
+            let mut loss_storages = Vec::new();
+            let mut output_grad_bytes = 0;
+            if implicit_loss && let Some(o) = output {
+                let log_probs = known(graph.tensor(o).numel()) * 4;
+                loss_storages.push(store.alloc(log_probs, Category::Activations));
+                store.check("cross_entropy", None);
+                loss_storages.push(store.alloc(4, Category::Activations));
+                store.check("nll_loss", None);
+                output_grad_bytes = run.sizes[o.0 as usize];
+            }
+            store.begin(step, Phase::Backward);
+            // DDP's gradient buckets: a flat copy of the gradients for all-reduce.
+            if config.sharding.devices > 1 && config.sharding.zero == 0 && !buckets_made {
+                let elements: i128 = run.params.all.iter().map(|(_, e, _)| e).sum();
+                store.alloc(run.grad_bytes(elements), Category::Gradients);
+                buckets_made = true;
+            }
+            run_backward(
+                &run,
+                &mut store,
+                &mut forward,
+                &storage_of,
+                &mut grads,
+                (&loss_storages, output_grad_bytes, output),
+            );
+            // The output and the loss are dropped after backward.
+            for s in loss_storages {
+                store.release(s);
+            }
+            for &t in &graph.outputs {
+                if let Some(s) = storage_of[t.0 as usize] {
+                    store.release(s);
+                }
+            }
+        }
+        if config.training {
+            store.begin(step, Phase::Step);
+            run_step(&run, &mut store, &mut optimizer_state_made);
+        }
+    }
+    store.end();
+    // Gradients and optimizer state per line (training).
+    if config.training {
+        for &(_, elements, line) in &run.params.all {
+            let elements = &elements;
+            let line = lines.line(line);
+            line.gradients += run.grad_bytes(*elements);
+            line.optimizer += run.state_bytes(*elements);
+        }
+    }
+    (store, lines.finish())
+}

@@ -1,0 +1,425 @@
+//! The passes of a training step after the parameter set-up: forward (with activation
+//! checkpointing's segments), the recomputation of a checkpointed segment, backward (what
+//! autograd frees as it goes) and the optimizer step.
+
+use super::*;
+
+/// What the forward pass leaves for backward: per node, the storages autograd holds.
+pub(super) struct Forward {
+    pub(super) saved: Vec<Vec<usize>>,
+    pub(super) requires_grad: Vec<bool>,
+    /// For each checkpoint segment, the storages of its inputs, held until its backward.
+    pub(super) segment_inputs: HashMap<u32, Vec<usize>>,
+}
+
+pub(super) fn run_forward(
+    run: &Run<'_>,
+    store: &mut Store,
+    storage_of: &mut [Option<usize>],
+    lines: &mut Lines<'_>,
+    first_step: bool,
+) -> Forward {
+    let (graph, config) = (run.graph, run.config);
+    let recording = config.mode.grad;
+    let mut requires_grad = vec![false; graph.tensors.len()];
+    let mut strided = vec![false; graph.tensors.len()];
+    let mut saved: Vec<Vec<usize>> = vec![Vec::new(); graph.nodes.len()];
+    // Which line made each storage (by storage), and which storages autograd keeps: a line's
+    // "activations" are the bytes it made that are kept for backward. Only the first step's
+    // forward pass records them.
+    let mut producer: Vec<Option<LineId>> = Vec::new();
+    if first_step {
+        for (value, &line) in graph.stmt_values.iter().zip(&lines.of_value) {
+            for &t in value.tensors.iter().filter(|t| **t >= value.first_new) {
+                if let Some(s) = storage_of[t.0 as usize] {
+                    made_by(&mut producer, s, line, false);
+                }
+            }
+        }
+    }
+    let mut kept: Vec<usize> = Vec::new();
+    let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let behaviour = &run.behaviours[i];
+        let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
+        let op = node.op.name();
+        let site = &node.origin.stmt;
+        let needs_grad =
+            recording && (run.params.of_node[i].is_some() || inputs.iter().any(|t| requires_grad[t.0 as usize]));
+        // Inside a checkpoint segment nothing is saved; the segment keeps its inputs.
+        let segment = run.segment[i];
+        let records = needs_grad && segment == 0;
+        if needs_grad && segment != 0 {
+            for &input in inputs {
+                let outside = run.producer[input.0 as usize].is_none_or(|p| run.segment[p] != segment);
+                if outside && let Some(s) = storage_of[input.0 as usize] {
+                    let held = segment_inputs.entry(segment).or_default();
+                    if !held.contains(&s) {
+                        store.hold(s);
+                        held.push(s);
+                    }
+                }
+            }
+        }
+        let mut made = 0;
+        // A `parameter` op's output is the parameter's own storage.
+        if node.op == Op::Parameter
+            && let (Some(&out), Some((s, _))) = (outputs.first(), run.params.of_node[i])
+        {
+            store.hold(s);
+            storage_of[out.0 as usize] = Some(s);
+            requires_grad[out.0 as usize] = recording;
+            store.check(op, Some(site));
+            for t in run.releases(i) {
+                if let Some(s) = storage_of[t.0 as usize] {
+                    store.release(s);
+                }
+            }
+            continue;
+        }
+        for &out in outputs {
+            let input = behaviour.alias.and_then(|k| inputs.get(k).copied());
+            // A view of a strided tensor reshaped is a copy.
+            let copy = matches!(node.op, Op::Flatten | Op::Reshape) && input.is_some_and(|t| strided[t.0 as usize]);
+            match input.and_then(|t| storage_of[t.0 as usize]) {
+                Some(s) if !copy => {
+                    store.hold(s);
+                    storage_of[out.0 as usize] = Some(s);
+                    strided[out.0 as usize] = behaviour.strided || input.is_some_and(|t| strided[t.0 as usize]);
+                }
+                _ => {
+                    let bytes = run.sizes[out.0 as usize];
+                    let s = store.alloc(bytes, Category::Activations);
+                    storage_of[out.0 as usize] = Some(s);
+                    if first_step {
+                        made_by(&mut producer, s, lines.of_node[i], true);
+                    }
+                    made += bytes;
+                }
+            }
+            requires_grad[out.0 as usize] = needs_grad;
+        }
+        let mut extra_saved = Vec::new();
+        // Autocast: the half-precision copies of the weights (cached for the forward and
+        // saved for backward) and of float32 inputs.
+        if config.precision.mixed() && node.op.autocast() == Autocast::Half {
+            if let Some((_, elements)) = run.params.of_node[i] {
+                extra_saved.push(store.alloc(elements * 2, Category::Activations));
+            }
+            for &input in inputs {
+                if run.sizes[input.0 as usize] == 4 * known(graph.tensor(input).numel())
+                    && graph.tensor(input).dtype.is_float()
+                {
+                    extra_saved.push(store.alloc(known(graph.tensor(input).numel()) * 2, Category::Activations));
+                }
+            }
+        }
+        if records {
+            for &s in &extra_saved {
+                saved[i].push(s);
+            }
+            for s in behaviour.saved.as_slice() {
+                let storage = match *s {
+                    Saved::Input(k) => inputs.get(k).and_then(|t| storage_of[t.0 as usize]),
+                    Saved::Output(k) => outputs.get(k).and_then(|t| storage_of[t.0 as usize]),
+                    Saved::Extra(bytes) if bytes > 0 => {
+                        let s = store.alloc(bytes, Category::Activations);
+                        extra_saved.push(s);
+                        Some(s)
+                    }
+                    Saved::Extra(_) => None,
+                };
+                if let Some(storage) = storage {
+                    if !extra_saved.contains(&storage) {
+                        store.hold(storage);
+                    }
+                    saved[i].push(storage);
+                }
+            }
+        }
+        // Tensors the kernel makes for backward even when nothing records it: freed at once.
+        let mut scratch = Vec::new();
+        if !records {
+            scratch.append(&mut extra_saved);
+            if behaviour.extras_always_made {
+                for s in behaviour.saved.as_slice() {
+                    if let Saved::Extra(bytes) = *s
+                        && bytes > 0
+                    {
+                        scratch.push(store.alloc(bytes, Category::Activations));
+                    }
+                }
+            }
+        }
+        let mut workspace = conv_workspace(node, graph, config.conv_algorithm);
+        if config.cudnn_benchmark && first_step {
+            workspace = workspace.max(benchmark_workspace(node, graph));
+        }
+        let transient = run.weight_transient(i);
+        let w = (workspace > 0).then(|| store.alloc(workspace, Category::Workspace));
+        let t = (transient > 0).then(|| store.alloc(transient, Category::Activations));
+        store.check(op, Some(site));
+        for s in w.into_iter().chain(t).chain(scratch) {
+            store.release(s);
+        }
+        if first_step {
+            let line = lines.line(lines.of_node[i]);
+            line.workspace = line.workspace.max(workspace);
+            if !records {
+                line.activations += made;
+            }
+            for &s in &extra_saved {
+                made_by(&mut producer, s, lines.of_node[i], true);
+            }
+            kept.extend(saved[i].iter().copied());
+        }
+        for t in run.releases(i) {
+            if let Some(s) = storage_of[t.0 as usize] {
+                store.release(s);
+            }
+        }
+    }
+    if first_step {
+        // Each kept storage once (several nodes may save one).
+        let mut counted = vec![false; store.bytes.len()];
+        for s in kept {
+            if !std::mem::replace(&mut counted[s], true)
+                && let Some(&Some(line)) = producer.get(s)
+            {
+                lines.line(line).activations += store.bytes[s];
+            }
+        }
+    }
+    Forward { saved, requires_grad, segment_inputs }
+}
+
+/// Recomputes a checkpoint segment before its backward: its nodes run again with autograd
+/// recording; what they save is held (in `forward.saved`) until their backward.
+pub(super) fn recompute(
+    run: &Run<'_>,
+    store: &mut Store,
+    forward: &mut Forward,
+    storage_of: &[Option<usize>],
+    nodes: &[usize],
+) {
+    let graph = run.graph;
+    let mut recomputed: HashMap<TensorId, usize> = HashMap::new();
+    let mut allocated: Vec<(TensorId, usize)> = Vec::new();
+    let storage =
+        |t: TensorId, recomputed: &HashMap<TensorId, usize>| recomputed.get(&t).copied().or(storage_of[t.0 as usize]);
+    for &j in nodes {
+        let node = &graph.nodes[j];
+        let behaviour = &run.behaviours[j];
+        let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
+        for &out in outputs {
+            match behaviour.alias.and_then(|a| inputs.get(a)).and_then(|&t| storage(t, &recomputed)) {
+                Some(base) => {
+                    recomputed.insert(out, base);
+                }
+                None => {
+                    let s = store.alloc(run.sizes[out.0 as usize], Category::Activations);
+                    recomputed.insert(out, s);
+                    allocated.push((out, s));
+                }
+            }
+        }
+        for saved in behaviour.saved.as_slice() {
+            let s = match *saved {
+                Saved::Input(k) => inputs.get(k).and_then(|&t| storage(t, &recomputed)),
+                Saved::Output(k) => outputs.get(k).and_then(|&t| storage(t, &recomputed)),
+                Saved::Extra(bytes) if bytes > 0 => {
+                    let s = store.alloc(bytes, Category::Activations);
+                    forward.saved[j].push(s);
+                    None
+                }
+                Saved::Extra(_) => None,
+            };
+            if let Some(s) = s {
+                store.hold(s);
+                forward.saved[j].push(s);
+            }
+        }
+        store.check(&format!("{} (recompute)", node.op), Some(&node.origin.stmt));
+        // What the recomputation no longer needs is dropped as it goes.
+        for (t, s) in &allocated {
+            if graph.released_after[t.0 as usize] == Some(j as u32) {
+                store.release(*s);
+            }
+        }
+    }
+    // Results the forward pass already holds (the segment's outputs) are dropped at the end.
+    for (t, s) in allocated {
+        let released_inside = graph.released_after[t.0 as usize].is_some_and(|r| nodes.contains(&(r as usize)));
+        if !released_inside {
+            store.release(s);
+        }
+    }
+}
+
+pub(super) fn run_backward(
+    run: &Run<'_>,
+    store: &mut Store,
+    forward: &mut Forward,
+    storage_of: &[Option<usize>],
+    grads: &mut [Option<usize>],
+    (loss_storages, output_grad_bytes, output): (&[usize], i128, Option<TensorId>),
+) {
+    let (graph, config) = (run.graph, run.config);
+    // Gradient storages of tensors, shared when a gradient passes through (views, add).
+    // Gradient storage by tensor.
+    let mut grad_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
+    if let Some(o) = output {
+        // dloss (a scalar), then the gradients of log_softmax and of the logits.
+        let dloss = store.alloc(4, Category::BackwardTemporaries);
+        store.check("nll_loss backward", None);
+        let dlog_probs = store.alloc(known(graph.tensor(o).numel()) * 4, Category::BackwardTemporaries);
+        store.check("nll_loss backward", None);
+        store.release(dloss);
+        // log_softmax's backward reads its saved result while writing the logits' gradient.
+        let dlogits = store.alloc(output_grad_bytes, Category::BackwardTemporaries);
+        store.check("log_softmax backward", None);
+        if let Some(&log_probs) = loss_storages.first() {
+            store.release(log_probs);
+        }
+        store.release(dlog_probs);
+        grad_of[o.0 as usize] = Some(dlogits);
+    }
+    let mut segment_nodes: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, &segment) in run.segment.iter().enumerate() {
+        if segment != 0 {
+            segment_nodes.entry(segment).or_default().push(i);
+        }
+    }
+    let mut recomputed_segment = 0;
+    // The peak's label, written into one buffer rather than allocated per node.
+    let mut label = String::new();
+    for (i, node) in graph.nodes.iter().enumerate().rev() {
+        let behaviour = &run.behaviours[i];
+        let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
+        let segment = run.segment[i];
+        if segment != 0 && segment != recomputed_segment {
+            recomputed_segment = segment;
+            recompute(run, store, forward, storage_of, &segment_nodes[&segment]);
+        }
+        let has_grad = outputs.iter().any(|o| grad_of[o.0 as usize].is_some());
+        if has_grad {
+            let upstream = outputs.first().and_then(|o| grad_of[o.0 as usize]);
+            let mut fresh = Vec::new();
+            for &input in inputs {
+                if !forward.requires_grad[input.0 as usize] {
+                    continue;
+                }
+                let existing = grad_of[input.0 as usize];
+                let bytes = run.sizes[input.0 as usize];
+                match (behaviour.grad, upstream, existing) {
+                    (GradFlow::PassThrough, Some(g), None) => {
+                        store.hold(g);
+                        grad_of[input.0 as usize] = Some(g);
+                    }
+                    (GradFlow::PassThrough, Some(_), Some(_)) => {}
+                    (_, _, None) => {
+                        let g = store.alloc(bytes, Category::BackwardTemporaries);
+                        grad_of[input.0 as usize] = Some(g);
+                    }
+                    // Accumulated in place, from a transient.
+                    (_, _, Some(_)) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
+                }
+            }
+            if let Some((_, elements)) = run.params.of_node[i] {
+                let index = run.params.index_of_node[i];
+                let bytes = run.grad_bytes(elements);
+                match grads[index] {
+                    None => grads[index] = Some(store.alloc(bytes, Category::Gradients)),
+                    Some(_) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
+                }
+            }
+            let workspace = conv_workspace(node, graph, config.conv_algorithm);
+            let transient = run.weight_transient(i);
+            fresh.extend((workspace > 0).then(|| store.alloc(workspace, Category::Workspace)));
+            fresh.extend((transient > 0).then(|| store.alloc(transient, Category::BackwardTemporaries)));
+            label.clear();
+            let _ = write!(label, "{} backward", node.op);
+            store.check(&label, Some(&node.origin.stmt));
+            for s in fresh {
+                store.release(s);
+            }
+        }
+        // The node is done: its outputs' gradients and its saved tensors are released.
+        for o in outputs {
+            if let Some(g) = grad_of[o.0 as usize].take() {
+                store.release(g);
+            }
+        }
+        for &s in &forward.saved[i] {
+            store.release(s);
+        }
+        forward.saved[i].clear();
+        // The segment's backward is done: its inputs are no longer held for it.
+        if segment != 0 && segment_nodes[&segment].first() == Some(&i) {
+            for s in forward.segment_inputs.remove(&segment).unwrap_or_default() {
+                store.release(s);
+            }
+        }
+    }
+    for g in grad_of.into_iter().flatten() {
+        store.release(g);
+    }
+}
+
+pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) {
+    let config = run.config;
+    let optimizer = config.optimizer;
+    let label = match optimizer {
+        Optimizer::Sgd => "sgd",
+        Optimizer::Momentum => "sgd (momentum)",
+        Optimizer::Adam => "adam",
+        Optimizer::AdamW => "adamw",
+        Optimizer::Adagrad => "adagrad",
+        Optimizer::RmsProp => "rmsprop",
+        Optimizer::Adafactor => "adafactor",
+        Optimizer::Adam8bit => "adam8bit",
+    };
+    // State is created lazily, at the first step.
+    if !*state_made {
+        for (_, elements, _) in &run.params.all {
+            let state = run.state_bytes(*elements);
+            if state > 0 {
+                store.alloc(state, Category::OptimizerState);
+                store.check(label, None);
+            }
+            if matches!(optimizer, Optimizer::Adam | Optimizer::AdamW | Optimizer::Adam8bit) {
+                // `state["step"]`: a float32 scalar tensor per parameter.
+                store.alloc(4, Category::OptimizerState);
+            }
+        }
+        *state_made = true;
+    }
+    // Temporaries of the update, each the size of a (sharded) gradient.
+    let sizes: Vec<i128> = run.params.all.iter().map(|(_, e, _)| run.grad_bytes(*e)).collect();
+    let per_param_temporaries = match optimizer {
+        Optimizer::Sgd | Optimizer::Momentum => 0,
+        // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): two at once.
+        Optimizer::Adam | Optimizer::AdamW => 2,
+        Optimizer::Adagrad | Optimizer::RmsProp | Optimizer::Adafactor | Optimizer::Adam8bit => 1,
+    };
+    if per_param_temporaries == 0 {
+        store.check(label, None);
+        return;
+    }
+    if config.foreach {
+        // One list-wide temporary (`_foreach_sqrt` of every state tensor).
+        let total: i128 = sizes.iter().sum();
+        let t = store.alloc(total, Category::OptimizerTemporaries);
+        store.check(label, None);
+        store.release(t);
+    } else {
+        for &bytes in &sizes {
+            let temps: Vec<usize> =
+                (0..per_param_temporaries).map(|_| store.alloc(bytes, Category::OptimizerTemporaries)).collect();
+            store.check(label, None);
+            for t in temps {
+                store.release(t);
+            }
+        }
+    }
+}

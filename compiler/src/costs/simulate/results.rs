@@ -1,0 +1,244 @@
+//! What a simulation answers: the peak and its breakdown by ledger, the figures of each
+//! phase and of each source line, and the timeline of live bytes.
+
+use super::*;
+
+/// What a storage holds, for the breakdown of a peak (the calibration's categories).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// Trainable parameters.
+    Parameters,
+    /// Buffers (BatchNorm running statistics).
+    Buffers,
+    /// The model's inputs and the labels.
+    Inputs,
+    /// Parameter gradients (`p.grad`).
+    Gradients,
+    /// Optimizer state (momentum, Adam's moments).
+    OptimizerState,
+    /// Tensors made in forward or loss and still alive (saved for backward, outputs).
+    Activations,
+    /// Tensors made in backward that are not `.grad` (activation gradients).
+    BackwardTemporaries,
+    /// Tensors made in the optimizer step that are not its state.
+    OptimizerTemporaries,
+    /// Kernel workspace (im2col buffers, cuDNN workspace), transient at its op.
+    Workspace,
+}
+
+pub(super) const CATEGORIES: usize = 9;
+
+/// Bytes per category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Breakdown {
+    /// Trainable parameters.
+    pub parameters: i128,
+    /// Buffers.
+    pub buffers: i128,
+    /// Inputs and labels.
+    pub inputs: i128,
+    /// Parameter gradients.
+    pub gradients: i128,
+    /// Optimizer state.
+    pub optimizer_state: i128,
+    /// Forward tensors still alive.
+    pub activations: i128,
+    /// Backward temporaries.
+    pub backward_temporaries: i128,
+    /// Optimizer temporaries.
+    pub optimizer_temporaries: i128,
+    /// Kernel workspace.
+    pub workspace: i128,
+}
+
+impl Breakdown {
+    pub(super) fn from_totals(t: &[i128; CATEGORIES]) -> Self {
+        Breakdown {
+            parameters: t[0],
+            buffers: t[1],
+            inputs: t[2],
+            gradients: t[3],
+            optimizer_state: t[4],
+            activations: t[5],
+            backward_temporaries: t[6],
+            optimizer_temporaries: t[7],
+            workspace: t[8],
+        }
+    }
+
+    /// The sum.
+    pub fn total(&self) -> i128 {
+        self.parameters
+            + self.buffers
+            + self.inputs
+            + self.gradients
+            + self.optimizer_state
+            + self.activations
+            + self.backward_temporaries
+            + self.optimizer_temporaries
+            + self.workspace
+    }
+}
+
+/// A phase of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// `optimizer.zero_grad(set_to_none=True)`.
+    ZeroGrad,
+    /// The model's forward pass.
+    Forward,
+    /// The loss.
+    Loss,
+    /// `loss.backward()`.
+    Backward,
+    /// `optimizer.step()`.
+    Step,
+}
+
+impl Phase {
+    /// The phase's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::ZeroGrad => "zero_grad",
+            Phase::Forward => "forward",
+            Phase::Loss => "loss",
+            Phase::Backward => "backward",
+            Phase::Step => "step",
+        }
+    }
+}
+
+/// A peak: when and what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Peak {
+    /// Live bytes at the peak.
+    pub bytes: i128,
+    /// The step (1 or 2).
+    pub step: u8,
+    /// The phase.
+    pub phase: Phase,
+    /// The op that had just allocated (`conv2d`, `conv2d backward`, `adam`).
+    pub op: String,
+    /// The source line of that op, if it has one.
+    #[serde(skip)]
+    pub site: Option<Site>,
+    /// What was live, by category.
+    pub breakdown: Breakdown,
+}
+
+/// A phase's figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PhaseFigures {
+    /// Step 1 or 2.
+    pub step: u8,
+    /// The phase.
+    pub phase: Phase,
+    /// Live bytes when it started.
+    pub start: i128,
+    /// Peak during it.
+    pub peak: i128,
+    /// Live bytes when it ended.
+    pub end: i128,
+}
+
+/// Memory attributed to one source line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LineMemory {
+    /// Parameters created by the line's ops.
+    pub weights: i128,
+    /// Buffers.
+    pub buffers: i128,
+    /// Their gradients (training).
+    pub gradients: i128,
+    /// Optimizer state for them (training, steady state).
+    pub optimizer: i128,
+    /// Bytes the line's ops keep for backward (saved tensors and the extra tensors made for
+    /// backward); without autograd, the bytes of what the line makes.
+    pub activations: i128,
+    /// The largest transient workspace of the line's ops.
+    pub workspace: i128,
+}
+
+/// The per-line figures of a run, as the simulation groups them: its lines (one per
+/// statement), the line of each node and of each statement value, and each line's memory.
+/// [`line_figures`] computes them without the rest of the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineTable {
+    /// Each line's statement, in the order lines first appear among the graph's statement
+    /// values (the order they first finished running), then among its nodes. Shared with the
+    /// rows made from the table (thousands of sites in a large model).
+    pub sites: Arc<[Site]>,
+    /// The line (an index in `sites`) of each of the graph's nodes.
+    pub of_node: Vec<u32>,
+    /// The line of each of the graph's statement values (`Graph::stmt_values`).
+    pub of_value: Vec<u32>,
+    /// Each line's memory; `None` for a line nothing was recorded for (all zero).
+    pub memory: Vec<Option<LineMemory>>,
+}
+
+impl LineTable {
+    /// The memory of the lines that have a record, by statement ([`Simulation::lines`]).
+    pub fn by_site(self) -> BTreeMap<Site, LineMemory> {
+        self.sites.iter().cloned().zip(self.memory).filter_map(|(site, m)| Some((site, m?))).collect()
+    }
+}
+
+/// The result of simulating a scenario.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Simulation {
+    /// The allocated peak (exact storage bytes, as `memory_allocated()` without rounding).
+    pub peak: Peak,
+    /// The peak with each allocation rounded as the device's allocator rounds it.
+    pub rounded_peak: i128,
+    /// Every phase of every step.
+    pub phases: Vec<PhaseFigures>,
+    /// Per source line.
+    #[serde(skip)]
+    pub lines: BTreeMap<Site, LineMemory>,
+    /// Live bytes over the run, downsampled (for plots; not in the JSON report).
+    #[serde(skip)]
+    pub timeline: Timeline,
+}
+
+/// One moment of the run: what was live just after an allocation was checked for the peak,
+/// or when a phase began.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sample {
+    /// Its position in the run: how many samples came before it (before downsampling).
+    pub at: u32,
+    /// The step (1 or 2).
+    pub step: u8,
+    /// The phase.
+    pub phase: Phase,
+    /// The op that had just allocated; empty when the sample marks a phase's start or the
+    /// end of the run.
+    pub op: String,
+    /// Live bytes by category.
+    pub live: Breakdown,
+}
+
+/// The run's live bytes over time: a sample after every check for the peak and at every
+/// phase's start, downsampled on long runs to about [`TIMELINE_POINTS`] samples. Every phase
+/// start, the end and the peak are always kept; between them, each bucket of consecutive
+/// samples keeps its lowest and its highest, so spikes survive.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Timeline {
+    /// The samples kept, in run order.
+    pub samples: Vec<Sample>,
+    /// How many samples the run made (the `at` of the last one, plus one).
+    pub recorded: u32,
+    /// The `at` of the sample where the peak was reached.
+    pub peak_at: u32,
+}
+
+impl Timeline {
+    /// The sample of the peak.
+    pub fn peak(&self) -> Option<&Sample> {
+        self.samples.iter().find(|s| s.at == self.peak_at)
+    }
+}
+
+/// About how many samples a timeline keeps.
+pub const TIMELINE_POINTS: usize = 2000;

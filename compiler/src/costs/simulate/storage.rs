@@ -1,0 +1,138 @@
+//! The storage model: every allocation a storage with its bytes (rounded as the device's
+//! allocator rounds them) and its ledger, held by reference counts; the live totals and
+//! the peak check after each allocation.
+
+use super::*;
+
+/// The storages and what is live.
+pub(super) struct Store {
+    /// Whether the peak, the phases and the timeline are recorded (not when only the
+    /// per-line figures are asked for: [`Extent::Lines`]).
+    pub(super) peaks: bool,
+    pub(super) bytes: Vec<i128>,
+    pub(super) category: Vec<Category>,
+    pub(super) live: Vec<bool>,
+    /// Holders: program references, autograd saves, aliases.
+    pub(super) holds: Vec<u32>,
+    pub(super) totals: [i128; CATEGORIES],
+    pub(super) live_bytes: i128,
+    pub(super) live_rounded: i128,
+    pub(super) rounding: i128,
+    pub(super) peak: Option<Peak>,
+    pub(super) rounded_peak: i128,
+    pub(super) phase: Phase,
+    pub(super) step: u8,
+    pub(super) phases: Vec<PhaseFigures>,
+    pub(super) timeline: Recorder,
+    /// The timeline position of the peak.
+    pub(super) peak_at: u64,
+}
+
+impl Store {
+    pub(super) fn rounded(&self, bytes: i128) -> i128 {
+        let up = bytes + self.rounding - 1;
+        // An i128 division is a library call; sizes and roundings fit in an i64.
+        match (i64::try_from(up), i64::try_from(self.rounding)) {
+            (Ok(up), Ok(rounding)) => i128::from(up / rounding * rounding),
+            _ => up / self.rounding * self.rounding,
+        }
+    }
+
+    pub(super) fn alloc(&mut self, bytes: i128, category: Category) -> usize {
+        self.bytes.push(bytes);
+        self.category.push(category);
+        self.live.push(true);
+        self.holds.push(1);
+        self.totals[category as usize] += bytes;
+        self.live_bytes += bytes;
+        self.live_rounded += self.rounded(bytes);
+        self.bytes.len() - 1
+    }
+
+    pub(super) fn hold(&mut self, s: usize) {
+        self.holds[s] += 1;
+    }
+
+    /// Drops one holder; the storage is freed when none is left.
+    pub(super) fn release(&mut self, s: usize) {
+        if !self.live[s] {
+            return;
+        }
+        self.holds[s] = self.holds[s].saturating_sub(1);
+        if self.holds[s] == 0 {
+            self.live[s] = false;
+            self.totals[self.category[s] as usize] -= self.bytes[s];
+            self.live_bytes -= self.bytes[s];
+            self.live_rounded -= self.rounded(self.bytes[s]);
+        }
+    }
+
+    /// Records a possible peak just after an allocation.
+    pub(super) fn check(&mut self, op: &str, site: Option<&Site>) {
+        if !self.peaks {
+            return;
+        }
+        self.rounded_peak = self.rounded_peak.max(self.live_rounded);
+        if let Some(figures) = self.phases.last_mut() {
+            figures.peak = figures.peak.max(self.live_bytes);
+        }
+        if self.peak.as_ref().is_none_or(|p| self.live_bytes > p.bytes) {
+            // In a forward pass nearly every allocation is a new peak: update it in place.
+            let breakdown = Breakdown::from_totals(&self.totals);
+            match &mut self.peak {
+                Some(peak) => {
+                    peak.bytes = self.live_bytes;
+                    peak.step = self.step;
+                    peak.phase = self.phase;
+                    peak.op.clear();
+                    peak.op.push_str(op);
+                    peak.site = site.cloned();
+                    peak.breakdown = breakdown;
+                }
+                None => {
+                    self.peak = Some(Peak {
+                        bytes: self.live_bytes,
+                        step: self.step,
+                        phase: self.phase,
+                        op: op.to_string(),
+                        site: site.cloned(),
+                        breakdown,
+                    })
+                }
+            }
+            self.peak_at = self.timeline.count;
+        }
+        self.timeline.record(self.step, self.phase, op, &self.totals, false);
+    }
+
+    pub(super) fn begin(&mut self, step: u8, phase: Phase) {
+        if !self.peaks {
+            return;
+        }
+        self.end_phase();
+        self.step = step;
+        self.phase = phase;
+        self.phases.push(PhaseFigures { step, phase, start: self.live_bytes, peak: self.live_bytes, end: 0 });
+        self.timeline.record(step, phase, "", &self.totals, true);
+    }
+
+    pub(super) fn end_phase(&mut self) {
+        let live = self.live_bytes;
+        if let Some(figures) = self.phases.last_mut() {
+            figures.end = live;
+        }
+    }
+
+    /// The end of the run: the last phase ends, the timeline's last sample.
+    pub(super) fn end(&mut self) {
+        if !self.peaks {
+            return;
+        }
+        self.end_phase();
+        self.timeline.record(self.step, self.phase, "", &self.totals, true);
+    }
+}
+
+pub(super) fn known(d: Option<crate::shapes::Dim>) -> i128 {
+    d.and_then(|d| d.known()).unwrap_or(0)
+}

@@ -1,0 +1,268 @@
+//! Calls: what a called name refers to (block, op or model, through the file's scope), binding
+//! arguments to parameters, and running a block call in a frame of its own.
+
+use super::*;
+
+impl<'db> Elaborator<'db, '_> {
+    /// What `callee` refers to in the file of `ctx`, resolved once per elaboration.
+    pub(super) fn callee(&mut self, callee: &'db str, ctx: &Ctx<'db>) -> Callee<'db> {
+        if let Some(&resolved) = self.callees.get(&(ctx.file, callee)) {
+            return resolved;
+        }
+        let resolved = self.resolve(callee, ctx.file);
+        self.callees.insert((ctx.file, callee), resolved);
+        resolved
+    }
+
+    pub(super) fn resolve(&mut self, callee: &str, file: SourceFile) -> Callee<'db> {
+        let db = self.db;
+        let scope: &'db Scope = self.scopes.entry(file).or_insert_with(|| file_scope(db, file));
+        let def = scope.get(callee);
+        let known = self.previous.as_ref().and_then(|r| r.previous.resolutions.get(&file)?.get(callee));
+        if known.is_none() {
+            let target = def.map(|d| (d.kind, d.file.clone(), d.item));
+            self.resolutions.entry(file).or_default().insert(callee.into(), target);
+        }
+        let Some(def) = def else { return Callee::Other };
+        let source = match self.sources.iter().find(|(name, _)| **name == def.file) {
+            Some(&(_, source)) => source,
+            None => {
+                let source = lookup_file(db, &def.file);
+                self.sources.push((&def.file, source));
+                source
+            }
+        };
+        let Some(source) = source else { return Callee::Other };
+        // The item's field, not its `item_tree` query: the same dependency, without an
+        // interned key and a memo to check per callee.
+        let Some(arc) = item_of(db, source, def.item) else { return Callee::Other };
+        let used = self.use_item(UsedItem { file: source, index: def.item, item: Arc::clone(arc) });
+        match (def.kind, &**arc) {
+            (DefKind::Op, Item::Op(decl)) => {
+                self.param_names.push(decl.params.iter().map(|p| Arc::from(p.name.text.as_str())).collect());
+                Callee::Op { decl, source, file: &def.file, item: def.item, names: self.param_names.len() - 1, used }
+            }
+            (DefKind::Block, Item::Block(block)) => {
+                Callee::Block { block, source, file: &def.file, item: def.item, used }
+            }
+            _ => Callee::Other,
+        }
+    }
+
+    /// The index of an item among those this elaboration read, added the first time (an
+    /// item the previous elaboration read keeps its index, and now its current tree).
+    pub(super) fn use_item(&mut self, used: UsedItem) -> u32 {
+        match self.item_ids.get(&(used.file, used.index)) {
+            Some(&id) => {
+                self.items[id as usize] = used;
+                id
+            }
+            None => {
+                self.item_ids.insert((used.file, used.index), self.items.len() as u32);
+                self.items.push(used);
+                self.items.len() as u32 - 1
+            }
+        }
+    }
+
+    /// Notes that the innermost block call being run read an item.
+    pub(super) fn touch(&mut self, used: u32) {
+        if let Some(open) = self.open.last_mut()
+            && !open.record.items.contains(&used)
+        {
+            open.record.items.push(used);
+        }
+    }
+
+    /// A call; `first`, if given, replaces the value of the first argument (for `repeat`).
+    pub(super) fn call_with(
+        &mut self,
+        id: NodeId,
+        callee: &'db str,
+        args: &'db [Arg],
+        env: &Env<'db>,
+        ctx: &Ctx<'db>,
+        first: Option<Value>,
+    ) -> Result<Value, Stop> {
+        match self.callee(callee, ctx) {
+            Callee::Op { decl, source, file, item, names, used } => {
+                self.touch(used);
+                let bound = self.bind(&decl.params, args, env, ctx, (source, file, item), first)?;
+                let Some(bound) = bound else { return Ok(Value::Unknown) };
+                self.op_call(decl, names, bound, id, ctx)
+            }
+            Callee::Block { block, source, file, item, used } => {
+                self.touch(used);
+                if self.chain.len() >= MAX_CALL_DEPTH {
+                    let site = self.site(ctx.name, ctx.item, id);
+                    self.error_at(
+                        Code::RecursionLimit,
+                        &site,
+                        format!("block calls nested deeper than {MAX_CALL_DEPTH}: does `{callee}` call itself?"),
+                    );
+                    self.stopped = true;
+                    return Err(Stop);
+                }
+                let bound = self.bind(&block.params, args, env, ctx, (source, file, item), first)?;
+                let Some(bound) = bound else { return Ok(Value::Unknown) };
+                // The argument tensors, and whether the caller holds each.
+                let inputs: Vec<(TensorId, bool)> = bound
+                    .iter()
+                    .flat_map(|(_, value, _)| value_tensors(value))
+                    .map(|&t| (t, self.refs[t.0 as usize] > 0))
+                    .collect();
+                if self.chain.is_empty() {
+                    self.outer_calls += 1;
+                    self.outer_call = self.outer_calls;
+                }
+                self.chain.push(self.site(ctx.name, ctx.item, id));
+                let (chain, occurrence, same_site) = self.begin_call();
+                // A call of the model's body is also found by its callee and how many calls
+                // of it came before, so that a line added above it (which renumbers the call
+                // sites after it) does not make it run again.
+                let callee_at = |at: u32| self.previous.as_ref().map(|r| r.previous.calls[at as usize].callee);
+                let before = match same_site {
+                    Some(at) if callee_at(at) == Some((source, item)) => Some((at, false)),
+                    _ if self.chain.len() == 1 => self.moved_call((source, item)).map(|at| (at, true)),
+                    _ => None,
+                };
+                if self.chain.len() == 1 {
+                    *self.top_calls.entry((source, item)).or_insert(0) += 1;
+                }
+                let result = match self.reuse(before, occurrence, (source, item), &bound, &inputs) {
+                    Some(value) => Ok(value),
+                    None => {
+                        let record = CallRecord {
+                            chain,
+                            occurrence,
+                            callee: (source, item),
+                            outer_call: self.outer_call,
+                            args: bound.iter().map(|(name, value, _)| (Box::from(*name), value.clone())).collect(),
+                            inputs,
+                            nodes: (self.graph.nodes.len() as u32, 0),
+                            tensors: (self.graph.tensors.len() as u32, 0),
+                            stmt_values: (self.graph.stmt_values.len() as u32, 0),
+                            input_releases: Vec::new(),
+                            returned: Vec::new(),
+                            result: Value::Unknown,
+                            items: vec![used],
+                            nested: (self.calls.len() as u32, 0),
+                        };
+                        let callee_ctx = Ctx { file: source, name: file, item, stmt: Default::default() };
+                        self.run_block(block, bound, record, &callee_ctx)
+                    }
+                };
+                self.chain.pop();
+                self.shared_chain = None;
+                if self.chain.is_empty() {
+                    self.outer_call = 0;
+                }
+                result
+            }
+            Callee::Other => Ok(Value::Unknown),
+        }
+    }
+
+    /// Runs a block's body on its bound arguments, recording the call for the next
+    /// elaboration.
+    pub(super) fn run_block(
+        &mut self,
+        block: &'db Callable,
+        bound: Bound<'db>,
+        record: CallRecord,
+        ctx: &Ctx<'db>,
+    ) -> Result<Value, Stop> {
+        self.counts.ran += 1;
+        let diagnostics = self.graph.diagnostics.len();
+        self.open.push(OpenCall { record, diagnostics, share_uses: self.share_uses, undecided: self.undecided });
+        let mut inner = Env::new();
+        for (name, value, _) in bound {
+            self.assign(&mut inner, name, value);
+        }
+        let result = self.body(&block.body, &mut inner, ctx, false);
+        if let Ok(result) = &result {
+            // Dropping the frame releases the arguments nobody else holds: part of the call.
+            self.drop_frame(inner, result.as_deref().unwrap_or(&[]));
+        }
+        let open = self.open.pop().expect("pushed above");
+        let result = result?;
+        let value = match result {
+            Some(mut values) if values.len() == 1 => values.remove(0),
+            Some(values) => Value::Tensors(
+                values.into_iter().filter_map(|v| if let Value::Tensor(t) = v { Some(t) } else { None }).collect(),
+            ),
+            None => Value::Unknown,
+        };
+        self.close(open, &value);
+        Ok(value)
+    }
+
+    /// Records a block call that returned `value`, unless its effects reach outside it
+    /// (diagnostics, weights tied by key); the caller read what it read.
+    pub(super) fn close(&mut self, open: OpenCall, value: &Value) {
+        let mut record = open.record;
+        for &used in &record.items {
+            self.touch(used);
+        }
+        if self.graph.diagnostics.len() != open.diagnostics
+            || self.share_uses != open.share_uses
+            || self.undecided != open.undecided
+        {
+            return;
+        }
+        record.nodes.1 = self.graph.nodes.len() as u32;
+        record.tensors.1 = self.graph.tensors.len() as u32;
+        record.stmt_values.1 = self.graph.stmt_values.len() as u32;
+        record.returned = value_tensors(value)
+            .iter()
+            .filter(|t| t.0 >= record.tensors.0)
+            .map(|&t| (t, self.graph.released_after[t.0 as usize]))
+            .collect();
+        record.result = value.clone();
+        record.nested.1 = self.calls.len() as u32;
+        self.call_at(&Arc::clone(&record.chain), record.occurrence, self.calls.len() as u32);
+        self.calls.push(Arc::new(record));
+    }
+
+    /// Binds call arguments to parameters, evaluating defaults. Returns each parameter's
+    /// name, value and the node of the argument that gave it (for labels), or `None` if an
+    /// argument is unknown. A name bound twice keeps its last value, in its first place.
+    pub(super) fn bind(
+        &mut self,
+        params: &'db [Param],
+        args: &'db [Arg],
+        env: &Env<'db>,
+        ctx: &Ctx<'db>,
+        (def_source, def_file, def_item): (SourceFile, &'db FileName, u32),
+        mut first: Option<Value>,
+    ) -> Result<Option<Bound<'db>>, Stop> {
+        let mut bound: Bound<'db> = Vec::with_capacity(params.len().max(args.len()));
+        for (position, arg) in args.iter().enumerate() {
+            let name = match &arg.keyword {
+                Some(k) => k.text.as_str(),
+                None => match params.get(position) {
+                    Some(p) => p.name.text.as_str(),
+                    None => return Ok(None),
+                },
+            };
+            let value = match first.take() {
+                Some(value) => value,
+                None => self.eval_in(&arg.value, env, ctx)?,
+            };
+            match bound.iter_mut().find(|(n, _, _)| *n == name) {
+                Some(slot) => *slot = (name, value, Some(arg.value.id)),
+                None => bound.push((name, value, Some(arg.value.id))),
+            }
+        }
+        for p in params {
+            if bound.iter().any(|(n, _, _)| *n == p.name.text) {
+                continue;
+            }
+            let Some(default) = &p.default else { return Ok(None) };
+            let default_ctx = Ctx { file: def_source, name: def_file, item: def_item, stmt: Default::default() };
+            let value = self.eval_in(default, &Env::new(), &default_ctx)?;
+            bound.push((&p.name.text, value, None));
+        }
+        Ok(Some(bound))
+    }
+}

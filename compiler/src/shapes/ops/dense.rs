@@ -1,0 +1,131 @@
+//! The rules of linear layers, matrix products (with NumPy broadcasting of batch
+//! dimensions), embeddings and free-standing parameters.
+
+use super::*;
+
+pub(super) fn linear(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    if x.rank() == 0 {
+        return Err(error("linear needs at least a 1-D input").blame("x", format!("{x}")));
+    }
+    if !x.dtype.is_float() {
+        return Err(error(format!("linear needs a floating-point input, found {x}"))
+            .blame("x", format!("{x}"))
+            .help("integer ids go through `embedding` first"));
+    }
+    let out_features = args.int("out_features")?;
+    at_least(args, "out_features", &out_features, 1)?;
+    let in_features = x.shape.last().expect("rank checked").clone();
+    let mut weights = vec![Weight { name: "weight", numel: out_features.mul(&in_features).ok()? }];
+    if args.bool("bias")? {
+        weights.push(Weight { name: "bias", numel: out_features.clone() });
+    }
+    let mut shape = x.shape.clone();
+    *shape.last_mut().expect("rank checked") = out_features.clone();
+    let out = TensorType::new(x.dtype, shape);
+    let macs = out.numel().ok()?.mul(&in_features).ok()?;
+    Ok(OpResult { outputs: vec![out], weights, buffers: Vec::new(), macs })
+}
+
+/// Broadcasts two shapes (numpy rules), or explains why not.
+pub fn broadcast(a: &TensorType, b: &TensorType) -> Result<TensorType, OpError> {
+    let rank = a.rank().max(b.rank());
+    let mut shape = Vec::with_capacity(rank);
+    for i in 0..rank {
+        let da = if i + a.rank() >= rank { Some(&a.shape[i + a.rank() - rank]) } else { None };
+        let db = if i + b.rank() >= rank { Some(&b.shape[i + b.rank() - rank]) } else { None };
+        let d = match (da, db) {
+            (Some(x), None) | (None, Some(x)) => x.clone(),
+            (Some(x), Some(y)) if x == y => x.clone(),
+            (Some(x), Some(y)) if *x == k(1) => y.clone(),
+            (Some(x), Some(y)) if *y == k(1) => x.clone(),
+            (Some(x), Some(y)) if x.certainly_differs(y) || (x.known().is_some() && y.known().is_some()) => {
+                return Err(error(format!(
+                    "shapes {a} and {b} cannot be broadcast: dimension {i} is {x} in one and {y} in the other"
+                ))
+                .help("broadcasting needs equal sizes or a size of 1 in each dimension"));
+            }
+            // Symbolic sizes that may be equal: assume they are.
+            (Some(x), Some(_)) => x.clone(),
+            (None, None) => unreachable!("i < rank"),
+        };
+        shape.push(d);
+    }
+    let dtype = if a.dtype.is_float() { a.dtype } else { b.dtype };
+    Ok(TensorType::new(dtype, shape))
+}
+
+/// `a @ b` with torch.matmul's rules (1-D operands, batch broadcasting).
+pub fn matmul(a: &TensorType, b: &TensorType) -> OpOutcome {
+    matmul_rule(a, b)
+        .map_err(|e| if e.blame.is_empty() { e.blame("a", format!("{a}")).blame("b", format!("{b}")) } else { e })
+}
+
+pub(super) fn matmul_rule(a: &TensorType, b: &TensorType) -> OpOutcome {
+    if a.rank() == 0 || b.rank() == 0 {
+        return Err(error(format!("matmul needs tensors of at least one dimension, found {a} and {b}")));
+    }
+    let a2 = if a.rank() == 1 { vec![k(1), a.shape[0].clone()] } else { a.shape.clone() };
+    let b2 = if b.rank() == 1 { vec![b.shape[0].clone(), k(1)] } else { b.shape.clone() };
+    let (n, inner_a) = (&a2[a2.len() - 2], &a2[a2.len() - 1]);
+    let (inner_b, m) = (&b2[b2.len() - 2], &b2[b2.len() - 1]);
+    if inner_a.certainly_differs(inner_b) {
+        return Err(error(format!(
+            "cannot multiply {a} by {b}: the inner dimensions differ ({inner_a} and {inner_b})"
+        )));
+    }
+    let batch_a = TensorType::new(a.dtype, a2[..a2.len() - 2].to_vec());
+    let batch_b = TensorType::new(b.dtype, b2[..b2.len() - 2].to_vec());
+    let batch = broadcast(&batch_a, &batch_b)?;
+    let mut shape = batch.shape.clone();
+    if a.rank() > 1 {
+        shape.push(n.clone());
+    }
+    if b.rank() > 1 {
+        shape.push(m.clone());
+    }
+    let macs = product(&batch.shape)?.mul(n).ok()?.mul(inner_a).ok()?.mul(m).ok()?;
+    Ok(OpResult { outputs: vec![TensorType::new(a.dtype, shape)], weights: Vec::new(), buffers: Vec::new(), macs })
+}
+
+pub(super) fn bmm(args: &Args) -> OpOutcome {
+    let a = rank(args, "a", &[3], "[B, N, K] for bmm")?;
+    let b = rank(args, "b", &[3], "[B, K, M] for bmm")?;
+    if a.shape[0].certainly_differs(&b.shape[0]) {
+        return Err(error(format!("bmm batch sizes differ: {a} and {b}"))
+            .blame("a", format!("{a}"))
+            .blame("b", format!("{b}")));
+    }
+    matmul(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))
+}
+
+pub(super) fn embedding(args: &Args) -> OpOutcome {
+    let ids = args.tensor("ids")?;
+    if ids.dtype.is_float() {
+        return Err(error(format!("embedding ids must be integers, found {ids}"))
+            .blame("ids", format!("{ids}"))
+            .help("declare the input as i64: `input ids: i64[N, S]`"));
+    }
+    let (num, dim) = (args.int("num")?, args.int("dim")?);
+    at_least(args, "num", &num, 1)?;
+    at_least(args, "dim", &dim, 1)?;
+    let mut shape = ids.shape.clone();
+    shape.push(dim.clone());
+    let weights = vec![Weight { name: "weight", numel: num.mul(&dim).ok()? }];
+    Ok(OpResult { outputs: vec![TensorType::new(DType::F32, shape)], weights, buffers: Vec::new(), macs: k(0) })
+}
+
+/// A learned tensor: its own storage, created with the model.
+pub(super) fn parameter(args: &Args) -> OpOutcome {
+    let shape = args.ints("shape")?;
+    if let Some(bad) = shape.iter().find(|d| d.certainly_nonpositive()) {
+        return Err(error(format!("a parameter's dimensions must be positive, found {bad}")).blame("shape", "here"));
+    }
+    let numel = product(&shape)?;
+    Ok(OpResult {
+        outputs: vec![TensorType::new(DType::F32, shape)],
+        weights: vec![Weight { name: "weight", numel }],
+        buffers: Vec::new(),
+        macs: k(0),
+    })
+}

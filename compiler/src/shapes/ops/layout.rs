@@ -1,0 +1,177 @@
+//! The rules of the ops that rearrange elements: flatten, reshape (one inferred dimension),
+//! permute, transpose, concat, split and slice.
+
+use super::*;
+
+pub(super) fn flatten(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    if x.rank() == 0 {
+        return Ok(OpResult::one(TensorType::new(x.dtype, vec![k(1)])));
+    }
+    let start = axis(args, "start", x.rank())?;
+    let end = axis(args, "end", x.rank())?;
+    if start > end {
+        return Err(error(format!("flatten's start ({start}) is after its end ({end})")).blame("start", "here"));
+    }
+    let merged = product(&x.shape[start..=end])?;
+    let mut shape = x.shape[..start].to_vec();
+    shape.push(merged);
+    shape.extend_from_slice(&x.shape[end + 1..]);
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
+pub(super) fn reshape(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let target = args.ints("shape")?;
+    let inferred: Vec<usize> = target.iter().enumerate().filter(|(_, d)| **d == k(-1)).map(|(i, _)| i).collect();
+    if inferred.len() > 1 {
+        return Err(error("only one dimension of a reshape can be -1").blame("shape", "two -1s"));
+    }
+    if let Some(bad) = target.iter().find(|d| d.known().is_some_and(|v| v < -1 || v == 0)) {
+        return Err(error(format!("invalid size {bad} in reshape")).blame("shape", "sizes must be positive or -1"));
+    }
+    let total = x.numel().ok()?;
+    let known_product = product(target.iter().filter(|d| **d != k(-1)))?;
+    let mut shape = target.clone();
+    if let Some(&i) = inferred.first() {
+        let inferred_dim = total.floor_div(&known_product).ok()?;
+        let remainder = total.rem(&known_product).ok()?;
+        if remainder.certainly_differs(&k(0)) {
+            return Err(error(format!(
+                "cannot reshape {x} ({total} elements) into {}: {total} is not divisible by {known_product}",
+                fmt_dims(&target)
+            ))
+            .blame("x", format!("{x}"))
+            .blame("shape", format!("{} elements without the -1", known_product)));
+        }
+        shape[i] = inferred_dim;
+    } else if total.certainly_differs(&known_product) {
+        return Err(error(format!(
+            "cannot reshape {x} into {}: that changes the element count from {total} to {known_product}",
+            fmt_dims(&target)
+        ))
+        .blame("x", format!("{x}: {total} elements"))
+        .blame("shape", format!("{known_product} elements")));
+    }
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
+pub(super) fn fmt_dims(dims: &[Dim]) -> String {
+    let parts: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+pub(super) fn permute(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let dims = args.ints("dims")?;
+    if dims.len() != x.rank() {
+        return Err(error(format!(
+            "permute of a {}-D tensor needs {} dimensions, found {}",
+            x.rank(),
+            x.rank(),
+            dims.len()
+        ))
+        .blame("dims", "here"));
+    }
+    let mut seen = vec![false; x.rank()];
+    let mut shape = Vec::new();
+    for d in &dims {
+        let v = d.known().ok_or_else(|| error("permute's dimensions must be known integers").blame("dims", "here"))?;
+        let r = x.rank() as i128;
+        let a = if v < 0 { v + r } else { v };
+        if a < 0 || a >= r || seen[a as usize] {
+            return Err(
+                error(format!("permute's dimensions must be a permutation of 0..{}", x.rank())).blame("dims", "here")
+            );
+        }
+        seen[a as usize] = true;
+        shape.push(x.shape[a as usize].clone());
+    }
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
+pub(super) fn transpose(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let (a, b) = (axis(args, "a", x.rank())?, axis(args, "b", x.rank())?);
+    let mut shape = x.shape.clone();
+    shape.swap(a, b);
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
+pub(super) fn concat(args: &Args) -> OpOutcome {
+    let xs = args.tensors("xs")?;
+    let first = xs.first().ok_or_else(|| error("concat needs at least one tensor").blame("xs", "empty"))?;
+    let d = axis(args, "dim", first.rank())?;
+    let mut total = k(0);
+    for x in xs {
+        if x.rank() != first.rank() {
+            return Err(error(format!("concat of tensors of different ranks: {first} and {x}")).blame("xs", "here"));
+        }
+        for (i, (a, b)) in first.shape.iter().zip(&x.shape).enumerate() {
+            if i != d && a.certainly_differs(b) {
+                return Err(error(format!(
+                    "concat along dimension {d} needs equal sizes elsewhere, but dimension {i} is {a} in {first} and {b} in {x}"
+                ))
+                .blame("xs", "here"));
+            }
+        }
+        total = total.add(&x.shape[d]).ok()?;
+    }
+    let mut shape = first.shape.clone();
+    shape[d] = total;
+    Ok(OpResult::one(TensorType::new(first.dtype, shape)))
+}
+
+/// torch.chunk: `sections` pieces of ceil(L / sections), the last one smaller.
+pub(super) fn split(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank())?;
+    let sections = args.known_int("sections")?;
+    if sections < 1 {
+        return Err(error(format!("split needs at least 1 section, found {sections}")).blame("sections", "here"));
+    }
+    let len = x.shape[d].clone();
+    let Some(l) = len.known() else {
+        // Symbolic length: equal pieces.
+        let piece = len.floor_div(&k(sections)).ok()?;
+        let mut shape = x.shape.clone();
+        shape[d] = piece;
+        return Ok(OpResult {
+            outputs: vec![TensorType::new(x.dtype, shape); sections as usize],
+            weights: Vec::new(),
+            buffers: Vec::new(),
+            macs: k(0),
+        });
+    };
+    let piece = (l + sections - 1) / sections;
+    let mut outputs = Vec::new();
+    let mut start = 0;
+    while start < l {
+        let mut shape = x.shape.clone();
+        shape[d] = k(piece.min(l - start));
+        outputs.push(TensorType::new(x.dtype, shape));
+        start += piece;
+    }
+    Ok(OpResult { outputs, weights: Vec::new(), buffers: Vec::new(), macs: k(0) })
+}
+
+pub(super) fn slice(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank())?;
+    let (start, end, step) = (args.int("start")?, args.int("end")?, args.known_int("step")?);
+    if step < 1 {
+        return Err(error(format!("slice step must be positive, found {step}")).blame("step", "here"));
+    }
+    let len = x.shape[d].clone();
+    let size = match (len.known(), start.known(), end.known()) {
+        (Some(l), Some(s), Some(e)) => {
+            let clamp = |v: i128| if v < 0 { (v + l).max(0) } else { v.min(l) };
+            let (s, e) = (clamp(s), clamp(e));
+            k(if e > s { (e - s + step - 1) / step } else { 0 })
+        }
+        _ => end.sub(&start).ok()?.ceil_div(&k(step)).ok()?,
+    };
+    let mut shape = x.shape.clone();
+    shape[d] = size;
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
