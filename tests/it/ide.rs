@@ -1396,6 +1396,8 @@ fn inlay_hints_show_the_figures_the_configuration_chooses() {
         train fit { model m()  batch 32  optimizer adam }
         infer serve { model m()  batch 1  no_grad  eval }
         ");
+    // QUESTIONABLE: with little room the shape is cut to a lone `…` (`… · 32.0 KiB`), which
+    // says nothing; dropping the shape would read better.
     let short = HintConfig { max_length: 12, ..HintConfig::default() };
     let actual = inlay_hints(MODEL, &short, None);
     insta::assert_snapshot!(actual, @r"
@@ -1784,6 +1786,8 @@ fn formatting_gives_the_formatted_text_or_refuses_syntax_errors() {
         ");
     let again = load(&formatted);
     assert_eq!(ide::formatted(&again.db, again.file).as_deref(), Ok(formatted.as_str()), "idempotent");
+    // The error says how many syntax errors, as `1 syntax error(s)` (a plural left to the
+    // reader).
     let broken = load("block b(x) {\n    return relu(x\n}\n");
     let error = ide::formatted(&broken.db, broken.file).expect_err("a syntax error");
     insta::assert_snapshot!(error.to_string(), @"1 syntax error(s)");
