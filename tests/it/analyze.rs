@@ -3,8 +3,10 @@
 //!
 //! - Every zoo file (`stdlib/std/models/*.net`) is analyzed by its path, as any `.net` file on
 //!   disk: the zoo files are ordinary files that `use std.blocks`, which resolves to the
-//!   embedded standard library, so no probe file and no special case are needed. Their
-//!   reports are reviewed YAML snapshots (`analyze_<family>`).
+//!   embedded standard library, so no probe file and no special case are needed. Two of
+//!   them, the smallest convolutional network and the smallest transformer, pin the
+//!   serialized schema as reviewed YAML snapshots (`analyze_<family>`); the figures of
+//!   every family are held by `zoo`, `memory` and `shapes`.
 //! - The serialized report is deterministic and does not depend on where the repository is:
 //!   an absolute path is named relative to the current directory.
 //! - A program with errors gives the errors, a missing path says so.
@@ -23,11 +25,15 @@ fn zoo_files() -> Vec<PathBuf> {
     files
 }
 
-// Reviewed: one snapshot per zoo family, each scenario with its peak, where it happens, the
-// ledgers and breakdown at the peak, the phases and the lines; the figures are those of the
-// `netc report` tables of the same files (`report_of_every_zoo_file`) and the scenario names
-// those of the files. File names are `../stdlib/std/models/<family>.net` (as given, relative
-// to tests/) and `<std>/blocks.net` for the standard library's blocks.
+/// The families whose reports are snapshotted: enough to pin the schema (a CNN and a
+/// transformer, both with `train` and `infer` scenarios), small enough to review.
+const SNAPSHOTTED: [&str; 2] = ["alexnet", "bert"];
+
+// Reviewed: each scenario with its peak, where it happens, the ledgers and breakdown at the
+// peak, the phases and the lines; the figures are those of the `netc report` tables of the
+// same files (`report_of_every_zoo_file`) and the scenario names those of the files. File
+// names are `../stdlib/std/models/<family>.net` (as given, relative to tests/) and
+// `<std>/blocks.net` for the standard library's blocks.
 #[test]
 fn every_zoo_file() -> Result<(), netc::AnalyzeError> {
     let files = zoo_files();
@@ -42,7 +48,9 @@ fn every_zoo_file() -> Result<(), netc::AnalyzeError> {
             assert!(s.peak_bytes > 0 && s.total_bytes >= s.peak_bytes, "{}: a peak", s.name);
         }
         let family = path.file_stem().expect("a stem").to_string_lossy().into_owned();
-        insta::assert_yaml_snapshot!(format!("analyze_{family}"), report);
+        if SNAPSHOTTED.contains(&family.as_str()) {
+            insta::assert_yaml_snapshot!(format!("analyze_{family}"), report);
+        }
     }
     Ok(())
 }

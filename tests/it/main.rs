@@ -7,6 +7,7 @@ mod config;
 mod diagnostics;
 mod fmt;
 mod hints;
+mod ide;
 mod incrementality;
 mod lints;
 mod lsp;
