@@ -11,8 +11,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use netc::db::{Database, SourceFile, lookup_file};
+use netc::db::{SourceFile, lookup_file};
 use netc::diagnostics::{FileName, Place, TextRange};
+use netc::host::Database;
 use netc::ide::{self, HintConfig, InlayHint, NavTarget, ScenarioRef};
 
 const CURSOR: &str = "$0";
