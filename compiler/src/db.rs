@@ -4,7 +4,7 @@
 //!
 //! The queries live beside the layer they belong to: files, scopes, checks and scenario
 //! setups in [`crate::semantics`], lint levels in [`crate::config`], graphs in
-//! [`crate::elaborate`] (whose [`crate::db::Db`] adds the elaboration cache), memory in
+//! [`crate::elaborate`] (whose [`crate::elaborate::Db`] adds the elaboration cache), memory in
 //! [`crate::costs`], lints in [`crate::lints`]. The concrete database and the one query that
 //! reads every layer (a file's diagnostics) are in [`crate::host`].
 

@@ -1,8 +1,13 @@
 //! netc: a static memory analyzer and linter for neural-network definitions (`.net` files).
 //!
-//! The data flows one way: text -> [`syntax`] -> [`semantics`] -> diagnostics, each step a
-//! salsa query in [`db`]. Rendering happens at the edge ([`render`]); the command line is
-//! [`cli`], a thin layer over [`workspace`] (the only IO) and [`render`].
+//! The data flows one way, each step a salsa query over the inputs of [`db`]:
+//! text -> [`syntax`] -> [`semantics`] (files, scopes, checks, scenario setups) ->
+//! [`elaborate`] (the op graph of [`graph`], shapes from [`shapes`]) -> [`costs`] (the run
+//! replayed in PyTorch's semantics) -> [`lints`] and [`report`]; [`host`] holds the database and
+//! a file's diagnostics from every layer. [`op`] and [`knobs`] are the vocabulary (ops,
+//! precisions, optimizers, devices) every layer shares. At the edge: [`render`] (diagnostics
+//! as text), [`workspace`] (the only IO), [`cli`], and [`ide`] for editors. ARCHITECTURE.md
+//! is the map.
 
 pub mod analysis;
 pub mod cli;

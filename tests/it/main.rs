@@ -1,5 +1,9 @@
 //! The integration tests of netc: one test binary, one module per concern.
 
+// The whole crate is test code, helpers included: `unwrap` says what failed well enough
+// here (the workspace denies it elsewhere).
+#![allow(clippy::unwrap_used)]
+
 mod analyze;
 mod calibration;
 mod cli;
@@ -22,4 +26,5 @@ mod snapshot_cmd;
 mod spec_examples;
 mod support;
 mod svg;
+mod tidy;
 mod zoo;

@@ -3,7 +3,7 @@
 //! Every function takes the database and a [`SourceFile`], and positions as byte offsets
 //! into the file's text; answers are byte ranges ([`TextRange`]) and strings. Nothing here
 //! knows the Language Server Protocol: the `netc-lsp` crate translates (UTF-16 positions,
-//! URIs, JSON). Everything is built on the public queries of [`crate::db`]; the few queries
+//! URIs, JSON). Everything is built on the public queries of the layers below; the few queries
 //! of its own (the per-scenario line figures) are salsa queries too, so they are cached and
 //! cancelled like the others.
 //!

@@ -1,3 +1,9 @@
+//! The `activations-dominate` lint: reports a `train` scenario that does not fit its budget with
+//! the safety margin and whose activations at the peak are more than eight times its weights, with
+//! what each remedy would save: activation checkpointing, automatic mixed precision, and two micro-
+//! batches.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext, percent};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::knobs::Precision;

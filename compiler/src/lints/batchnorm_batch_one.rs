@@ -1,3 +1,7 @@
+//! The `batchnorm-batch-one` lint: reports a `train` scenario whose model has BatchNorm and whose
+//! micro-batch (`batch` divided by `grad_accum`) is one sample.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic, Place};
 use crate::op::Family;

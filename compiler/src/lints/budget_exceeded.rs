@@ -1,3 +1,7 @@
+//! The `budget-exceeded` lint: reports a scenario whose device memory (the allocator's peak plus
+//! the runtime overhead) is larger than its `budget`.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext, label_peak};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::units::bytes;

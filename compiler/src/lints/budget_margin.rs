@@ -1,3 +1,7 @@
+//! The `budget-margin` lint: reports a scenario that fits its `budget` but not with the safety
+//! margin (1.5 unless the scenario sets `margin`): predicted total x margin is over the budget.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext, label_peak, percent};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::units::bytes;

@@ -1,3 +1,7 @@
+//! The `cudnn-benchmark-tight` lint: reports `cudnn_benchmark` when its first-iteration spike
+//! pushes the scenario over its budget, or into the safety margin, where it would fit without it.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::units::bytes;

@@ -1,3 +1,7 @@
+//! The `host-over-budget` lint: reports a dataloader whose host memory (workers x prefetch x batch
+//! x decoded sample, doubled when pinned) is over the scenario's `host_budget`.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::units::bytes;

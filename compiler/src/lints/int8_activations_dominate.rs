@@ -1,3 +1,7 @@
+//! The `int8-activations-dominate` lint: reports `precision int8` (int8 weights) when activations
+//! take more memory at the peak than the weights did before quantizing.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::knobs::Precision;

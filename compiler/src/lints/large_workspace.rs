@@ -1,3 +1,7 @@
+//! The `large-workspace` lint: reports a `conv_algorithm` (im2col, FFT) whose workspace is at least
+//! a tenth of the scenario's peak when the direct algorithm (no workspace) would lower it.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext, percent};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::knobs::ConvAlgorithm;

@@ -1,3 +1,7 @@
+//! The `linear-dominates` lint: points out a linear layer that holds more than half of the model's
+//! parameters, when it has a million or more (below that, the memory it costs does not matter).
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext, percent};
 use crate::diagnostics::{Code, Diagnostic, Place};
 use crate::op::Op;

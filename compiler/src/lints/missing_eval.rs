@@ -1,3 +1,7 @@
+//! The `missing-eval` lint: reports an `infer` scenario without `eval` when its model has BatchNorm
+//! or Dropout.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::op::Family;

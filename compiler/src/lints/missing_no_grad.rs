@@ -1,3 +1,7 @@
+//! The `missing-no-grad` lint: reports an `infer` scenario without `no_grad`, with the memory it
+//! costs.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::units::bytes;

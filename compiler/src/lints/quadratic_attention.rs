@@ -1,3 +1,8 @@
+//! The `quadratic-attention` lint: points out attention that materializes its S x S score matrix
+//! (`attention` without `flash=true`) at sequence lengths of 1,024 or more, with the bytes the
+//! scores take.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use super::{Lint, ScenarioContext};
 use crate::diagnostics::{Code, Diagnostic, Place};
 use crate::op::Op;

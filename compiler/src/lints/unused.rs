@@ -1,3 +1,8 @@
+//! The `unused` lint: reports a variable that is assigned and never read, a model input that is
+//! never used, and a block that nothing in its file calls when the file is a program (it has models
+//! or scenarios; a file of blocks only is a library).
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{FileContext, Lint};

@@ -4,7 +4,7 @@
 //! (not re-exported further), and the prelude (`std.nn`, the core ops). Two imported files
 //! that define the same name make that name ambiguous; the file's own definition wins over
 //! both. Everything here is plain data computed from syntax trees; the salsa queries in
-//! [`crate::db`] decide which trees to hand in.
+//! [`crate::semantics::files`] decide which trees to hand in.
 
 use std::collections::BTreeMap;
 
