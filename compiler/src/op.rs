@@ -87,6 +87,8 @@ keyword_enum! {
         Slice = "slice",
         /// `nn.Parameter`.
         Parameter = "parameter",
+        /// `Tensor.mean` over dimensions.
+        Mean = "mean",
         /// `+` on tensors.
         Add = "add",
         /// `*` on tensors.
@@ -144,6 +146,8 @@ pub enum Family {
     Parameter,
     /// Elementwise arithmetic between tensors.
     Arithmetic,
+    /// Reductions over dimensions.
+    Reduce,
     /// Upsampling and interpolation.
     Resize,
     /// Attention over a sequence.
@@ -184,6 +188,7 @@ impl Op {
             Flatten | Reshape | Permute | Transpose | Concat | Split | Slice => Family::Layout,
             Parameter => Family::Parameter,
             Add | Mul | Sub | Div => Family::Arithmetic,
+            Mean => Family::Reduce,
             Upsample | Interpolate => Family::Resize,
             Attention | Sdpa => Family::Attention,
             Lstm | Gru => Family::Recurrent,
@@ -202,7 +207,7 @@ impl Op {
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Parameter | Add | Mul | Sub | Div
-            | Upsample | Interpolate => Autocast::Promote,
+            | Upsample | Interpolate | Mean => Autocast::Promote,
         }
     }
 }

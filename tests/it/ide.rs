@@ -371,7 +371,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Variable   x              parameter
         Variable   y              variable
         Block      b              block b(x)
-        (and 47 Op)
+        (and 48 Op)
         ");
 }
 
@@ -411,7 +411,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Variable   x              parameter
         Block      b              block b(x)
         Block      mlp            block mlp(x, hidden: int, out: int = 10, act: str = "relu")
-        (and 47 Op)
+        (and 48 Op)
         "#);
 }
 

@@ -1,7 +1,8 @@
 //! Shapes, parameters, MACs and the report (spec/shapes.md, spec/report.md).
 //!
-//! - the articles' worked example and every parameter figure of their digest
-//!   (`/work/shared/seeds/DIGEST.md`), each as a small `.net` model;
+//! - the worked example of the articles netc grew from (article 001, section 6) and every
+//!   parameter figure they print, with the formula where their arithmetic is wrong, each as
+//!   a small `.net` model;
 //! - snapshots of the shape diagnostics (E05xx), each with its input, the diagnostics as
 //!   `netc check` prints them, and then every label as `line:column` ranges with the text it
 //!   covers, so that a reviewer can see that each label points at the right expression;
@@ -1059,4 +1060,43 @@ fn report_of_a_file_and_a_directory() {
     let names: Vec<&str> =
         json["scenarios"].as_array().expect("scenarios").iter().map(|s| s["name"].as_str().expect("a name")).collect();
     assert_eq!(names, ["first", "second"]);
+}
+
+// `mean(x, dim, keepdim)` as `Tensor.mean`: each reduced axis dropped, or kept as 1; a
+// negative axis counts from the end; an integer tensor, an axis out of range or given twice
+// is E0501 (PyTorch: "mean(): could not infer output dtype", "Dimension out of range",
+// "dim 2 appears multiple times in the list of dims").
+#[test]
+fn mean_over_dimensions() {
+    let cases = [
+        ("f32[N, 8, 5, 5]", "mean(x, [2, 3])", Ok("f32[2, 8]")),
+        ("f32[N, 8, 5, 5]", "mean(x, [2, 3], keepdim=true)", Ok("f32[2, 8, 1, 1]")),
+        ("f32[N, 8, 5, 5]", "mean(x, [-1])", Ok("f32[2, 8, 5]")),
+        ("f32[N, 16, 64]", "mean(x, [1])", Ok("f32[2, 64]")),
+        ("f32[N, 16, 64]", "mean(x, [0, 1, 2])", Ok("f32[]")),
+        ("i64[N, 16]", "mean(x, [1])", Err("E0501")),
+        ("f32[N, 16, 64]", "mean(x, [3])", Err("E0501")),
+        ("f32[N, 16, 64]", "mean(x, [1, -2])", Err("E0501")),
+    ];
+    for (input, call, expected) in cases {
+        let src = format!(
+            "model m() {{\n    input x: {input}\n    return {call}\n}}\ninfer serve {{ model m()  batch 2 }}\n"
+        );
+        match expected {
+            Ok(shape) => {
+                let (db, files) = load(&[("main.net", &src)]);
+                assert_clean(&db, &files);
+                let graph = scenario_graph_of(&db, files[0], "serve");
+                assert_eq!(outputs_of(&graph, "mean"), [shape], "{call} of {input}");
+            }
+            Err(code) => assert_eq!(codes(&src), [code], "{call} of {input}"),
+        }
+    }
+}
+
+#[test]
+fn mean_of_an_axis_given_twice() {
+    insta::assert_snapshot!(check_with_labels(
+        "model m() {\n    input x: f32[N, 16, 64]\n    return mean(x, [1, -2])\n}\ninfer serve { model m()  batch 2 }\n"
+    ));
 }

@@ -223,6 +223,9 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             if inplace() { OpMemory { alias: Some(0), ..fresh(saved) } } else { fresh(saved) }
         }
         Op::Upsample | Op::Interpolate => fresh(&[]),
+        // derivatives.yaml: `mean_backward(grad, self.sym_sizes(), dim, numel ratio,
+        // keepdim)` reads sizes only (measured: tests/fixtures/ops/measurements.json).
+        Op::Mean => fresh(&[]),
         Op::Sdpa => {
             // Flash-style kernels (CPU, and CUDA's efficient/flash ones) save q, k, v, the
             // output and the log-sum-exp per query row.

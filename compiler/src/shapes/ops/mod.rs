@@ -18,6 +18,7 @@ use crate::op::Op;
 mod dense;
 mod layout;
 mod norm;
+mod reduce;
 mod sequence;
 mod spatial;
 
@@ -25,6 +26,7 @@ use self::dense::*;
 pub use self::dense::{broadcast, matmul};
 use self::layout::*;
 use self::norm::*;
+use self::reduce::*;
 use self::sequence::*;
 use self::spatial::*;
 
@@ -346,6 +348,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Split => split(args),
         Slice => slice(args),
         Parameter => parameter(args),
+        Mean => mean(args),
         Add | Mul | Sub | Div => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
