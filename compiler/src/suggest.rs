@@ -1,5 +1,8 @@
 //! "Did you mean ...?" suggestions: the closest candidate by edit distance.
 
+use crate::knobs::{DeviceModel, Optimizer, Precision};
+use crate::op::Op;
+
 /// The candidate closest to `word` by edit distance (case-insensitive), if it is close
 /// enough to be a plausible typo: at most one edit per three characters, and at least one.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
@@ -20,33 +23,34 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
-/// Words users bring from PyTorch and the netc names they mean.
+/// Words users bring from PyTorch and the netc names they mean (ops and knobs named from
+/// their tables, so that a renamed op or value cannot leave a stale alias).
 const ALIASES: &[(&str, &str)] = &[
     ("padding", "pad"),
     ("kernel_size", "k"),
     ("kernel", "k"),
     ("num_classes", "classes"),
     ("in_features", "out_features"),
-    ("bfloat16", "bf16"),
-    ("float16", "fp16"),
-    ("half", "fp16"),
-    ("float32", "fp32"),
-    ("mixed", "amp"),
-    ("a100", "a100_40gb"),
-    ("h100", "h100_80gb"),
-    ("v100", "v100_16gb"),
-    ("Conv2d", "conv2d"),
-    ("Linear", "linear"),
-    ("BatchNorm2d", "batchnorm"),
-    ("batchnorm2d", "batchnorm"),
-    ("MaxPool2d", "maxpool2d"),
-    ("LayerNorm", "layernorm"),
-    ("ReLU", "relu"),
-    ("cat", "concat"),
-    ("view", "reshape"),
-    ("SGD", "sgd"),
-    ("Adam", "adam"),
-    ("AdamW", "adamw"),
+    ("bfloat16", Precision::Bf16.name()),
+    ("float16", Precision::Fp16.name()),
+    ("half", Precision::Fp16.name()),
+    ("float32", Precision::Fp32.name()),
+    ("mixed", Precision::Amp.name()),
+    ("a100", DeviceModel::A100_40gb.name()),
+    ("h100", DeviceModel::H100_80gb.name()),
+    ("v100", DeviceModel::V100_16gb.name()),
+    ("Conv2d", Op::Conv2d.name()),
+    ("Linear", Op::Linear.name()),
+    ("BatchNorm2d", Op::BatchNorm.name()),
+    ("batchnorm2d", Op::BatchNorm.name()),
+    ("MaxPool2d", Op::MaxPool2d.name()),
+    ("LayerNorm", Op::LayerNorm.name()),
+    ("ReLU", Op::Relu.name()),
+    ("cat", Op::Concat.name()),
+    ("view", Op::Reshape.name()),
+    ("SGD", Optimizer::Sgd.name()),
+    ("Adam", Optimizer::Adam.name()),
+    ("AdamW", Optimizer::AdamW.name()),
 ];
 
 /// The edit distance between two strings in characters, counting insertions, deletions,

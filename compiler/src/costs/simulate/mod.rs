@@ -294,7 +294,7 @@ fn replay(graph: &Graph, config: &Config, extent: Extent) -> (Store, LineTable) 
             if implicit_loss && let Some(o) = output {
                 let log_probs = known(graph.tensor(o).numel()) * 4;
                 loss_storages.push(store.alloc(log_probs, Category::Activations));
-                store.check("cross_entropy", None);
+                store.check(Op::CrossEntropy.name(), None);
                 loss_storages.push(store.alloc(4, Category::Activations));
                 store.check("nll_loss", None);
                 output_grad_bytes = run.sizes[o.0 as usize];

@@ -30,7 +30,7 @@ pub(super) fn last_dim(args: &Args, what: &str) -> Result<(TensorType, Dim), OpE
 }
 
 pub(super) fn layernorm(args: &Args) -> OpOutcome {
-    let (x, d) = last_dim(args, "layernorm")?;
+    let (x, d) = last_dim(args, Op::LayerNorm.name())?;
     let mut weights = Vec::new();
     if args.bool("affine")? {
         weights.push(Weight { name: "weight", numel: d.clone() });
@@ -65,7 +65,7 @@ pub(super) fn groupnorm(args: &Args) -> OpOutcome {
 }
 
 pub(super) fn rmsnorm(args: &Args) -> OpOutcome {
-    let (x, d) = last_dim(args, "rmsnorm")?;
+    let (x, d) = last_dim(args, Op::RmsNorm.name())?;
     Ok(OpResult {
         outputs: vec![x],
         weights: vec![Weight { name: "weight", numel: d }],
