@@ -11,7 +11,6 @@
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
-
 use std::sync::Arc;
 
 mod apply;
@@ -24,9 +23,6 @@ mod splice;
 
 pub use self::queries::{model_graph, scenario_graph, shape_diagnostics};
 
-use std::collections::HashSet;
-
-use crate::diagnostics::Severity;
 use crate::graph::{Graph, Node, Origin, Site, SiteMap, StmtValue, TensorId, Value};
 
 /// The database interface of elaboration and of every layer after it: the base
@@ -48,10 +44,8 @@ use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
 use crate::op::Op;
 use crate::semantics::Scope;
-use crate::semantics::files::{ItemLoc, file_scope, has_syntax_errors, item_of, item_tree, syntax_tree};
-use crate::semantics::queries::check_file;
+use crate::semantics::files::{ItemLoc, file_scope, item_of, item_tree};
 use crate::semantics::scope::DefKind;
-use crate::semantics::setup::scenario_setup;
 use crate::shapes::ops::{self, ArgValue, Args, OpError, OpResult};
 use crate::shapes::{DType, Dim, TensorType};
 use crate::syntax::{

@@ -1,7 +1,17 @@
 //! The elaboration queries: a scenario's graph, a model's symbolic graph, and the shape
 //! errors of a file's scenarios and models.
 
-use super::*;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use super::{Db, Request, elaborate, elaborate_scenario};
+use crate::db::SourceFile;
+use crate::diagnostics::{Diagnostic, NodeRef, Severity};
+use crate::graph::{Graph, Site};
+use crate::semantics::files::{ItemLoc, has_syntax_errors, item_tree, syntax_tree};
+use crate::semantics::queries::check_file;
+use crate::semantics::setup::scenario_setup;
+use crate::syntax::Item;
 
 /// The op graph of a scenario: its model elaborated with the scenario's arguments and
 /// dimensions. `None` when the scenario is broken.
