@@ -1,0 +1,194 @@
+//! The checks of calls: what the callee is (op, block, model), arity, keywords, the kinds
+//! of arguments against the parameters', and `repeat n f(x)`'s count and callee.
+
+use super::*;
+
+impl<'a> ItemChecker<'a> {
+    pub(super) fn call_kind(
+        &mut self,
+        id: NodeId,
+        callee: &Name,
+        args: &[Arg],
+        env: &Env,
+        targets: usize,
+    ) -> ValueKind {
+        let arg_kinds: Vec<ValueKind> = args.iter().map(|a| self.expr_kind(&a.value, env)).collect();
+        let Some(def) = self.resolve_callee(callee, &[DefKind::Op, DefKind::Block]) else {
+            return if targets > 1 { ValueKind::Tensors(targets as u32) } else { ValueKind::Unknown };
+        };
+        let sig = def.signature.clone().expect("ops and blocks have signatures");
+        self.check_call_args(id, callee, &def, &sig, args, &arg_kinds);
+        match sig.outputs {
+            Outputs::Fixed(1) => ValueKind::Tensor,
+            Outputs::Fixed(n) => ValueKind::Tensors(n),
+            Outputs::Variadic if targets > 1 => ValueKind::Tensors(targets as u32),
+            Outputs::Variadic if sig.broken => ValueKind::Unknown,
+            Outputs::Variadic => ValueKind::TensorList,
+        }
+    }
+
+    /// Checks the arguments of a call against a signature: arity, keywords, kinds.
+    pub fn check_call_args(
+        &mut self,
+        call_id: NodeId,
+        callee: &Name,
+        def: &Definition,
+        sig: &Signature,
+        args: &[Arg],
+        arg_kinds: &[ValueKind],
+    ) {
+        if sig.broken {
+            return;
+        }
+        let def_place = Place::Node(NodeRef { item: def.item, node: def.name_node.0 });
+        let mut given: Vec<Option<NodeId>> = vec![None; sig.params.len()];
+        let mut seen_keyword = false;
+        // After an arity error, which parameter an argument meant is a guess: do not also
+        // report missing arguments.
+        let mut arity_reported = false;
+        for (position, (arg, kind)) in args.iter().zip(arg_kinds).enumerate() {
+            let index = match &arg.keyword {
+                None => {
+                    if seen_keyword {
+                        self.error(
+                            Code::PositionalAfterKeyword,
+                            arg.id,
+                            "positional argument after a keyword argument",
+                        )
+                        .help = Some("give the positional arguments first, or name this one".into());
+                        arity_reported = true;
+                        continue;
+                    }
+                    if position >= sig.params.len() {
+                        let msg = format!(
+                            "`{}` takes {} argument{}, but {} were given",
+                            callee.text,
+                            sig.params.len(),
+                            if sig.params.len() == 1 { "" } else { "s" },
+                            args.iter().filter(|a| a.keyword.is_none()).count()
+                        );
+                        let file = def.file.clone();
+                        arity_reported = true;
+                        self.error(Code::TooManyArguments, arg.id, msg).with_label_mut(
+                            &file,
+                            def_place.clone(),
+                            format!("defined as `{}`", sig.render(&callee.text)),
+                        );
+                        break;
+                    }
+                    position
+                }
+                Some(kw) => {
+                    seen_keyword = true;
+                    match sig.params.iter().position(|p| p.name == kw.text) {
+                        Some(index) => index,
+                        None => {
+                            let suggestion = closest(&kw.text, sig.params.iter().map(|p| p.name.as_str()));
+                            let msg = format!("`{}` has no parameter `{}`", callee.text, kw.text);
+                            let file = def.file.clone();
+                            let d = self.error(Code::UnknownKeyword, kw.id, msg).with_label_mut(
+                                &file,
+                                def_place.clone(),
+                                format!("defined as `{}`", sig.render(&callee.text)),
+                            );
+                            d.help = suggestion.map(|s| format!("did you mean `{s}`?"));
+                            continue;
+                        }
+                    }
+                }
+            };
+            if let Some(first) = given[index] {
+                let msg = format!("argument `{}` is given twice", sig.params[index].name);
+                let file = self.file.clone();
+                let at = self.at(first);
+                self.error(Code::RepeatedArgument, arg.id, msg).with_label_mut(&file, at, "first given here");
+                continue;
+            }
+            given[index] = Some(arg.id);
+            let expected = sig.params[index].kind;
+            if !kind.fits(expected) {
+                let untyped = !sig.params[index].typed && expected == ValueKind::Tensor;
+                let msg = format!(
+                    "`{}` of `{}` takes {}, but this is {}",
+                    sig.params[index].name,
+                    callee.text,
+                    expected.describe(),
+                    kind.describe()
+                );
+                let d = self.error(Code::ArgumentKind, arg.value.id, msg);
+                if untyped {
+                    d.help = Some(format!(
+                        "`{}` has no type, so it takes a tensor; declare its type: `{}: {}`",
+                        sig.params[index].name,
+                        sig.params[index].name,
+                        kind.describe_type()
+                    ));
+                }
+            }
+        }
+        let missing: Vec<&str> = sig
+            .params
+            .iter()
+            .zip(&given)
+            .filter(|(p, g)| !p.has_default && g.is_none())
+            .map(|(p, _)| p.name.as_str())
+            .collect();
+        if !missing.is_empty() && !arity_reported {
+            let list: Vec<String> = missing.iter().map(|m| format!("`{m}`")).collect();
+            let msg = format!(
+                "missing argument{} {} in call of `{}`",
+                if missing.len() == 1 { "" } else { "s" },
+                list.join(", "),
+                callee.text
+            );
+            let file = def.file.clone();
+            self.error(Code::MissingArgument, call_id, msg).with_label_mut(
+                &file,
+                def_place,
+                format!("defined as `{}`", sig.render(&callee.text)),
+            );
+        }
+    }
+
+    pub(super) fn repeat_kind(&mut self, count: &Expr, call: &Expr, env: &Env) -> ValueKind {
+        let count_kind = self.expr_kind(count, env);
+        if !count_kind.fits(ValueKind::Int) {
+            self.error(
+                Code::InvalidRepeat,
+                count.id,
+                format!("`repeat` needs an integer count, not {}", count_kind.describe()),
+            );
+        } else if let ExprKind::Unary { op: UnaryOp::Neg, operand } = &count.kind
+            && let ExprKind::Int(n) = operand.kind
+            && n > 0
+        {
+            self.error(Code::InvalidRepeat, count.id, format!("`repeat` count must not be negative, found -{n}"));
+        }
+        let ExprKind::Call { callee, args } = &call.kind else { return ValueKind::Unknown };
+        let kind = self.call_kind(call.id, callee, args, env, 1);
+        if let Some(Binding::Unique(def)) = self.scope.names.get(&callee.text)
+            && let Some(sig) = &def.signature
+            && !sig.broken
+        {
+            let first_is_tensor = sig.params.first().is_some_and(|p| p.kind == ValueKind::Tensor);
+            if def.kind != DefKind::Block && def.kind != DefKind::Op {
+                return ValueKind::Unknown;
+            }
+            if !first_is_tensor || sig.outputs != Outputs::Fixed(1) {
+                let msg =
+                    format!("`{}` cannot be repeated: it must take a tensor first and return one tensor", callee.text);
+                self.error(Code::InvalidRepeat, call.id, msg).help =
+                    Some("`repeat n f(x, ...)` feeds each call's result to the next call's first argument".into());
+                return ValueKind::Unknown;
+            }
+            if args.first().is_none_or(|a| a.keyword.is_some()) {
+                self.error(
+                    Code::InvalidRepeat,
+                    call.id,
+                    "the repeated call needs its tensor as the first positional argument",
+                );
+            }
+        }
+        kind
+    }
+}
