@@ -1,34 +1,27 @@
-//! The language server, driven as an editor drives it: the real `netc lsp` binary over stdio,
-//! with a small JSON-RPC client written here. One test per feature; inlay hints and hovers
-//! are snapshotted by writing them into the source text; a stress test applies thousands of
-//! random edits (with requests in between) and compares the final answers with those of a
-//! fresh server that only saw the final text.
+//! The language server, driven as an editor drives it: `netc_lsp::serve` runs in this
+//! process (a tokio runtime on a thread of its own, as `netc lsp` runs it on stdio) over two
+//! in-memory pipes, with a small JSON-RPC client written here. One test per feature; inlay
+//! hints and hovers are snapshotted by writing them into the source text; a stress test
+//! applies thousands of random edits (with requests in between) and compares the final
+//! answers with those of a fresh server that only saw the final text.
 //!
-//! The binary is `target/<profile>/netc`: `cargo test --workspace` builds it first (the
-//! `netc-cli` package has an integration test); `cargo build -p netc-cli` does too.
+//! No binary is needed: `cargo test -p netc-tests` runs these alone. `cli/tests/binary.rs`
+//! checks that the `netc lsp` binary itself answers `initialize` and exits on `exit`.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::runtime::Handle;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `target/<profile>/netc`, next to the directory of this test executable (`deps/`).
-fn netc_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable");
-    let name = format!("netc{}", std::env::consts::EXE_SUFFIX);
-    exe.ancestors().skip(1).take(3).map(|dir| dir.join(&name)).find(|p| p.is_file()).unwrap_or_else(|| {
-        panic!(
-            "the netc binary is not built next to {exe:?}: run `cargo build -p netc-cli` (or `cargo test --workspace`)"
-        )
-    })
-}
+/// The size of the in-memory pipes' buffers (a write waits while the server has not read).
+const PIPE: usize = 1 << 16;
 
 /// A fresh directory, removed on drop.
 pub struct TempDir(PathBuf);
@@ -67,10 +60,15 @@ impl Drop for TempDir {
     }
 }
 
-/// A running `netc lsp` and the client side of its connection.
+/// A server running [`netc_lsp::serve`] in this process, and the client side of its
+/// connection: two in-memory pipes, as stdin and stdout would be.
 pub struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
+    /// The runtime the server runs on (its `serve` future runs on a thread of its own).
+    runtime: Handle,
+    /// The pipe the server reads; dropped, the server sees the end of its input.
+    input: Option<DuplexStream>,
+    /// Says when `serve` returned (disconnected if it panicked).
+    served: Receiver<()>,
     incoming: Receiver<Value>,
     /// Notifications and server requests not consumed yet.
     queue: VecDeque<Value>,
@@ -81,6 +79,37 @@ fn frame(body: &Value) -> Vec<u8> {
     netc_lsp::input::frame(body.to_string().as_bytes())
 }
 
+/// Reads the server's messages from `output` and sends them on, until the output ends.
+async fn read_messages(output: DuplexStream, tx: std::sync::mpsc::Sender<Value>) {
+    let mut reader = BufReader::new(output);
+    loop {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(n) = line.strip_prefix("Content-Length: ") {
+                length = n.parse::<usize>().ok();
+            }
+        }
+        let Some(length) = length else { return };
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).await.is_err() {
+            return;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(&body) else { return };
+        if tx.send(value).is_err() {
+            return;
+        }
+    }
+}
+
 impl Server {
     /// Starts the server and initializes it with `root` as the workspace folder.
     pub fn start(root: Option<&Path>, options: Value) -> Self {
@@ -89,46 +118,34 @@ impl Server {
 
     /// Like [`Server::start`], with `text_document` capabilities added to the client's.
     pub fn start_with(root: Option<&Path>, options: Value, text_document: Value) -> Self {
-        let mut child = Command::new(netc_binary())
-            .arg("lsp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start netc lsp");
-        let stdout = child.stdout.take().expect("stdout");
+        // As `netc lsp` runs it (`netc_lsp::run_stdio`): a multi-threaded runtime that
+        // blocks on `serve`, here on a thread of its own, with pipes for stdin and stdout.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let handle = runtime.handle().clone();
+        let (input, server_input) = tokio::io::duplex(PIPE);
+        let (server_output, output) = tokio::io::duplex(PIPE);
+        let (done, served) = channel();
+        std::thread::Builder::new()
+            .name("netc-lsp".into())
+            .spawn(move || {
+                runtime.block_on(netc_lsp::serve(server_input, server_output));
+                // Blocking tasks still computing stale answers are not waited for.
+                runtime.shutdown_background();
+                let _ = done.send(());
+            })
+            .expect("start the server thread");
         let (tx, incoming) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    match reader.read_line(&mut line) {
-                        Ok(0) | Err(_) => return,
-                        Ok(_) => {}
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(n) = line.strip_prefix("Content-Length: ") {
-                        length = n.parse::<usize>().ok();
-                    }
-                }
-                let Some(length) = length else { return };
-                let mut body = vec![0; length];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let Ok(value) = serde_json::from_slice::<Value>(&body) else { return };
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        let mut server = Server { child, stdin, incoming, queue: VecDeque::new(), next_id: 0 };
+        let reader = handle.clone();
+        std::thread::Builder::new()
+            .name("netc-lsp-client".into())
+            .spawn(move || reader.block_on(read_messages(output, tx)))
+            .expect("start the client's reader");
+        let mut server =
+            Server { runtime: handle, input: Some(input), served, incoming, queue: VecDeque::new(), next_id: 0 };
         let root_uri = root.map(|r| format!("file://{}", r.display()));
         let folders = root_uri.as_ref().map(|u| json!([{ "uri": u, "name": "root" }]));
         let mut capabilities = json!({ "publishDiagnostics": { "relatedInformation": true, "versionSupport": true } });
@@ -158,9 +175,8 @@ impl Server {
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(bytes).expect("write to the server");
-        stdin.flush().expect("flush");
+        let input = self.input.as_mut().expect("input open");
+        self.runtime.block_on(input.write_all(bytes)).expect("write to the server");
     }
 
     pub fn notify(&mut self, method: &str, params: Value) {
@@ -277,27 +293,15 @@ impl Server {
         );
     }
 
+    /// `shutdown`, then `exit`: `serve` returns (with the input still open, as a client that
+    /// does not close the server's stdin leaves it).
     pub fn shutdown(mut self) {
         let _ = self.call("shutdown", Value::Null);
         self.notify("exit", Value::Null);
-        self.stdin.take();
-        let deadline = Instant::now() + TIMEOUT;
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                assert!(status.success(), "netc lsp exited with {status:?}");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!("netc lsp did not exit after `exit`");
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+        match self.served.recv_timeout(TIMEOUT) {
+            Ok(()) => {}
+            Err(RecvTimeoutError::Timeout) => panic!("the server did not return from `serve` after `exit`"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the server panicked"),
         }
     }
 }
