@@ -1,8 +1,9 @@
 //! The `netc` binary runs, and `netc lsp` answers `initialize` and exits on `exit`.
 //!
 //! Having an integration test here also makes `cargo test --workspace` build
-//! `target/<profile>/netc` before any test runs, so the tests of `tests/it` that spawn the
-//! binary (the CLI smoke test, the language-server tests) find it up to date.
+//! `target/<profile>/netc` before any test runs, so the CLI smoke test of `tests/it`, which
+//! spawns the binary when it is there, finds it up to date. (The language-server tests of
+//! `tests/it/lsp.rs` run the server in process and need no binary.)
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};

@@ -324,6 +324,41 @@ fn completion_in_an_expression_offers_locals_defined_above_and_blocks() {
 }
 
 #[test]
+fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
+    let actual = completions_but_ops(
+        r#"
+        model m(width: int = 8) {
+            input x: f32[N, 3, 32, 32]
+            y = $0
+            return x
+        }
+        "#,
+    );
+    // As in `completion_of_keyword_arguments_skips_those_given`, `y` is offered inside the
+    // statement that defines it.
+    insta::assert_snapshot!(actual, @r"
+        Keyword    repeat
+        Keyword    not
+        Keyword    true
+        Keyword    false
+        Variable   width          parameter
+        Variable   x              input
+        Variable   N              dimension
+        Variable   y              variable
+        (and 48 Op)
+        ");
+}
+
+#[test]
+fn completion_items_carry_the_documentation_of_ops() {
+    let f = load("block b(x) {\n    y = conv2$0\n    return x\n}\n");
+    let items = ide::completions(&f.db, f.file, f.cursor());
+    let conv = items.iter().find(|c| c.label == "conv2d").expect("conv2d offered");
+    let first = conv.documentation.as_deref().and_then(|d| d.lines().next()).unwrap_or("(no documentation)");
+    insta::assert_snapshot!(first, @"2-D convolution (torch.nn.Conv2d).");
+}
+
+#[test]
 fn completion_at_the_start_of_a_statement_offers_statement_keywords() {
     // QUESTIONABLE: `input` is offered in a block, where it is an error (E0216: inputs
     // belong to models).
@@ -649,6 +684,12 @@ fn completion_after_a_dot_offers_the_fields_of_a_tensor() {
         "#,
     );
     insta::assert_snapshot!(actual, @"Field      shape          [int]");
+    // Before any letter: every field.
+    let all = completions("block b(x) {\n    n = x.$0\n    return x\n}\n");
+    insta::assert_snapshot!(all, @r"
+        Field      shape          [int]
+        Field      ndim           int
+        ");
 }
 
 #[test]
@@ -949,6 +990,12 @@ fn hover_on_a_field_and_on_an_import() {
             ^^^^^^^^^^
         file `<std>/blocks.net`
         ");
+    let file = hover("#- blocks.net\nblock id(x) { return x }\n#- main.net\nuse \"blo$0cks.net\"\n");
+    insta::assert_snapshot!(file, @r#"
+        use "blocks.net"
+            ^^^^^^^^^^^^
+        file `blocks.net`
+        "#);
 }
 
 #[test]
@@ -1494,6 +1541,20 @@ fn code_lenses_show_each_scenarios_figures_and_the_active_one() {
         15:7 fit: ○ set active · … total · 33.93 K params · 1.07 M MACs
         16:7 serve: ● active · … total · 33.93 K params · 33.41 K MACs
         ");
+}
+
+#[test]
+fn code_lenses_show_the_memory_against_the_budget() {
+    let f = load(&MODEL.replace("batch 1  no_grad  eval", "batch 1  no_grad  eval  budget 1 GiB"));
+    let lenses = ide::code_lenses(&f.db, f.file, None);
+    let serve = lenses.iter().find(|l| l.scenario.name == "serve").expect("the lens of `serve`");
+    assert_eq!(serve.budget_bytes, Some(1 << 30), "{serve:?}");
+    // The memory figures (the total and its share) belong to the memory model's tests.
+    let parts: Vec<&str> = serve.title.split(" · ").collect();
+    let (_total, budget) = parts[1].split_once(" of ").expect("`TOTAL of BUDGET budget (P %)`");
+    let budget = budget.split_once(" (").map_or(budget, |(b, _)| b);
+    let title = format!("{} · … of {budget} (… %) · {}", parts[0], parts[2..].join(" · "));
+    insta::assert_snapshot!(title, @"○ set active · … of 1.0 GiB budget (… %) · 33.93 K params · 33.41 K MACs");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,34 +1,32 @@
-//! The language server, driven as an editor drives it: the real `netc lsp` binary over stdio,
-//! with a small JSON-RPC client written here. One test per feature; inlay hints and hovers
-//! are snapshotted by writing them into the source text; a stress test applies thousands of
-//! random edits (with requests in between) and compares the final answers with those of a
-//! fresh server that only saw the final text.
+//! The language server through the protocol: what `netc-lsp` adds to `netc::ide`, whose
+//! answers `ide.rs` tests as a library. Here: UTF-16 positions, pushed and pulled
+//! diagnostics, the settings (`initializationOptions`, `workspace/didChangeConfiguration`,
+//! `netc.toml`), watched files, the `netc.setActiveScenario` command and the refresh
+//! requests it sends, the custom `netc/stdlibSource` method, cancellation (`$/cancelRequest`;
+//! `ContentModified` in the stress test), malformed frames and a large file, and one smoke
+//! test per feature that only checks the server answers it (the content is `ide.rs`'s).
+//! A stress test applies thousands of random edits (with requests in between) and compares
+//! the final answers with those of a fresh server that only saw the final text.
 //!
-//! The binary is `target/<profile>/netc`: `cargo test --workspace` builds it first (the
-//! `netc-cli` package has an integration test); `cargo build -p netc-cli` does too.
+//! `netc_lsp::serve` runs in this process, as `netc lsp` runs it on stdio (a tokio runtime
+//! blocking on it, here on a thread of its own), over two in-memory pipes, with a small
+//! JSON-RPC client written here: no binary is needed. `cli/tests/binary.rs` checks that the
+//! `netc lsp` binary itself answers `initialize` and exits on `exit`.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::runtime::Handle;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `target/<profile>/netc`, next to the directory of this test executable (`deps/`).
-fn netc_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable");
-    let name = format!("netc{}", std::env::consts::EXE_SUFFIX);
-    exe.ancestors().skip(1).take(3).map(|dir| dir.join(&name)).find(|p| p.is_file()).unwrap_or_else(|| {
-        panic!(
-            "the netc binary is not built next to {exe:?}: run `cargo build -p netc-cli` (or `cargo test --workspace`)"
-        )
-    })
-}
+/// The size of the in-memory pipes' buffers (a write waits while the server has not read).
+const PIPE: usize = 1 << 16;
 
 /// A fresh directory, removed on drop.
 pub struct TempDir(PathBuf);
@@ -54,11 +52,6 @@ impl TempDir {
     pub fn uri(&self, name: &str) -> String {
         format!("file://{}", self.0.join(name).display())
     }
-
-    fn redact(&self, text: &str) -> String {
-        text.replace(&format!("file://{}", self.0.display()), "file://<tmp>")
-            .replace(&self.0.display().to_string(), "<tmp>")
-    }
 }
 
 impl Drop for TempDir {
@@ -67,10 +60,15 @@ impl Drop for TempDir {
     }
 }
 
-/// A running `netc lsp` and the client side of its connection.
+/// A server running [`netc_lsp::serve`] in this process, and the client side of its
+/// connection: two in-memory pipes, as stdin and stdout would be.
 pub struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
+    /// The runtime the server runs on (its `serve` future runs on a thread of its own).
+    runtime: Handle,
+    /// The pipe the server reads; dropped, the server sees the end of its input.
+    input: Option<DuplexStream>,
+    /// Says when `serve` returned (disconnected if it panicked).
+    served: Receiver<()>,
     incoming: Receiver<Value>,
     /// Notifications and server requests not consumed yet.
     queue: VecDeque<Value>,
@@ -81,6 +79,37 @@ fn frame(body: &Value) -> Vec<u8> {
     netc_lsp::input::frame(body.to_string().as_bytes())
 }
 
+/// Reads the server's messages from `output` and sends them on, until the output ends.
+async fn read_messages(output: DuplexStream, tx: std::sync::mpsc::Sender<Value>) {
+    let mut reader = BufReader::new(output);
+    loop {
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(n) = line.strip_prefix("Content-Length: ") {
+                length = n.parse::<usize>().ok();
+            }
+        }
+        let Some(length) = length else { return };
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).await.is_err() {
+            return;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(&body) else { return };
+        if tx.send(value).is_err() {
+            return;
+        }
+    }
+}
+
 impl Server {
     /// Starts the server and initializes it with `root` as the workspace folder.
     pub fn start(root: Option<&Path>, options: Value) -> Self {
@@ -89,46 +118,34 @@ impl Server {
 
     /// Like [`Server::start`], with `text_document` capabilities added to the client's.
     pub fn start_with(root: Option<&Path>, options: Value, text_document: Value) -> Self {
-        let mut child = Command::new(netc_binary())
-            .arg("lsp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start netc lsp");
-        let stdout = child.stdout.take().expect("stdout");
+        // As `netc lsp` runs it (`netc_lsp::run_stdio`): a multi-threaded runtime that
+        // blocks on `serve`, here on a thread of its own, with pipes for stdin and stdout.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .enable_all()
+            .build()
+            .expect("a tokio runtime");
+        let handle = runtime.handle().clone();
+        let (input, server_input) = tokio::io::duplex(PIPE);
+        let (server_output, output) = tokio::io::duplex(PIPE);
+        let (done, served) = channel();
+        std::thread::Builder::new()
+            .name("netc-lsp".into())
+            .spawn(move || {
+                runtime.block_on(netc_lsp::serve(server_input, server_output));
+                // Blocking tasks still computing stale answers are not waited for.
+                runtime.shutdown_background();
+                let _ = done.send(());
+            })
+            .expect("start the server thread");
         let (tx, incoming) = channel();
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            loop {
-                let mut length = None;
-                loop {
-                    let mut line = String::new();
-                    match reader.read_line(&mut line) {
-                        Ok(0) | Err(_) => return,
-                        Ok(_) => {}
-                    }
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        break;
-                    }
-                    if let Some(n) = line.strip_prefix("Content-Length: ") {
-                        length = n.parse::<usize>().ok();
-                    }
-                }
-                let Some(length) = length else { return };
-                let mut body = vec![0; length];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let Ok(value) = serde_json::from_slice::<Value>(&body) else { return };
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        let mut server = Server { child, stdin, incoming, queue: VecDeque::new(), next_id: 0 };
+        let reader = handle.clone();
+        std::thread::Builder::new()
+            .name("netc-lsp-client".into())
+            .spawn(move || reader.block_on(read_messages(output, tx)))
+            .expect("start the client's reader");
+        let mut server =
+            Server { runtime: handle, input: Some(input), served, incoming, queue: VecDeque::new(), next_id: 0 };
         let root_uri = root.map(|r| format!("file://{}", r.display()));
         let folders = root_uri.as_ref().map(|u| json!([{ "uri": u, "name": "root" }]));
         let mut capabilities = json!({ "publishDiagnostics": { "relatedInformation": true, "versionSupport": true } });
@@ -158,9 +175,8 @@ impl Server {
     }
 
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(bytes).expect("write to the server");
-        stdin.flush().expect("flush");
+        let input = self.input.as_mut().expect("input open");
+        self.runtime.block_on(input.write_all(bytes)).expect("write to the server");
     }
 
     pub fn notify(&mut self, method: &str, params: Value) {
@@ -277,27 +293,15 @@ impl Server {
         );
     }
 
+    /// `shutdown`, then `exit`: `serve` returns (with the input still open, as a client that
+    /// does not close the server's stdin leaves it).
     pub fn shutdown(mut self) {
         let _ = self.call("shutdown", Value::Null);
         self.notify("exit", Value::Null);
-        self.stdin.take();
-        let deadline = Instant::now() + TIMEOUT;
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                assert!(status.success(), "netc lsp exited with {status:?}");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!("netc lsp did not exit after `exit`");
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+        match self.served.recv_timeout(TIMEOUT) {
+            Ok(()) => {}
+            Err(RecvTimeoutError::Timeout) => panic!("the server did not return from `serve` after `exit`"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the server panicked"),
         }
     }
 }
@@ -356,58 +360,47 @@ fn resnet_workspace(test: &str) -> (TempDir, Server, String) {
     (dir, server, uri)
 }
 
-/// `text` with each inlay hint written in at its position: `return x «f32[1, 10] · 40 B»`.
-fn with_hints(text: &str, hints: &Value) -> String {
-    let mut marks: Vec<(usize, String)> = hints
-        .as_array()
-        .expect("hints")
-        .iter()
-        .map(|h| {
-            let p = &h["position"];
-            let at = offset_of(text, p["line"].as_u64().unwrap(), p["character"].as_u64().unwrap());
-            (at, format!(" «{}»", h["label"].as_str().expect("a string label")))
-        })
-        .collect();
-    marks.sort_by_key(|m| std::cmp::Reverse(m.0));
-    let mut out = text.to_string();
-    for (at, mark) in marks {
-        out.insert_str(at, &mark);
-    }
-    out
-}
-
 fn whole(text: &str) -> Value {
     let lines = text.matches('\n').count() as u32;
     json!({ "start": pos(0, 0), "end": pos(lines + 1, 0) })
 }
 
 // ---------------------------------------------------------------------------------------
-// Diagnostics and text sync
+// Positions and text sync
 
 #[test]
-fn a_client_that_pulls_diagnostics_gets_them_on_request_and_none_pushed() {
-    let dir = TempDir::new("pull");
-    let text = "model m() {\n    input x: f32[N, 8]\n    return linear(y, 4)\n}\n";
-    dir.write("m.net", text);
-    let mut server = Server::start_with(Some(&dir.0), Value::Null, json!({ "diagnostic": {} }));
-    let uri = dir.uri("m.net");
+fn incremental_changes_use_utf16_columns() {
+    let dir = TempDir::new("utf16");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("emoji.net");
+    // `😀` is two UTF-16 units and four bytes; `é` one unit and two bytes.
+    let text = "block b(x) {  # 😀 é\n    y = relu(x)  # 😀😀\n    return y\n}\n";
     server.open(&uri, text);
-    let report = server.call("textDocument/diagnostic", json!({ "textDocument": { "uri": uri } }));
-    assert_eq!(report["kind"], "full", "{report}");
-    let codes: Vec<&str> = report["items"].as_array().unwrap().iter().filter_map(|d| d["code"].as_str()).collect();
-    assert_eq!(codes, ["E0204"], "{report}");
-    // The fix is seen on the next pull.
-    server.change(&uri, 2, json!([{ "text": text.replace("(y,", "(x,") }]));
-    let report = server.call("textDocument/diagnostic", json!({ "textDocument": { "uri": uri } }));
-    assert_eq!(report["items"], json!([]), "{report}");
-    // Nothing was pushed: the client would show each problem twice.
-    server.call("textDocument/documentSymbol", json!({ "textDocument": { "uri": uri } }));
-    while let Ok(message) = server.incoming.recv_timeout(std::time::Duration::from_millis(200)) {
-        server.queue.push_back(message);
-    }
-    assert!(!server.queue.iter().any(|m| m["method"] == "textDocument/publishDiagnostics"), "{:?}", server.queue);
+    assert!(server.diagnostics(&uri, 1).is_empty());
+    // Insert after the emoji of line 1's comment (UTF-16 column 23, byte column 27), and
+    // replace the `y` of `return y` by `zé`.
+    server.change(
+        &uri,
+        2,
+        json!([
+            { "range": { "start": pos(1, 23), "end": pos(1, 23) }, "text": " é😀" },
+            { "range": { "start": pos(2, 11), "end": pos(2, 12) }, "text": "zé" }
+        ]),
+    );
+    let d = server.diagnostics(&uri, 2);
+    // `é` is not a name character (E0101, dropped), so `z` is undefined (E0204).
+    let found: Vec<(&str, &Value)> = d.iter().map(|d| (d["code"].as_str().unwrap(), &d["range"])).collect();
+    let e0204 = json!({ "start": pos(2, 11), "end": pos(2, 12) });
+    let e0101 = json!({ "start": pos(2, 12), "end": pos(2, 13) });
+    assert_eq!(found, [("E0204", &e0204), ("E0101", &e0101)], "{d:#?}");
+    // The comment got the insertion: a hover on line 1 past it still works.
+    let hover = server.call("textDocument/hover", doc_pos(&uri, 1, 10));
+    assert!(hover["contents"]["value"].as_str().unwrap().contains("relu"), "{hover}");
     server.shutdown();
 }
+
+// ---------------------------------------------------------------------------------------
+// Diagnostics: pushed or pulled
 
 #[test]
 fn diagnostics_are_pushed_with_codes_and_related_information() {
@@ -447,66 +440,32 @@ fn diagnostics_are_pushed_with_codes_and_related_information() {
 }
 
 #[test]
-fn incremental_changes_use_utf16_columns() {
-    let dir = TempDir::new("utf16");
-    let mut server = Server::start(Some(&dir.0), Value::Null);
-    let uri = dir.uri("emoji.net");
-    // `😀` is two UTF-16 units and four bytes; `é` one unit and two bytes.
-    let text = "block b(x) {  # 😀 é\n    y = relu(x)  # 😀😀\n    return y\n}\n";
+fn a_client_that_pulls_diagnostics_gets_them_on_request_and_none_pushed() {
+    let dir = TempDir::new("pull");
+    let text = "model m() {\n    input x: f32[N, 8]\n    return linear(y, 4)\n}\n";
+    dir.write("m.net", text);
+    let mut server = Server::start_with(Some(&dir.0), Value::Null, json!({ "diagnostic": {} }));
+    let uri = dir.uri("m.net");
     server.open(&uri, text);
-    assert!(server.diagnostics(&uri, 1).is_empty());
-    // Insert after the emoji of line 1's comment (UTF-16 column 23, byte column 27), and
-    // replace the `y` of `return y` by `zé`.
-    server.change(
-        &uri,
-        2,
-        json!([
-            { "range": { "start": pos(1, 23), "end": pos(1, 23) }, "text": " é😀" },
-            { "range": { "start": pos(2, 11), "end": pos(2, 12) }, "text": "zé" }
-        ]),
-    );
-    let d = server.diagnostics(&uri, 2);
-    // `é` is not a name character (E0101, dropped), so `z` is undefined (E0204).
-    let found: Vec<(&str, &Value)> = d.iter().map(|d| (d["code"].as_str().unwrap(), &d["range"])).collect();
-    let e0204 = json!({ "start": pos(2, 11), "end": pos(2, 12) });
-    let e0101 = json!({ "start": pos(2, 12), "end": pos(2, 13) });
-    assert_eq!(found, [("E0204", &e0204), ("E0101", &e0101)], "{d:#?}");
-    // The comment got the insertion: a hover on line 1 past it still works.
-    let hover = server.call("textDocument/hover", doc_pos(&uri, 1, 10));
-    assert!(hover["contents"]["value"].as_str().unwrap().contains("relu"), "{hover}");
+    let report = server.call("textDocument/diagnostic", json!({ "textDocument": { "uri": uri } }));
+    assert_eq!(report["kind"], "full", "{report}");
+    let codes: Vec<&str> = report["items"].as_array().unwrap().iter().filter_map(|d| d["code"].as_str()).collect();
+    assert_eq!(codes, ["E0204"], "{report}");
+    // The fix is seen on the next pull.
+    server.change(&uri, 2, json!([{ "text": text.replace("(y,", "(x,") }]));
+    let report = server.call("textDocument/diagnostic", json!({ "textDocument": { "uri": uri } }));
+    assert_eq!(report["items"], json!([]), "{report}");
+    // Nothing was pushed: the client would show each problem twice.
+    server.call("textDocument/documentSymbol", json!({ "textDocument": { "uri": uri } }));
+    while let Ok(message) = server.incoming.recv_timeout(std::time::Duration::from_millis(200)) {
+        server.queue.push_back(message);
+    }
+    assert!(!server.queue.iter().any(|m| m["method"] == "textDocument/publishDiagnostics"), "{:?}", server.queue);
     server.shutdown();
 }
 
 // ---------------------------------------------------------------------------------------
-// Figures: inlay hints, hovers, code lenses
-
-#[test]
-fn inlay_hints_show_shapes_and_bytes_of_the_active_scenario() {
-    let (dir, mut server, uri) = resnet_workspace("hints");
-    let hints =
-        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
-    for h in hints.as_array().unwrap() {
-        assert!(h["label"].as_str().unwrap().chars().count() <= 30, "{h}");
-        assert_eq!(h["paddingLeft"], true);
-        assert!(h["tooltip"]["value"].as_str().unwrap().contains("In scenario `imagenet`"), "{h}");
-    }
-    let resnet = with_hints(RESNET, &hints);
-    // The blocks file gets its figures from the scenario of the file that uses it.
-    let blocks_uri = dir.uri("blocks.net");
-    server.open(&blocks_uri, BLOCKS);
-    let hints =
-        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": blocks_uri }, "range": whole(BLOCKS) }));
-    let blocks = with_hints(BLOCKS, &hints);
-    insta::assert_snapshot!(format!("=== resnet18.net\n{resnet}=== blocks.net\n{blocks}"));
-    // Only the hints of the range asked for.
-    let some = server.call(
-        "textDocument/inlayHint",
-        json!({ "textDocument": { "uri": uri }, "range": { "start": pos(5, 0), "end": pos(7, 0) } }),
-    );
-    let lines: Vec<u64> = some.as_array().unwrap().iter().map(|h| h["position"]["line"].as_u64().unwrap()).collect();
-    assert_eq!(lines, [5, 6], "{some}");
-    server.shutdown();
-}
+// Settings
 
 #[test]
 fn the_hint_settings_choose_the_figures() {
@@ -526,122 +485,6 @@ fn the_hint_settings_choose_the_figures() {
     assert_eq!(none, json!([]));
     server.shutdown();
 }
-
-/// Hovers at the given needles (the cursor after `shift` characters of each), written as a
-/// snapshot: the position, the hovered text, and the Markdown.
-fn hover_snapshot(server: &mut Server, uri: &str, text: &str, needles: &[(&str, usize)]) -> String {
-    let mut out = String::new();
-    for (needle, shift) in needles {
-        let (line, col) = find(text, needle, *shift);
-        let hover = server.call("textDocument/hover", doc_pos(uri, line, col));
-        out.push_str(&format!("=== hover at {}:{} `{needle}` (+{shift})\n", line + 1, col + 1));
-        if hover.is_null() {
-            out.push_str("(nothing)\n");
-            continue;
-        }
-        let r = &hover["range"];
-        let a = offset_of(text, r["start"]["line"].as_u64().unwrap(), r["start"]["character"].as_u64().unwrap());
-        let b = offset_of(text, r["end"]["line"].as_u64().unwrap(), r["end"]["character"].as_u64().unwrap());
-        // The hovered line, with the range marked under it.
-        let line_start = text[..a].rfind('\n').map_or(0, |p| p + 1);
-        let line_end = text[a..].find('\n').map_or(text.len(), |p| a + p);
-        let pad = text[line_start..a].chars().count();
-        let width = text[a..b.min(line_end)].chars().count().max(1);
-        out.push_str(&format!("{}\n{}{}\n", &text[line_start..line_end], " ".repeat(pad), "^".repeat(width)));
-        out.push_str(hover["contents"]["value"].as_str().unwrap());
-        out.push('\n');
-    }
-    out
-}
-
-#[test]
-fn hovers_show_documentation_signatures_and_line_figures() {
-    let (dir, mut server, uri) = resnet_workspace("hovers");
-    let needles = [
-        ("conv2d(x, 64", 2),
-        ("maxpool2d(y", 0),
-        ("basic(y, 128, stride=2)", 1),
-        ("stride=2)", 2),
-        ("flatten(", 0),
-        ("input x", 6),
-        ("classes)", 0),
-        ("resnet18()\n    batch", 3),
-        ("batch 64", 0),
-        ("device t4", 8),
-        ("budget 12 GiB", 10),
-        ("imagenet", 0),
-        ("use \"blocks", 6),
-    ];
-    let snapshot = hover_snapshot(&mut server, &uri, RESNET, &needles);
-    // The memory figures belong to the memory model's tests (and change with it).
-    let snapshot: String = snapshot
-        .lines()
-        .map(|l| if l.starts_with("peak ") { "peak … (memory figures)\n".to_string() } else { format!("{l}\n") })
-        .collect();
-    insta::assert_snapshot!(dir.redact(&snapshot));
-    server.shutdown();
-}
-
-#[test]
-fn code_lenses_show_each_scenario_and_set_the_active_one() {
-    let (dir, mut server, uri) = resnet_workspace("lenses");
-    let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
-    let titles: Vec<&str> =
-        lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();
-    assert_eq!(titles.len(), 2, "{titles:?}");
-    // The memory figures belong to the memory model's tests; here only their place.
-    assert!(titles[0].starts_with("● active · ") && titles[0].contains(" of 12.0 GiB budget ("), "{titles:?}");
-    assert!(titles[0].ends_with(" · 11.69 M params · 116.10 G MACs"), "{titles:?}");
-    assert!(
-        titles[1].starts_with("○ set active · ") && titles[1].ends_with("11.69 M params · 1.81 G MACs"),
-        "{titles:?}"
-    );
-    let before =
-        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
-    // The lens's command makes `serve` the active scenario.
-    let command = lenses[1]["command"].clone();
-    assert_eq!(command["command"], "netc.setActiveScenario");
-    let result = server.request(
-        "workspace/executeCommand",
-        json!({ "command": command["command"], "arguments": command["arguments"] }),
-    );
-    assert!(result.get("error").is_none(), "{result}");
-    // The server asks the client to refresh its hints and lenses.
-    server.wait_for(|m| m["method"] == "workspace/inlayHint/refresh");
-    let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
-    assert!(lenses[1]["command"]["title"].as_str().unwrap().starts_with("● active"), "{lenses}");
-    let after =
-        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
-    assert_ne!(before, after);
-    assert!(after[0]["label"].as_str().unwrap().starts_with("f32[1,3,224,224] · "), "{after}");
-    // The lens carries its figures as numbers too (a status bar reads them).
-    let data = &lenses[1]["data"];
-    assert_eq!(data["active"], true, "{data}");
-    // The same figures as the library's report of the file.
-    let report = netc::analyze(dir.0.join("resnet18.net")).expect("the example analyzes");
-    let serve = &report.scenarios[1];
-    assert_eq!(data["scenario"], serve.name.as_str());
-    assert_eq!(data["totalBytes"].as_f64(), Some(serve.total_bytes as f64), "{data}");
-    assert_eq!(data["budgetBytes"].as_f64(), serve.budget_bytes.map(|b| b as f64), "{data}");
-    assert_eq!(lenses[0]["data"]["active"], false);
-    // `null` for the name goes back to the default scenario.
-    let result = server.request(
-        "workspace/executeCommand",
-        json!({ "command": command["command"], "arguments": [command["arguments"][0], null] }),
-    );
-    assert!(result.get("error").is_none(), "{result}");
-    let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
-    assert!(lenses[0]["command"]["title"].as_str().unwrap().starts_with("● active"), "{lenses}");
-    let back = server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
-    assert_eq!(before, back);
-    // An unknown command is an error, not a crash.
-    let unknown = server.request("workspace/executeCommand", json!({ "command": "netc.nothing", "arguments": [] }));
-    assert!(unknown.get("error").is_some());
-    server.shutdown();
-}
-
-// ---------------------------------------------------------------------------------------
-// Lints: levels and quick fixes
 
 /// A model whose inference scenario lacks `no_grad` (L0003, a warning): with nested calls,
 /// autograd keeps the first `relu`'s output alive.
@@ -695,8 +538,282 @@ fn netc_toml_sets_levels_and_is_read_again_when_it_changes() {
     server.shutdown();
 }
 
+// ---------------------------------------------------------------------------------------
+// Files on disk
+
 #[test]
-fn quick_fixes_apply_the_lints_suggested_edits() {
+fn files_on_disk_are_read_and_watched() {
+    let dir = TempDir::new("watched");
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    server.wait_for(|m| m["method"] == "client/registerCapability");
+    let uri = dir.uri("main.net");
+    let text = "use \"extra.net\"\nmodel m() {\n    input x: f32[N, 8]\n    return helper(x)\n}\n";
+    server.open(&uri, text);
+    assert_eq!(server.codes_until(&uri, |c| !c.is_empty()), ["E0201"]);
+    // The file appears on disk: the import resolves.
+    dir.write("extra.net", "block helper(x) { return relu(x) }\n");
+    let change = json!({ "changes": [{ "uri": dir.uri("extra.net"), "type": 1 }] });
+    server.notify("workspace/didChangeWatchedFiles", change);
+    assert_eq!(server.codes_until(&uri, |c| c.is_empty()), Vec::<String>::new());
+    // It changes on disk: the new text counts.
+    dir.write("extra.net", "block helper(x, n: int) { return relu(x) }\n");
+    server
+        .notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": dir.uri("extra.net"), "type": 2 }] }));
+    assert_eq!(server.codes_until(&uri, |c| !c.is_empty()), ["E0208"]);
+    // It is deleted: the import fails again.
+    std::fs::remove_file(dir.0.join("extra.net")).expect("delete");
+    server
+        .notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": dir.uri("extra.net"), "type": 3 }] }));
+    assert_eq!(server.codes_until(&uri, |c| c.iter().any(|c| c == "E0201")), ["E0201"]);
+    // The server never wrote anything.
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, Vec::<String>::new());
+    server.shutdown();
+}
+
+// ---------------------------------------------------------------------------------------
+// Commands, refresh requests, custom methods, cancellation
+
+#[test]
+fn the_set_active_scenario_command_switches_the_figures_and_asks_for_a_refresh() {
+    let (dir, mut server, uri) = resnet_workspace("lenses");
+    let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
+    let titles: Vec<&str> =
+        lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();
+    assert!(
+        titles.len() == 2 && titles[0].starts_with("● active") && titles[1].starts_with("○ set active"),
+        "{titles:?}"
+    );
+    let before =
+        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    // The lens's command makes `serve` the active scenario.
+    let command = lenses[1]["command"].clone();
+    assert_eq!(command["command"], "netc.setActiveScenario");
+    let result = server.request(
+        "workspace/executeCommand",
+        json!({ "command": command["command"], "arguments": command["arguments"] }),
+    );
+    assert!(result.get("error").is_none(), "{result}");
+    // The server asks the client to refresh its hints and lenses.
+    server.wait_for(|m| m["method"] == "workspace/inlayHint/refresh");
+    server.wait_for(|m| m["method"] == "workspace/codeLens/refresh");
+    let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
+    assert!(lenses[1]["command"]["title"].as_str().unwrap().starts_with("● active"), "{lenses}");
+    let after =
+        server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    assert_ne!(before, after);
+    assert!(after[0]["label"].as_str().unwrap().starts_with("f32[1,3,224,224] · "), "{after}");
+    // The lens carries its figures as numbers too (a status bar reads them).
+    let data = &lenses[1]["data"];
+    assert_eq!(data["active"], true, "{data}");
+    // The same figures as the library's report of the file.
+    let report = netc::analyze(dir.0.join("resnet18.net")).expect("the example analyzes");
+    let serve = &report.scenarios[1];
+    assert_eq!(data["scenario"], serve.name.as_str());
+    assert_eq!(data["totalBytes"].as_f64(), Some(serve.total_bytes as f64), "{data}");
+    assert_eq!(data["budgetBytes"].as_f64(), serve.budget_bytes.map(|b| b as f64), "{data}");
+    assert_eq!(lenses[0]["data"]["active"], false);
+    // `null` for the name goes back to the default scenario.
+    let result = server.request(
+        "workspace/executeCommand",
+        json!({ "command": command["command"], "arguments": [command["arguments"][0], null] }),
+    );
+    assert!(result.get("error").is_none(), "{result}");
+    let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
+    assert!(lenses[0]["command"]["title"].as_str().unwrap().starts_with("● active"), "{lenses}");
+    let back = server.call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    assert_eq!(before, back);
+    // An unknown command is an error, not a crash.
+    let unknown = server.request("workspace/executeCommand", json!({ "command": "netc.nothing", "arguments": [] }));
+    assert!(unknown.get("error").is_some());
+    server.shutdown();
+}
+
+#[test]
+fn stdlib_source_answers_the_text_of_a_standard_library_file() {
+    let (_dir, mut server, uri) = resnet_workspace("stdlib-source");
+    // `conv2d` is defined in the standard library: a file of the repository, or
+    // `netc-std:///nn.net` where the sources are not on disk.
+    let (line, col) = find(RESNET, "conv2d(x", 0);
+    let target = server.call("textDocument/definition", doc_pos(&uri, line, col))[0]["uri"].clone();
+    let text = server.call("netc/stdlibSource", json!({ "uri": target }));
+    assert!(text.as_str().is_some_and(|t| t.contains("op conv2d(")), "{target}: {text}");
+    // Not a standard-library file: nothing.
+    assert!(server.call("netc/stdlibSource", json!({ "uri": uri })).is_null());
+    server.shutdown();
+}
+
+#[test]
+fn a_cancelled_request_is_answered_and_the_session_goes_on() {
+    let (_dir, mut server, uri) = resnet_workspace("cancel");
+    let id = server
+        .send_request("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }));
+    server.notify("$/cancelRequest", json!({ "id": id }));
+    // Answered either way: with its result if it finished first, else as cancelled.
+    let response = server.response(id);
+    if let Some(error) = response.get("error") {
+        assert_eq!(error["code"], -32800, "{response}");
+    }
+    assert!(
+        server
+            .call("textDocument/inlayHint", json!({ "textDocument": { "uri": uri }, "range": whole(RESNET) }))
+            .is_array()
+    );
+    server.shutdown();
+}
+
+// ---------------------------------------------------------------------------------------
+// One smoke test per feature: the server answers it through the protocol
+
+/// `text` open as `main.net` in a fresh workspace, its first diagnostics received.
+fn one_file(test: &str, text: &str) -> (TempDir, Server, String) {
+    let dir = TempDir::new(test);
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let uri = dir.uri("main.net");
+    server.open(&uri, text);
+    let _ = server.diagnostics(&uri, 1);
+    (dir, server, uri)
+}
+
+#[test]
+fn hover_answers_in_markdown() {
+    let (_dir, mut server, uri) = resnet_workspace("hover");
+    let (line, col) = find(RESNET, "conv2d(x, 64", 2);
+    let hover = server.call("textDocument/hover", doc_pos(&uri, line, col));
+    assert!(
+        hover["contents"]["kind"] == "markdown" && hover["contents"]["value"].as_str().unwrap().contains("op conv2d("),
+        "{hover}"
+    );
+    server.shutdown();
+}
+
+#[test]
+fn completion_answers_items_that_replace_the_word_before_the_cursor() {
+    let text = "model m() {\n    input x: f32[N, 3, 32, 32]\n    y = con\n    return x\n}\n";
+    let (_dir, mut server, uri) = one_file("completion", text);
+    let (line, col) = find(text, "y = con", 7);
+    let items = server.call("textDocument/completion", doc_pos(&uri, line, col));
+    let conv = items.as_array().unwrap().iter().find(|i| i["label"] == "conv2d").expect("conv2d offered");
+    assert_eq!(conv["textEdit"]["range"], json!({ "start": pos(2, 8), "end": pos(2, 11) }), "{conv}");
+    server.shutdown();
+}
+
+#[test]
+fn signature_help_answers_the_active_parameter() {
+    let text = "block b(x) {\n    y = conv2d(x, 64, stride=2, )\n    return y\n}\n";
+    let (_dir, mut server, uri) = one_file("signature", text);
+    let (line, col) = find(text, "64", 0);
+    let help = server.call("textDocument/signatureHelp", doc_pos(&uri, line, col));
+    assert_eq!(help["activeParameter"], 1, "{help}");
+    server.shutdown();
+}
+
+#[test]
+fn definition_answers_a_location_in_another_file() {
+    let (dir, mut server, uri) = resnet_workspace("definition");
+    let (line, col) = find(RESNET, "basic(y, 128", 0);
+    let result = server.call("textDocument/definition", doc_pos(&uri, line, col));
+    assert_eq!(result[0]["uri"], dir.uri("blocks.net"), "{result}");
+    server.shutdown();
+}
+
+#[test]
+fn references_answer_locations_across_the_workspace() {
+    let (_dir, mut server, uri) = resnet_workspace("references");
+    let (line, col) = find(RESNET, "basic(y, 128", 0);
+    let params = json!({ "textDocument": { "uri": uri }, "position": pos(line, col), "context": { "includeDeclaration": true } });
+    let refs = server.call("textDocument/references", params);
+    // The declaration in blocks.net and seven calls in resnet18.net.
+    assert_eq!(refs.as_array().unwrap().len(), 8, "{refs}");
+    server.shutdown();
+}
+
+#[test]
+fn document_symbols_answer_the_items_with_their_kinds() {
+    let (_dir, mut server, uri) = resnet_workspace("document-symbols");
+    let symbols = server.call("textDocument/documentSymbol", json!({ "textDocument": { "uri": uri } }));
+    assert_eq!((&symbols[1]["name"], &symbols[1]["kind"]), (&json!("resnet18"), &json!(5)), "{symbols}");
+    server.shutdown();
+}
+
+#[test]
+fn workspace_symbols_include_the_files_on_disk_nobody_opened() {
+    let (_dir, mut server, _uri) = resnet_workspace("workspace-symbols");
+    let found = server.call("workspace/symbol", json!({ "query": "bas" }));
+    let names: Vec<&str> = found.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"basic"), "{names:?}");
+    server.shutdown();
+}
+
+#[test]
+fn inlay_hints_answer_for_the_lines_of_the_range() {
+    let (_dir, mut server, uri) = resnet_workspace("hints");
+    let some = server.call(
+        "textDocument/inlayHint",
+        json!({ "textDocument": { "uri": uri }, "range": { "start": pos(5, 0), "end": pos(7, 0) } }),
+    );
+    let lines: Vec<u64> = some.as_array().unwrap().iter().map(|h| h["position"]["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [5, 6], "{some}");
+    server.shutdown();
+}
+
+#[test]
+fn semantic_tokens_answer_in_the_legend_with_modifier_bits() {
+    let (_dir, mut server, uri) = resnet_workspace("tokens");
+    // The legend of `initialize`; modifiers: 1 declaration, 2 default library, 4 documentation.
+    let legend = [
+        "keyword",
+        "function",
+        "method",
+        "class",
+        "event",
+        "variable",
+        "parameter",
+        "property",
+        "enumMember",
+        "type",
+        "number",
+        "string",
+        "comment",
+        "operator",
+        "namespace",
+    ];
+    let result = server.call("textDocument/semanticTokens/full", json!({ "textDocument": { "uri": uri } }));
+    let data: Vec<u64> = result["data"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let (mut line, mut col) = (0u64, 0u64);
+    let mut decoded: Vec<(&str, &str, u64)> = Vec::new();
+    for chunk in data.chunks(5) {
+        if chunk[0] > 0 {
+            line += chunk[0];
+            col = chunk[1];
+        } else {
+            col += chunk[1];
+        }
+        let a = offset_of(RESNET, line, col);
+        let b = offset_of(RESNET, line, col + chunk[2]);
+        decoded.push((&RESNET[a..b], legend[chunk[3] as usize], chunk[4]));
+    }
+    let class_of = |word: &str| decoded.iter().find(|(w, _, _)| *w == word).map(|(_, c, m)| (*c, *m));
+    let words = ["model", "resnet18", "conv2d", "## ResNet-18 for ImageNet-sized inputs."];
+    let expected = [("keyword", 0), ("class", 1), ("function", 2), ("comment", 4)];
+    assert_eq!(words.map(class_of), expected.map(Some));
+    server.shutdown();
+}
+
+#[test]
+fn folding_ranges_answer_lines_and_kinds() {
+    let text = "# one\n# two\nblock b(x) {\n    return x\n}\n";
+    let (_dir, mut server, uri) = one_file("folding", text);
+    let folds = server.call("textDocument/foldingRange", json!({ "textDocument": { "uri": uri } }));
+    let first = &folds[0];
+    assert_eq!((&first["startLine"], &first["endLine"], &first["kind"]), (&json!(0), &json!(1), &json!("comment")));
+    server.shutdown();
+}
+
+#[test]
+fn code_actions_offer_the_fixes_of_the_diagnostics_in_the_range() {
     let dir = TempDir::new("fixes");
     let text = NEEDS_NO_GRAD;
     dir.write("m.net", text);
@@ -733,264 +850,11 @@ fn quick_fixes_apply_the_lints_suggested_edits() {
         json!({ "textDocument": { "uri": uri }, "range": { "start": pos(1, 0), "end": pos(1, 4) }, "context": { "diagnostics": [] } }),
     );
     assert!(none.is_null() || none.as_array().is_some_and(|a| a.is_empty()), "{none}");
-}
-
-// ---------------------------------------------------------------------------------------
-// Navigation
-
-fn location_text(dir: &TempDir, location: &Value) -> String {
-    let uri = location["uri"].as_str().unwrap();
-    let r = &location["range"];
-    let path = uri.strip_prefix("file://").unwrap_or(uri);
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let a = offset_of(&text, r["start"]["line"].as_u64().unwrap(), r["start"]["character"].as_u64().unwrap());
-    let b = offset_of(&text, r["end"]["line"].as_u64().unwrap(), r["end"]["character"].as_u64().unwrap());
-    format!("{}:{}: `{}`", dir.redact(uri), r["start"]["line"].as_u64().unwrap() + 1, &text[a..b])
-}
-
-#[test]
-fn go_to_definition_finds_blocks_files_ops_parameters_and_variables() {
-    let (dir, mut server, uri) = resnet_workspace("definition");
-    let mut found = Vec::new();
-    for (needle, shift) in
-        [("basic(y, 128", 0), ("\"blocks.net\"", 1), ("y = maxpool2d(y", 14), ("classes)", 0), ("stride=2)", 0)]
-    {
-        let (line, col) = find(RESNET, needle, shift);
-        let result = server.call("textDocument/definition", doc_pos(&uri, line, col));
-        let locations = result.as_array().unwrap_or_else(|| panic!("{needle}: {result}"));
-        found.push(format!("{needle} -> {}", location_text(&dir, &locations[0])));
-    }
-    let expected = [
-        "basic(y, 128 -> file://<tmp>/blocks.net:5: `basic`",
-        "\"blocks.net\" -> file://<tmp>/blocks.net:1: ``",
-        "y = maxpool2d(y -> file://<tmp>/resnet18.net:7: `y`",
-        "classes) -> file://<tmp>/resnet18.net:5: `classes`",
-        "stride=2) -> file://<tmp>/blocks.net:5: `stride`",
-    ];
-    assert_eq!(found, expected);
-    // `conv2d` and its keyword `pad` are defined in the standard library.
-    for needle in ["conv2d(x", "pad=3"] {
-        let (line, col) = find(RESNET, needle, 0);
-        let result = server.call("textDocument/definition", doc_pos(&uri, line, col));
-        let target = result[0]["uri"].as_str().unwrap();
-        assert!(target.ends_with("stdlib/std/nn.net") || target.starts_with("netc-std:"), "{target}");
-    }
     server.shutdown();
 }
 
 #[test]
-fn references_span_the_workspace() {
-    let (dir, mut server, _uri) = resnet_workspace("references");
-    let blocks_uri = dir.uri("blocks.net");
-    server.open(&blocks_uri, BLOCKS);
-    let (line, col) = find(BLOCKS, "block basic", 6);
-    let params = json!({ "textDocument": { "uri": blocks_uri }, "position": pos(line, col), "context": { "includeDeclaration": true } });
-    let refs = server.call("textDocument/references", params);
-    let mut found: Vec<String> = refs.as_array().unwrap().iter().map(|l| location_text(&dir, l)).collect();
-    found.sort();
-    let mut expected = vec!["file://<tmp>/blocks.net:5: `basic`".to_string()];
-    expected.extend((9..=15).map(|line| format!("file://<tmp>/resnet18.net:{line}: `basic`")));
-    expected.sort();
-    assert_eq!(found, expected);
-    // A local: every use of `s` in the block.
-    let (line, col) = find(BLOCKS, "s = x", 0);
-    let params = json!({ "textDocument": { "uri": blocks_uri }, "position": pos(line, col), "context": { "includeDeclaration": false } });
-    let refs = server.call("textDocument/references", params);
-    assert_eq!(refs.as_array().unwrap().len(), 1, "{refs}");
-    server.shutdown();
-}
-
-#[test]
-fn document_and_workspace_symbols() {
-    let (_dir, mut server, uri) = resnet_workspace("symbols");
-    let symbols = server.call("textDocument/documentSymbol", json!({ "textDocument": { "uri": uri } }));
-    let names: Vec<(String, u64)> = symbols
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| (s["name"].as_str().unwrap().to_string(), s["kind"].as_u64().unwrap()))
-        .collect();
-    let expected: Vec<(String, u64)> = [("\"blocks.net\"", 2), ("resnet18", 5), ("imagenet", 24), ("serve", 24)]
-        .iter()
-        .map(|(n, k)| (n.to_string(), *k))
-        .collect();
-    assert_eq!(names, expected);
-    assert_eq!(symbols[1]["children"][0]["name"], "x");
-    assert_eq!(symbols[1]["detail"], "model resnet18(classes: int = 1000)");
-    // Workspace symbols: the blocks file is found although it is not open.
-    let found = server.call("workspace/symbol", json!({ "query": "bas" }));
-    let names: Vec<&str> = found.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"basic"), "{names:?}");
-    let all = server.call("workspace/symbol", json!({ "query": "" }));
-    assert_eq!(all.as_array().unwrap().len(), 4, "{all}");
-    server.shutdown();
-}
-
-// ---------------------------------------------------------------------------------------
-// Writing: completion, signature help
-
-fn labels(result: &Value) -> Vec<String> {
-    let items = if result.is_array() { result.clone() } else { result["items"].clone() };
-    items.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap().to_string()).collect()
-}
-
-#[test]
-fn completion_offers_ops_locals_keywords_and_settings() {
-    let dir = TempDir::new("completion");
-    let mut server = Server::start(Some(&dir.0), Value::Null);
-    let uri = dir.uri("main.net");
-    let text = "model m(width: int = 8) {\n    input x: f32[N, 3, 32, 32]\n    y = con\n    z = conv2d(x, 16, k=3, \n    return x\n}\ninfer s {\n    model m()\n    device \n    \n}\n";
-    server.open(&uri, text);
-    let _ = server.diagnostics(&uri, 1);
-    let at = |needle: &str, shift: usize| {
-        let (line, col) = find(text, needle, shift);
-        doc_pos(&uri, line, col)
-    };
-    // An expression: ops, blocks, locals defined above.
-    let items = server.call("textDocument/completion", at("y = con", 7));
-    let conv = items.as_array().unwrap().iter().find(|i| i["label"] == "conv2d").expect("conv2d offered");
-    assert!(conv["detail"].as_str().unwrap().starts_with("op conv2d(x: tensor"), "{conv}");
-    assert!(conv["documentation"]["value"].as_str().unwrap().contains("2-D convolution"));
-    assert_eq!(conv["textEdit"]["range"]["start"], pos(2, 8));
-    let names = labels(&items);
-    for expected in ["x", "width", "N", "relu", "repeat"] {
-        assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
-    }
-    // Keyword arguments of the call around the cursor, without those given.
-    let names = labels(&server.call("textDocument/completion", at("k=3, ", 5)));
-    assert!(names.contains(&"stride=".to_string()) && names.contains(&"bias=".to_string()), "{names:?}");
-    assert!(!names.contains(&"k=".to_string()), "{names:?}");
-    // Scenario values and keys.
-    let names = labels(&server.call("textDocument/completion", at("device ", 7)));
-    assert!(names.contains(&"t4".to_string()) && names.contains(&"h100_80gb".to_string()), "{names:?}");
-    let names = labels(&server.call("textDocument/completion", at("device \n    ", 12)));
-    assert!(names.contains(&"batch".to_string()) && names.contains(&"no_grad".to_string()), "{names:?}");
-    assert!(!names.contains(&"model".to_string()) && !names.contains(&"optimizer".to_string()), "{names:?}");
-    // The top level: item keywords.
-    let names = labels(&server.call("textDocument/completion", doc_pos(&uri, 11, 0)));
-    assert_eq!(names, ["use", "op", "block", "model", "train", "infer"]);
-    // After `.`: the fields of a tensor. In a comment: nothing.
-    server.change(&uri, 2, json!([{ "range": { "start": pos(11, 0), "end": pos(11, 0) }, "text": "# relu" }]));
-    assert_eq!(labels(&server.call("textDocument/completion", doc_pos(&uri, 11, 6))), Vec::<String>::new());
-    server.change(
-        &uri,
-        3,
-        json!([{ "range": { "start": pos(2, 11), "end": pos(2, 11) }, "text": "2d(x, 8, k=1).sh" }]),
-    );
-    let names = labels(&server.call("textDocument/completion", doc_pos(&uri, 2, 27)));
-    assert_eq!(names, ["shape", "ndim"]);
-    server.shutdown();
-}
-
-#[test]
-fn signature_help_follows_the_argument() {
-    let dir = TempDir::new("signature");
-    let mut server = Server::start(Some(&dir.0), Value::Null);
-    let uri = dir.uri("main.net");
-    let text = "block b(x) {\n    y = conv2d(x, 64, stride=2, )\n    return y\n}\n";
-    server.open(&uri, text);
-    let (line, col) = find(text, "64", 0);
-    let help = server.call("textDocument/signatureHelp", doc_pos(&uri, line, col));
-    let sig = &help["signatures"][0];
-    assert!(
-        sig["label"].as_str().unwrap().starts_with("conv2d(x: tensor, out_channels: int, k: int, stride: int = 1"),
-        "{sig}"
-    );
-    assert_eq!(help["activeParameter"], 1);
-    assert_eq!(sig["parameters"][3]["label"], "stride: int = 1");
-    let (line, col) = find(text, "stride=2", 8);
-    let help = server.call("textDocument/signatureHelp", doc_pos(&uri, line, col));
-    assert_eq!(help["activeParameter"], 3, "{help}");
-    let (line, col) = find(text, "return", 0);
-    let none = server.call("textDocument/signatureHelp", doc_pos(&uri, line, col));
-    assert!(none.is_null(), "{none}");
-    server.shutdown();
-}
-
-// ---------------------------------------------------------------------------------------
-// Semantic tokens, folding, formatting
-
-#[test]
-fn semantic_tokens_classify_names_by_what_they_are() {
-    let (_dir, mut server, uri) = resnet_workspace("tokens");
-    let legend = {
-        let init_types = [
-            "keyword",
-            "function",
-            "method",
-            "class",
-            "event",
-            "variable",
-            "parameter",
-            "property",
-            "enumMember",
-            "type",
-            "number",
-            "string",
-            "comment",
-            "operator",
-            "namespace",
-        ];
-        init_types.map(String::from)
-    };
-    let result = server.call("textDocument/semanticTokens/full", json!({ "textDocument": { "uri": uri } }));
-    let data: Vec<u64> = result["data"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
-    let (mut line, mut col) = (0u64, 0u64);
-    let mut decoded: Vec<(String, String, u64)> = Vec::new();
-    for chunk in data.chunks(5) {
-        if chunk[0] > 0 {
-            line += chunk[0];
-            col = chunk[1];
-        } else {
-            col += chunk[1];
-        }
-        let a = offset_of(RESNET, line, col);
-        let b = offset_of(RESNET, line, col + chunk[2]);
-        decoded.push((RESNET[a..b].to_string(), legend[chunk[3] as usize].clone(), chunk[4]));
-    }
-    let class_of = |word: &str| decoded.iter().find(|(w, _, _)| w == word).map(|(_, c, m)| (c.as_str(), *m));
-    assert_eq!(class_of("model"), Some(("keyword", 0)));
-    assert_eq!(class_of("resnet18"), Some(("class", 1)), "declaration");
-    assert_eq!(class_of("conv2d"), Some(("function", 2)), "default library");
-    assert_eq!(class_of("basic"), Some(("method", 0)));
-    assert_eq!(class_of("classes"), Some(("parameter", 1)));
-    assert_eq!(class_of("x"), Some(("variable", 1)));
-    assert_eq!(class_of("stride"), Some(("parameter", 0)));
-    assert_eq!(class_of("batch"), Some(("property", 0)));
-    assert_eq!(class_of("adam"), Some(("enumMember", 0)));
-    assert_eq!(class_of("64"), Some(("number", 0)));
-    assert_eq!(class_of("\"blocks.net\""), Some(("string", 0)));
-    assert_eq!(class_of("## ResNet-18 for ImageNet-sized inputs."), Some(("comment", 4)));
-    assert_eq!(class_of("f32"), Some(("type", 0)));
-    server.shutdown();
-}
-
-#[test]
-fn folding_ranges_fold_bodies_comments_and_imports() {
-    let dir = TempDir::new("folding");
-    let mut server = Server::start(Some(&dir.0), Value::Null);
-    let uri = dir.uri("main.net");
-    let text = "# one\n# two\nuse std.nn\nuse std.nn\nblock b(x) {\n    y = conv2d(\n        x,\n        8, k=1)\n    return y\n}\n";
-    server.open(&uri, text);
-    let folds = server.call("textDocument/foldingRange", json!({ "textDocument": { "uri": uri } }));
-    let found: Vec<(u64, u64, String)> = folds
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (f["startLine"].as_u64().unwrap(), f["endLine"].as_u64().unwrap(), f["kind"].as_str().unwrap().to_string())
-        })
-        .collect();
-    let expected: Vec<(u64, u64, String)> = [(0, 1, "comment"), (2, 3, "imports"), (4, 8, "region"), (5, 7, "region")]
-        .iter()
-        .map(|(a, b, k)| (*a, *b, k.to_string()))
-        .collect();
-    assert_eq!(found, expected);
-    server.shutdown();
-}
-
-#[test]
-fn formatting_returns_the_formatted_text_and_refuses_syntax_errors() {
+fn formatting_answers_one_edit_none_or_an_error() {
     let dir = TempDir::new("formatting");
     let mut server = Server::start(Some(&dir.0), Value::Null);
     let uri = dir.uri("main.net");
@@ -1007,41 +871,6 @@ fn formatting_returns_the_formatted_text_and_refuses_syntax_errors() {
     server.change(&uri, 3, json!([{ "text": "block b(x) {\n    return relu(x\n}\n" }]));
     let broken = server.request("textDocument/formatting", params);
     assert!(broken["error"]["message"].as_str().unwrap().contains("syntax error"), "{broken}");
-    server.shutdown();
-}
-
-// ---------------------------------------------------------------------------------------
-// Files on disk
-
-#[test]
-fn files_on_disk_are_read_and_watched() {
-    let dir = TempDir::new("watched");
-    let mut server = Server::start(Some(&dir.0), Value::Null);
-    server.wait_for(|m| m["method"] == "client/registerCapability");
-    let uri = dir.uri("main.net");
-    let text = "use \"extra.net\"\nmodel m() {\n    input x: f32[N, 8]\n    return helper(x)\n}\n";
-    server.open(&uri, text);
-    assert_eq!(server.codes_until(&uri, |c| !c.is_empty()), ["E0201"]);
-    // The file appears on disk: the import resolves.
-    dir.write("extra.net", "block helper(x) { return relu(x) }\n");
-    let change = json!({ "changes": [{ "uri": dir.uri("extra.net"), "type": 1 }] });
-    server.notify("workspace/didChangeWatchedFiles", change);
-    assert_eq!(server.codes_until(&uri, |c| c.is_empty()), Vec::<String>::new());
-    // It changes on disk: the new text counts.
-    dir.write("extra.net", "block helper(x, n: int) { return relu(x) }\n");
-    server
-        .notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": dir.uri("extra.net"), "type": 2 }] }));
-    assert_eq!(server.codes_until(&uri, |c| !c.is_empty()), ["E0208"]);
-    // It is deleted: the import fails again.
-    std::fs::remove_file(dir.0.join("extra.net")).expect("delete");
-    server
-        .notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": dir.uri("extra.net"), "type": 3 }] }));
-    assert_eq!(server.codes_until(&uri, |c| c.iter().any(|c| c == "E0201")), ["E0201"]);
-    // The server never wrote anything.
-    let mut names: Vec<String> =
-        std::fs::read_dir(&dir.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    assert_eq!(names, Vec::<String>::new());
     server.shutdown();
 }
 
