@@ -43,6 +43,27 @@ model gpt3(vocab: int = 50257, d: int = 12288, heads: int = 96, layers: int = 96
 train pretrain { model gpt3()  batch 8  seq 2048  optimizer adam  precision bf16  checkpoint }
 "#;
 
+/// GPT-3's layer, `layers` of them inside one block call, trained with checkpointing: the
+/// whole model is one checkpoint segment, recomputed in one piece (the simulation must stay
+/// linear in its ops).
+fn one_segment(layers: usize) -> String {
+    let (layer, _) = GPT3.split_once("model gpt3").expect("GPT3 has a model");
+    format!(
+        "{layer}
+block stack(x, d: int, heads: int, layers: int) {{
+    return repeat layers layer(x, d, heads)
+}}
+
+model deep(d: int = 256, heads: int = 4) {{
+    input x: f32[N, S, 256]
+    return stack(x, d, heads, {layers})
+}}
+
+train finetune {{ model deep()  batch 1  seq 128  optimizer adam  checkpoint }}
+"
+    )
+}
+
 const CALIBRATION: &[(&str, &str)] = &[
     ("simple_cnn", include_str!("../../tests/fixtures/calibration/simple_cnn.net")),
     ("mlp", include_str!("../../tests/fixtures/calibration/mlp.net")),
@@ -83,6 +104,8 @@ fn main() {
     let mut cases: Vec<(&str, String)> = vec![("gpt3_96x12288", GPT3.to_string())];
     cases.extend(CALIBRATION.iter().map(|(n, t)| (*n, t.to_string())));
     cases.push(("generated", generated(1_250)));
+    cases.push(("segment_800", one_segment(800)));
+    cases.push(("segment_3200", one_segment(3_200)));
     for (name, text) in cases {
         let (cold, (nodes, params, macs)) = best(5, || {
             let mut db = Database::new();

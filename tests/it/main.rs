@@ -6,6 +6,7 @@
 
 mod analyze;
 mod calibration;
+mod cancellation;
 mod cli;
 mod config;
 mod diagnostics;

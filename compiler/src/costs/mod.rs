@@ -20,7 +20,7 @@ use crate::semantics::setup::{ScenarioSetup, scenario_setup};
 
 use self::autograd::Mode;
 use self::devices::Device;
-use self::simulate::{Config, LineTable, Sharding, Simulation, line_figures, simulate};
+use self::simulate::{Config, LineTable, Sharding, Simulation, line_figures_checked, simulate_checked};
 
 /// A scenario's memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -89,7 +89,7 @@ fn simulable<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(&'db ScenarioSe
 pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioCosts> {
     let (setup, graph) = simulable(db, loc)?;
     let (config, device) = config(&setup.run);
-    let simulation = simulate(graph, &config);
+    let simulation = simulate_checked(graph, &config, &|| db.unwind_if_revision_cancelled());
     let runtime = setup.run.overhead.unwrap_or(device.runtime);
     let reserved = simulation.rounded_peak.max(simulation.peak.bytes);
     Some(ScenarioCosts {
@@ -113,5 +113,5 @@ pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
 pub fn scenario_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<LineTable> {
     let (setup, graph) = simulable(db, loc)?;
     let (config, _) = config(&setup.run);
-    Some(line_figures(graph, &config))
+    Some(line_figures_checked(graph, &config, &|| db.unwind_if_revision_cancelled()))
 }

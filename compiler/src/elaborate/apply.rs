@@ -82,6 +82,10 @@ impl<'db> Elaborator<'db, '_> {
         (args, inputs): (Args, Vec<TensorId>),
         sites: Blame<'_, 'db>,
     ) -> Result<Value, Stop> {
+        // A long elaboration (a large `repeat`) stops as soon as an edit makes its result stale.
+        if self.graph.nodes.len() % 1024 == 1023 {
+            self.db.unwind_if_revision_cancelled();
+        }
         if self.graph.nodes.len() >= MAX_NODES {
             let site = self.site(ctx.name, ctx.item, id);
             self.error_at(Code::RecursionLimit, &site, format!("the model has more than {MAX_NODES} ops"));

@@ -78,10 +78,16 @@ fn release_points(graph: &Graph) -> Groups {
     Groups { start, items }
 }
 
+/// How often (in nodes) a long replay asks whether to stop.
+const CHECK_EVERY: usize = 1024;
+
 /// Everything the phases of a run share.
 struct Run<'a> {
     graph: &'a Graph,
     config: &'a Config,
+    /// Called every [`CHECK_EVERY`] nodes of a pass: the caller's chance to stop a run whose
+    /// result is no longer wanted (a salsa query unwinds when its revision is cancelled).
+    check: &'a dyn Fn(),
     behaviours: Vec<super::autograd::OpMemory>,
     /// Bytes of each tensor under the precision policy.
     sizes: Vec<i128>,
@@ -159,7 +165,13 @@ enum Extent {
 
 /// Simulates `graph` run as `config` says.
 pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
-    let (store, lines) = replay(graph, config, Extent::Whole);
+    simulate_checked(graph, config, &|| {})
+}
+
+/// [`simulate`], calling `check` every so many nodes: a query passes salsa's
+/// `unwind_if_revision_cancelled`, so that an edit never waits for a long simulation.
+pub fn simulate_checked(graph: &Graph, config: &Config, check: &dyn Fn()) -> Simulation {
+    let (store, lines) = replay(graph, config, Extent::Whole, check);
     Simulation {
         peak: store.peak.clone().unwrap_or(Peak {
             bytes: store.live_bytes,
@@ -181,12 +193,17 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
 /// first forward pass only (every per-line figure is recorded there), without the rest of
 /// the run or its peak.
 pub fn line_figures(graph: &Graph, config: &Config) -> LineTable {
-    replay(graph, config, Extent::Lines).1
+    line_figures_checked(graph, config, &|| {})
+}
+
+/// [`line_figures`], calling `check` as [`simulate_checked`] does.
+pub fn line_figures_checked(graph: &Graph, config: &Config, check: &dyn Fn()) -> LineTable {
+    replay(graph, config, Extent::Lines, check).1
 }
 
 /// Runs `graph` as `config` says, as far as `extent`: what is live (with the peak, phases and
 /// timeline of a whole run) and the per-line figures.
-fn replay(graph: &Graph, config: &Config, extent: Extent) -> (Store, LineTable) {
+fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (Store, LineTable) {
     let mode = config.mode;
     let mut store = Store {
         peaks: extent == Extent::Whole,
@@ -210,6 +227,7 @@ fn replay(graph: &Graph, config: &Config, extent: Extent) -> (Store, LineTable) 
     let mut run = Run {
         graph,
         config,
+        check,
         behaviours: graph.nodes.iter().map(|n| memory(n, graph, &mode)).collect(),
         sizes: tensor_sizes(graph, config.precision),
         params: Params {

@@ -40,6 +40,9 @@ pub(super) fn run_forward(
     let mut kept: Vec<usize> = Vec::new();
     let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
+        if i % CHECK_EVERY == 0 {
+            (run.check)();
+        }
         let behaviour = &run.behaviours[i];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         let op = node.op.name();
@@ -205,9 +208,17 @@ pub(super) fn recompute(
     let graph = run.graph;
     let mut recomputed: HashMap<TensorId, usize> = HashMap::new();
     let mut allocated: Vec<(TensorId, usize)> = Vec::new();
+    // What the recomputation allocated, by the node after which the program drops it: looked
+    // up per node rather than scanned (a segment can be a whole model of thousands of ops).
+    let mut dropped_after: HashMap<usize, Vec<usize>> = HashMap::new();
+    // `nodes` is in execution order: whether a node is in the segment is a binary search.
+    let inside = |node: u32| nodes.binary_search(&(node as usize)).is_ok();
     let storage =
         |t: TensorId, recomputed: &HashMap<TensorId, usize>| recomputed.get(&t).copied().or(storage_of[t.0 as usize]);
-    for &j in nodes {
+    for (n, &j) in nodes.iter().enumerate() {
+        if n % CHECK_EVERY == CHECK_EVERY - 1 {
+            (run.check)();
+        }
         let node = &graph.nodes[j];
         let behaviour = &run.behaviours[j];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
@@ -220,6 +231,9 @@ pub(super) fn recompute(
                     let s = store.alloc(run.sizes[out.0 as usize], Category::Activations);
                     recomputed.insert(out, s);
                     allocated.push((out, s));
+                    if let Some(after) = graph.released_after[out.0 as usize].filter(|&r| r as usize >= j) {
+                        dropped_after.entry(after as usize).or_default().push(s);
+                    }
                 }
             }
         }
@@ -241,16 +255,13 @@ pub(super) fn recompute(
         }
         store.check(&format!("{} (recompute)", node.op), Some(&node.origin.stmt));
         // What the recomputation no longer needs is dropped as it goes.
-        for (t, s) in &allocated {
-            if graph.released_after[t.0 as usize] == Some(j as u32) {
-                store.release(*s);
-            }
+        for s in dropped_after.remove(&j).unwrap_or_default() {
+            store.release(s);
         }
     }
     // Results the forward pass already holds (the segment's outputs) are dropped at the end.
     for (t, s) in allocated {
-        let released_inside = graph.released_after[t.0 as usize].is_some_and(|r| nodes.contains(&(r as usize)));
-        if !released_inside {
+        if !graph.released_after[t.0 as usize].is_some_and(inside) {
             store.release(s);
         }
     }
@@ -294,6 +305,9 @@ pub(super) fn run_backward(
     // The peak's label, written into one buffer rather than allocated per node.
     let mut label = String::new();
     for (i, node) in graph.nodes.iter().enumerate().rev() {
+        if i % CHECK_EVERY == 0 {
+            (run.check)();
+        }
         let behaviour = &run.behaviours[i];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         let segment = run.segment[i];
