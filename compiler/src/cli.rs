@@ -337,13 +337,27 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
     for &file in &checked.roots {
         let Some(text) = crate::snapshot::render(&db, file) else { continue };
         let name = file.name(&db).clone();
+        // Only `.net` files: `model.txt` and `model.net` would share `model.netsnap`, and a
+        // snapshot named after its own source (`weird.netsnap`) would overwrite it.
+        if !crate::snapshot::has_snapshot(&name) {
+            let _ = writeln!(
+                err,
+                "error: cannot snapshot `{name}`: only `.net` files get a snapshot (`model.net` -> `model.netsnap`)"
+            );
+            code = 2;
+            continue;
+        }
         let path = crate::snapshot::snapshot_path(&name);
         let shown = crate::workspace::file_name_of(&path);
-        let stored = match std::fs::read_to_string(&path) {
-            Ok(stored) => Some(stored),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                let _ = writeln!(err, "error: cannot read `{shown}`: {e}");
+        if let Some(source) = crate::workspace::same_file_as(&db, &path, &checked.loaded) {
+            let _ = writeln!(err, "error: cannot write `{shown}`: it is the source file `{}`", source.name(&db));
+            code = 2;
+            continue;
+        }
+        let stored = match crate::workspace::read_generated(&path) {
+            Ok(stored) => stored,
+            Err(reason) => {
+                let _ = writeln!(err, "error: cannot read `{shown}`: {reason}");
                 code = 2;
                 continue;
             }
