@@ -193,6 +193,36 @@ fn layout_snapshot() {
     insta::assert_snapshot!(format!("=== input\n{MESSY}=== formatted\n{out}"));
 }
 
+// A long scenario that follows another item on its line is split too (issue 21): `netc fmt`
+// used to split only a scenario that starts its line, and left this one at 121 columns.
+#[test]
+fn a_long_scenario_after_another_item_on_its_line_is_split() {
+    let m = "model m() {\n    input x: f32[N, 8]\n    return x\n}\n\n";
+    let long = "infer serve { model m()  batch 1  no_grad  eval  device t4  budget 300 MiB  overhead 100 MiB }";
+    let input = format!("{m}infer small {{ model m()  batch 1 }}; {long}  # c\n");
+    let out = format(&FileName::new("t.net"), &input).expect("formats");
+    assert_eq!(
+        out,
+        format!(
+            "{m}infer small {{ model m()  batch 1 }}; infer serve {{\n    model m()\n    batch 1\n    no_grad\n    eval\n    device t4\n    budget 300 MiB\n    overhead 100 MiB\n}}  # c\n"
+        )
+    );
+    assert!(out.lines().all(|l| l.len() <= netc::format::MAX_WIDTH), "{out}");
+    assert_eq!(format(&FileName::new("t.net"), &out).expect("formats again"), out);
+    // A short scenario before the long one on the line stays on it; one that itself reaches
+    // past the width is split, and the one after it is measured from its new line (97
+    // columns from the `}`: it stays on one line).
+    let both = format!(
+        "{m}{} {{ model m()  batch 1  no_grad  eval  device t4  budget 300 MiB }}; {long}\n",
+        "infer a_scenario_with_a_long_name_to_push_it_past_the_width_of_the_line"
+    );
+    let out = format(&FileName::new("t.net"), &both).expect("formats");
+    assert!(out.contains("\n    budget 300 MiB\n}; infer serve { model m()  batch 1 "), "{out}");
+    assert!(out.contains(&format!("\n}}; {long}\n")), "97 columns from the `}}`: not split\n{out}");
+    assert!(out.lines().all(|l| l.len() <= netc::format::MAX_WIDTH), "{out}");
+    assert_eq!(format(&FileName::new("t.net"), &out).expect("formats again"), out);
+}
+
 // ---------------------------------------------------------------------------------------
 // Whitespace noise formats away
 
