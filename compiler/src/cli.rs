@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -16,6 +16,7 @@ use crate::db::Level;
 use crate::diagnostics::Severity;
 use crate::host::Database;
 use crate::render;
+use crate::safe_write::Links;
 use crate::workspace::check_paths;
 
 /// netc: static memory analysis and linting of neural-network definitions (.net files).
@@ -307,7 +308,7 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
 }
 
 /// Writes the timeline plot of the one scenario of `files` (named `only`) to `path`.
-fn write_svg(db: &Database, files: &[crate::db::SourceFile], only: Option<&str>, path: &PathBuf) -> Result<(), String> {
+fn write_svg(db: &Database, files: &[crate::db::SourceFile], only: Option<&str>, path: &Path) -> Result<(), String> {
     let found = crate::report::scenarios(db, files, only);
     let [(file, index)] = found[..] else {
         let names: Vec<String> =
@@ -321,7 +322,7 @@ fn write_svg(db: &Database, files: &[crate::db::SourceFile], only: Option<&str>,
     let Some(svg) = crate::svg::scenario(db, file, index) else {
         return Err("--svg: the scenario cannot be simulated".to_string());
     };
-    std::fs::write(path, svg).map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+    crate::safe_write::write(path, svg.as_bytes(), Links::Follow).map_err(|e| e.to_string())
 }
 
 /// `netc snapshot`: writes the budget snapshot of every named file that declares scenarios
@@ -336,13 +337,27 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
     for &file in &checked.roots {
         let Some(text) = crate::snapshot::render(&db, file) else { continue };
         let name = file.name(&db).clone();
+        // Only `.net` files: `model.txt` and `model.net` would share `model.netsnap`, and a
+        // snapshot named after its own source (`weird.netsnap`) would overwrite it.
+        if !crate::snapshot::has_snapshot(&name) {
+            let _ = writeln!(
+                err,
+                "error: cannot snapshot `{name}`: only `.net` files get a snapshot (`model.net` -> `model.netsnap`)"
+            );
+            code = 2;
+            continue;
+        }
         let path = crate::snapshot::snapshot_path(&name);
         let shown = crate::workspace::file_name_of(&path);
-        let stored = match std::fs::read_to_string(&path) {
-            Ok(stored) => Some(stored),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                let _ = writeln!(err, "error: cannot read `{shown}`: {e}");
+        if let Some(source) = crate::workspace::same_file_as(&db, &path, &checked.loaded) {
+            let _ = writeln!(err, "error: cannot write `{shown}`: it is the source file `{}`", source.name(&db));
+            code = 2;
+            continue;
+        }
+        let stored = match crate::workspace::read_generated(&path) {
+            Ok(stored) => stored,
+            Err(reason) => {
+                let _ = writeln!(err, "error: cannot read `{shown}`: {reason}");
                 code = 2;
                 continue;
             }
@@ -352,13 +367,13 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
             continue;
         }
         if !args.check {
-            match std::fs::write(&path, &text) {
+            match crate::safe_write::write(&path, text.as_bytes(), Links::Refuse) {
                 Ok(()) => {
                     written += 1;
                     let _ = writeln!(out, "wrote {shown}");
                 }
                 Err(e) => {
-                    let _ = writeln!(err, "error: cannot write `{shown}`: {e}");
+                    let _ = writeln!(err, "error: {e}");
                     code = 2;
                 }
             }
@@ -422,8 +437,10 @@ fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) 
             Ok(formatted) => {
                 if args.check {
                     unformatted.push(name);
-                } else if let Err(e) = std::fs::write(name.as_str(), formatted) {
-                    let _ = writeln!(err, "error: cannot write `{name}`: {e}");
+                } else if let Err(e) =
+                    crate::safe_write::write(name.as_str().as_ref(), formatted.as_bytes(), Links::Follow)
+                {
+                    let _ = writeln!(err, "error: {e}; `{name}` was left as it is");
                     code = 2;
                 }
             }

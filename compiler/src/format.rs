@@ -4,8 +4,9 @@
 //! It works on the token stream, not on the tree: every token is kept in its order and every
 //! comment is kept on its line, only the whitespace between them is rewritten. Line breaks
 //! are kept (blank lines collapse to at most one), with one exception: a one-line scenario
-//! longer than [`MAX_WIDTH`] columns is split into one setting per line. Trailing commas
-//! before a `)` or `]` on the same line are dropped. The rules are in spec/fmt.md.
+//! that reaches past column [`MAX_WIDTH`] is split into one setting per line (also when it
+//! follows another item on that line). Trailing commas before a `)` or `]` on the same line
+//! are dropped. The rules are in spec/fmt.md.
 //!
 //! **Invariant: formatting never changes the syntax tree.** [`format()`] re-parses its output
 //! and refuses to return a text whose tree differs from the input's, so a bug in a spacing
@@ -236,7 +237,8 @@ impl<'a> Formatter<'a> {
         roles
     }
 
-    /// Scenarios written on one line (keyword to `}`), with the token spans of their settings.
+    /// Scenarios written on one line (keyword to `}`), with the token spans of their settings;
+    /// the line may hold other items before or after them.
     fn one_line_scenarios(&self, parsed: &Parse) -> Vec<(usize, OneLineScenario)> {
         let mut out = Vec::new();
         for (item, spans) in parsed.tree.iter().zip(&parsed.spans) {
@@ -250,8 +252,7 @@ impl<'a> Formatter<'a> {
             let close = last - 1;
             let Some(open) = (first..close).find(|&i| self.toks[i].kind == TokenKind::LBrace) else { continue };
             let one_line = self.toks[first].line == self.toks[close].line;
-            let starts_line = self.lines[self.toks[first].line].first() == Some(&first);
-            if !one_line || !starts_line || self.toks[close].kind != TokenKind::RBrace {
+            if !one_line || self.toks[close].kind != TokenKind::RBrace {
                 continue;
             }
             let mut settings = Vec::new();
@@ -329,6 +330,24 @@ impl<'a> Formatter<'a> {
         out
     }
 
+    /// For each token of `from..to`, the column (in characters) where it ends in
+    /// `self.join(from, to)`; a dropped token ends where the one before it does.
+    fn end_columns(&self, from: usize, to: usize) -> Vec<usize> {
+        let mut ends = Vec::with_capacity(to - from);
+        let (mut column, mut prev) = (0, None);
+        for i in from..to {
+            if !self.roles[i].dropped {
+                if let Some(p) = prev {
+                    column += self.space(p, i).len();
+                }
+                column += self.src(i).chars().count();
+                prev = Some(i);
+            }
+            ends.push(column);
+        }
+        ends
+    }
+
     fn comment_text(&self, c: &Comment) -> &'a str {
         self.text[c.range.to_range()].trim_end()
     }
@@ -362,22 +381,28 @@ impl<'a> Formatter<'a> {
                 None => lines_out.push(format!("{pad}{}", comment.map_or("", |c| self.comment_text(c)))),
                 Some(f) => {
                     let end = toks[toks.len() - 1] + 1;
-                    let code = self.join(f, end);
-                    let split = self
-                        .scenarios
-                        .iter()
-                        .find(|(start, _)| *start == f)
-                        .filter(|_| indent + code.chars().count() > MAX_WIDTH);
-                    match split {
-                        Some((_, s)) => {
-                            lines_out.push(format!("{pad}{}", self.join(f, s.open + 1)));
-                            for &(a, b) in &s.settings {
-                                lines_out.push(format!("{pad}{INDENT}{}", self.join(a, b)));
-                            }
-                            lines_out.push(format!("{pad}{}", self.join(s.close, end)));
+                    // The one-line scenarios on this line, wherever they start on it (a
+                    // scenario may follow another item): each that reaches past MAX_WIDTH, as
+                    // the line is written so far, is split; what comes before its `{` stays
+                    // on one line with it, then one setting per line, then its `}` and what
+                    // follows it.
+                    let here = &self.scenarios[self.scenarios.partition_point(|(start, _)| *start < f)
+                        ..self.scenarios.partition_point(|(start, _)| *start < end)];
+                    let ends = if here.is_empty() { Vec::new() } else { self.end_columns(f, end) };
+                    let mut from = f;
+                    for (_, s) in here {
+                        // The width of the line so far from `from` to the scenario's `}`.
+                        let start = ends[from - f] - self.src(from).chars().count();
+                        if indent + ends[s.close - f] - start <= MAX_WIDTH {
+                            continue;
                         }
-                        None => lines_out.push(format!("{pad}{code}")),
+                        lines_out.push(format!("{pad}{}", self.join(from, s.open + 1)));
+                        for &(a, b) in &s.settings {
+                            lines_out.push(format!("{pad}{INDENT}{}", self.join(a, b)));
+                        }
+                        from = s.close;
                     }
+                    lines_out.push(format!("{pad}{}", self.join(from, end)));
                     if let Some(c) = comment {
                         let last = lines_out.last_mut().expect("one line at least");
                         last.push_str("  ");

@@ -6,8 +6,8 @@
 //! replayed in PyTorch's semantics) -> [`lints`] and [`report`]; [`host`] holds the database and
 //! a file's diagnostics from every layer. [`op`] and [`knobs`] are the vocabulary (ops,
 //! precisions, optimizers, devices) every layer shares. At the edge: [`render`] (diagnostics
-//! as text), [`workspace`] (the only IO), [`cli`], and [`ide`] for editors. ARCHITECTURE.md
-//! is the map.
+//! as text), [`workspace`] (the only reading) and [`safe_write`] (the only writing, atomic),
+//! [`cli`], and [`ide`] for editors. ARCHITECTURE.md is the map.
 
 pub mod analysis;
 pub mod cli;
@@ -26,6 +26,7 @@ pub mod op;
 pub mod paths;
 pub mod render;
 pub mod report;
+pub mod safe_write;
 pub mod semantics;
 pub mod shapes;
 pub mod snapshot;

@@ -9,7 +9,8 @@
 //! shows changes. `--check` fails exactly when `netc snapshot` would write something else;
 //! [`compare`] then names every figure that moved and [`unified_diff`] shows the lines.
 //!
-//! Everything here is text in, text out; `cli.rs` reads and writes the files. File names in a
+//! Everything here is text in, text out; `cli.rs` reads and writes the files (only regular
+//! files: a snapshot that is a symbolic link is refused). File names in a
 //! snapshot are relative to the snapshot's directory, so it does not depend on where netc
 //! runs from.
 
@@ -26,7 +27,15 @@ use crate::units::{bytes_with, thousands};
 /// The extension of snapshot files.
 pub const EXTENSION: &str = "netsnap";
 
-/// Where the snapshot of `file` lives: beside it, with the extension `.netsnap`.
+/// Whether `file` gets a snapshot: only `.net` files do, so that the name of a snapshot
+/// names one source (`model.txt` and `model.net` would share `model.netsnap`) and is never
+/// the source itself (`weird.netsnap`).
+pub fn has_snapshot(file: &FileName) -> bool {
+    std::path::Path::new(file.as_str()).extension().is_some_and(|e| e == "net")
+}
+
+/// Where the snapshot of `file` (a `.net` file, [`has_snapshot`]) lives: beside it, with the
+/// extension `.netsnap`.
 pub fn snapshot_path(file: &FileName) -> PathBuf {
     PathBuf::from(file.as_str()).with_extension(EXTENSION)
 }

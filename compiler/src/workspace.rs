@@ -301,6 +301,8 @@ pub struct Checked {
     pub files: usize,
     /// The files named (directories expanded), in order.
     pub roots: Vec<SourceFile>,
+    /// Every user file loaded: the roots, then the files they import.
+    pub loaded: Vec<SourceFile>,
     /// Whether any file could not be read, or a `netc.toml` is malformed (exit code 2).
     pub io_failed: bool,
     /// Texts of every file a diagnostic may point into.
@@ -330,7 +332,32 @@ pub fn check_paths(db: &mut Database, paths: &[PathBuf]) -> Checked {
         diagnostics,
         files: loaded.files.len(),
         roots: loaded.roots.clone(),
+        loaded: loaded.files.clone(),
         io_failed: !loaded.io_errors.is_empty() || configured.failed,
         sources,
     }
+}
+
+/// Reads a file that netc itself writes (a budget snapshot): `Ok(None)` when there is none.
+/// It must be a regular file: a symbolic link or anything else is refused (the reason is the
+/// error), so that netc never shows, compares or later replaces a file it did not make.
+pub fn read_generated(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err("it is a symbolic link, not a regular file".to_string());
+        }
+        Ok(meta) if !meta.is_file() => return Err("it is not a regular file".to_string()),
+        Ok(_) => {}
+    }
+    std::fs::read_to_string(path).map(Some).map_err(|e| e.to_string())
+}
+
+/// The loaded file among `files` that `path` names, however either is spelled (`./a.net`,
+/// `dir/../a.net`, a link to it): their canonical paths are compared. `None` when `path` does
+/// not exist.
+pub fn same_file_as(db: &Database, path: &Path, files: &[SourceFile]) -> Option<SourceFile> {
+    let wanted = path.canonicalize().ok()?;
+    files.iter().copied().find(|f| Path::new(f.name(db).as_str()).canonicalize().is_ok_and(|p| p == wanted))
 }

@@ -734,7 +734,7 @@ fn usage_errors_exit_2() {
 // The real binary
 
 /// `target/<profile>/netc`, next to the directory of this test executable (`deps/`).
-fn netc_binary() -> Option<PathBuf> {
+pub(crate) fn netc_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let name = format!("netc{}", std::env::consts::EXE_SUFFIX);
     exe.ancestors().skip(1).take(3).map(|dir| dir.join(&name)).find(|p| p.is_file())

@@ -193,6 +193,36 @@ fn layout_snapshot() {
     insta::assert_snapshot!(format!("=== input\n{MESSY}=== formatted\n{out}"));
 }
 
+// A long scenario that follows another item on its line is split too (issue 21): `netc fmt`
+// used to split only a scenario that starts its line, and left this one at 121 columns.
+#[test]
+fn a_long_scenario_after_another_item_on_its_line_is_split() {
+    let m = "model m() {\n    input x: f32[N, 8]\n    return x\n}\n\n";
+    let long = "infer serve { model m()  batch 1  no_grad  eval  device t4  budget 300 MiB  overhead 100 MiB }";
+    let input = format!("{m}infer small {{ model m()  batch 1 }}; {long}  # c\n");
+    let out = format(&FileName::new("t.net"), &input).expect("formats");
+    assert_eq!(
+        out,
+        format!(
+            "{m}infer small {{ model m()  batch 1 }}; infer serve {{\n    model m()\n    batch 1\n    no_grad\n    eval\n    device t4\n    budget 300 MiB\n    overhead 100 MiB\n}}  # c\n"
+        )
+    );
+    assert!(out.lines().all(|l| l.len() <= netc::format::MAX_WIDTH), "{out}");
+    assert_eq!(format(&FileName::new("t.net"), &out).expect("formats again"), out);
+    // A short scenario before the long one on the line stays on it; one that itself reaches
+    // past the width is split, and the one after it is measured from its new line (97
+    // columns from the `}`: it stays on one line).
+    let both = format!(
+        "{m}{} {{ model m()  batch 1  no_grad  eval  device t4  budget 300 MiB }}; {long}\n",
+        "infer a_scenario_with_a_long_name_to_push_it_past_the_width_of_the_line"
+    );
+    let out = format(&FileName::new("t.net"), &both).expect("formats");
+    assert!(out.contains("\n    budget 300 MiB\n}; infer serve { model m()  batch 1 "), "{out}");
+    assert!(out.contains(&format!("\n}}; {long}\n")), "97 columns from the `}}`: not split\n{out}");
+    assert!(out.lines().all(|l| l.len() <= netc::format::MAX_WIDTH), "{out}");
+    assert_eq!(format(&FileName::new("t.net"), &out).expect("formats again"), out);
+}
+
 // ---------------------------------------------------------------------------------------
 // Whitespace noise formats away
 
@@ -347,4 +377,97 @@ fn fmt_of_a_missing_path_is_a_usage_error() {
     let (code, _, err) = netc(&[&"fmt".into(), &"/no/such/file.net".into()]);
     assert_eq!(code, 2);
     assert!(err.contains("no such file"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Writes are atomic (issue 21): a file is replaced whole or not at all
+
+/// A file of about 5 KB that `netc fmt` rewrites (every line is indented anew).
+fn big_unformatted() -> String {
+    let mut text = String::from("model m() {\n    input x: f32[N, 8]\n");
+    for i in 0..300 {
+        text.push_str(&format!("  y{i}=relu( x )\n"));
+    }
+    text.push_str("    return x\n}\n");
+    text
+}
+
+/// The files of `dir` that `netc fmt` may have left behind.
+fn temporary_files(dir: &std::path::Path) -> Vec<String> {
+    let names = std::fs::read_dir(dir).expect("a directory").map(|e| e.expect("an entry").file_name());
+    names.map(|n| n.to_string_lossy().into_owned()).filter(|n| n.ends_with(".netc-tmp")).collect()
+}
+
+// `ulimit -f 4` kills netc with SIGXFSZ when it writes past 4 KiB: `std::fs::write` had
+// truncated the 5 KB file to 4,096 bytes by then. Now the file is whole. RLIMIT_FSIZE binds
+// root too, so this runs under any user; it needs the binary and a POSIX shell.
+#[cfg(unix)]
+#[test]
+fn fmt_killed_while_writing_leaves_the_file_whole() {
+    let Some(binary) = crate::cli::netc_binary() else {
+        eprintln!("skipped: the netc binary is not built; run `cargo build -p netc-cli` first");
+        return;
+    };
+    let dir = TempDir::new("ulimit");
+    let text = big_unformatted();
+    assert!(text.len() > 4096);
+    let path = dir.write("big.net", &text);
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 4 && exec \"$0\" fmt \"$1\"")
+        .arg(&binary)
+        .arg(&path)
+        .status()
+        .expect("run sh");
+    assert!(!status.success(), "the write past the limit fails");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "the file is as it was");
+    // Without the limit it formats (and the killed run's temporary file is no `.net` file).
+    let (code, _, err) = netc(&[&"fmt".into(), &path.clone().into_os_string()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), format(&FileName::new("big.net"), &text).unwrap());
+}
+
+// A write that fails (here: a directory where no file can be made) leaves the file and names
+// it. Root may write anywhere: then there is nothing to test.
+#[cfg(unix)]
+#[test]
+fn fmt_that_cannot_write_leaves_the_file_and_names_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("read-only");
+    let ugly = dir.write("locked/ugly.net", UGLY);
+    let locked = dir.0.join("locked");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let probe = locked.join("probe");
+    if std::fs::write(&probe, "").is_ok() {
+        let _ = std::fs::remove_file(&probe);
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+        eprintln!("skipped: this user may write in a read-only directory");
+        return;
+    }
+    let (code, _, err) = netc(&[&"fmt".into(), &ugly.clone().into_os_string()]);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(code, 2);
+    assert!(err.starts_with("error: cannot write `") && err.contains("ugly.net`: "), "{err}");
+    assert!(err.contains("was left as it is"), "{err}");
+    assert_eq!(std::fs::read_to_string(&ugly).unwrap(), UGLY);
+    assert!(temporary_files(&locked).is_empty());
+}
+
+// A file reached through a symbolic link: its target is replaced atomically and keeps its
+// permissions; the link stays a link.
+#[cfg(unix)]
+#[test]
+fn fmt_through_a_symbolic_link_formats_its_target_and_keeps_the_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("link");
+    let real = dir.write("real/ugly.net", UGLY);
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.0.join("link.net");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let (code, out, err) = netc(&[&"fmt".into(), &link.clone().into_os_string()]);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "", ""));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), PRETTY);
+    assert_eq!(std::fs::metadata(&real).unwrap().permissions().mode() & 0o777, 0o640);
+    assert!(temporary_files(&dir.0).is_empty() && temporary_files(&dir.0.join("real")).is_empty());
 }

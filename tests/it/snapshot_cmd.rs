@@ -185,3 +185,119 @@ fn a_program_with_errors_gets_no_snapshot() {
     let missing = netc(&["snapshot"], &[&dir.path.join("nope.net")]);
     assert_eq!(missing.code, 2);
 }
+
+// ---------------------------------------------------------------------------------------
+// Snapshots are regular `.netsnap` files beside `.net` files, never anything else (issue 21)
+
+/// A model file with one scenario and no imports.
+const SMALL: &str = "\
+model m() {
+    input x: f32[N, 8]
+    return linear(x, 2)
+}
+
+infer serve { model m(); batch 1; no_grad; eval }
+";
+
+// `ln -s precious.txt b.netsnap`: `netc snapshot` overwrote precious.txt, and `--check`
+// printed its contents in the diff. Now the link is refused, read or written.
+#[cfg(unix)]
+#[test]
+fn a_snapshot_that_is_a_symbolic_link_is_neither_read_nor_written() {
+    let dir = TempDir::new("symlink");
+    let model = dir.write("b.net", SMALL);
+    dir.write("precious.txt", "precious data\n");
+    std::os::unix::fs::symlink("precious.txt", dir.path.join("b.netsnap")).expect("a link");
+    for args in [&["snapshot"][..], &["snapshot", "--check"]] {
+        let run = netc(args, &[&model]);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.err);
+        assert_eq!(
+            dir.redact(&run.err),
+            "error: cannot read `<tmp>/b.netsnap`: it is a symbolic link, not a regular file\n",
+            "{args:?}"
+        );
+        assert!(!run.out.contains("precious"), "{args:?}: {}", run.out);
+    }
+    assert_eq!(dir.read("precious.txt").as_deref(), Some("precious data\n"));
+    assert!(std::fs::symlink_metadata(dir.path.join("b.netsnap")).expect("there").file_type().is_symlink());
+}
+
+#[test]
+fn a_snapshot_that_is_not_a_regular_file_is_refused() {
+    let dir = TempDir::new("not-a-file");
+    let model = dir.write("b.net", SMALL);
+    std::fs::create_dir_all(dir.path.join("b.netsnap")).expect("a directory");
+    let run = netc(&["snapshot"], &[&model]);
+    assert_eq!(run.code, 2);
+    assert_eq!(dir.redact(&run.err), "error: cannot read `<tmp>/b.netsnap`: it is not a regular file\n");
+    assert!(dir.path.join("b.netsnap").is_dir());
+}
+
+// `netc snapshot weird.netsnap` overwrote its own source with its snapshot, and `model.txt`
+// and `model.net` both wrote `model.netsnap`. Only `.net` files get snapshots now.
+#[test]
+fn only_net_files_get_snapshots() {
+    let dir = TempDir::new("only-net");
+    let weird = dir.write("weird.netsnap", SMALL);
+    let net = dir.write("model.net", SMALL);
+    let other = SMALL.replace("batch 1", "batch 7");
+    let txt = dir.write("model.txt", &other);
+    let run = netc(&["snapshot"], &[&weird, &net, &txt]);
+    assert_eq!(run.code, 2, "{}", run.err);
+    let only = "only `.net` files get a snapshot (`model.net` -> `model.netsnap`)";
+    assert_eq!(
+        dir.redact(&run.err),
+        format!(
+            "error: cannot snapshot `<tmp>/weird.netsnap`: {only}\nerror: cannot snapshot `<tmp>/model.txt`: {only}\n"
+        )
+    );
+    assert_eq!(dir.redact(&run.out), "wrote <tmp>/model.netsnap\n1 snapshot: 1 written, 0 unchanged\n");
+    assert_eq!(dir.read("weird.netsnap").as_deref(), Some(SMALL), "the source is untouched");
+    assert_eq!(dir.read("model.txt").as_deref(), Some(other.as_str()));
+    let snapshot = dir.read("model.netsnap").expect("written");
+    assert!(snapshot.contains("batch 1,") && !snapshot.contains("batch 7"), "{snapshot}");
+}
+
+// A `.net` file may import a file whose name is its snapshot's: that source is never
+// overwritten (nor compared as if it were a snapshot).
+#[test]
+fn a_snapshot_never_replaces_a_source_file() {
+    let dir = TempDir::new("source");
+    let helper = "block helper(x) {\n    return x\n}\n";
+    dir.write("a.netsnap", helper);
+    let model = dir.write("a.net", &format!("use \"a.netsnap\"\n\n{SMALL}"));
+    for args in [&["snapshot"][..], &["snapshot", "--check"]] {
+        let run = netc(args, &[&model]);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.err);
+        assert_eq!(
+            dir.redact(&run.err),
+            "error: cannot write `<tmp>/a.netsnap`: it is the source file `<tmp>/a.netsnap`\n",
+            "{args:?}"
+        );
+        assert!(!run.out.contains("helper"), "{args:?}: {}", run.out);
+    }
+    assert_eq!(dir.read("a.netsnap").as_deref(), Some(helper));
+}
+
+// A snapshot that cannot be written (its directory is read-only) is left as it was, and the
+// error names it. Root may write anywhere: then there is nothing to test.
+#[cfg(unix)]
+#[test]
+fn a_snapshot_that_cannot_be_written_is_left_as_it_was() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("read-only");
+    let model = dir.write("m/b.net", SMALL);
+    dir.write("m/b.netsnap", "old\n");
+    let locked = dir.path.join("m");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let writable = std::fs::write(locked.join("probe"), "").is_ok();
+    let run = netc(&["snapshot"], &[&model]);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    if writable {
+        eprintln!("skipped: this user may write in a read-only directory");
+        return;
+    }
+    assert_eq!(run.code, 2);
+    assert!(dir.redact(&run.err).starts_with("error: cannot write `<tmp>/m/b.netsnap`: "), "{}", run.err);
+    assert_eq!(dir.read("m/b.netsnap").as_deref(), Some("old\n"));
+}

@@ -207,6 +207,26 @@ fn several_scenarios_need_a_choice() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+// The plot is written as `netc fmt` writes (issue 21): whole or not at all, and a failure names
+// the file. Here its directory does not exist; an existing plot is replaced whole.
+#[test]
+fn a_plot_that_cannot_be_written_names_the_file() {
+    let dir = temp_dir("unwritable");
+    let svg = dir.join("no/such/dir/t.svg");
+    let args = ["report", "../examples/resnet18.net", "--scenario", "imagenet", "--svg"];
+    let (code, _, err) = netc(&[&args[..], &[svg.to_str().expect("UTF-8")]].concat());
+    assert_eq!(code, 2);
+    assert!(err.starts_with("error: cannot write `") && err.contains("/no/such/dir/t.svg`: "), "{err}");
+    assert!(!svg.exists());
+    let old = dir.join("old.svg");
+    std::fs::write(&old, "x".repeat(1 << 20)).expect("write");
+    let (code, _, err) = netc(&[&args[..], &[old.to_str().expect("UTF-8")]].concat());
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&old).expect("written");
+    assert!(text.starts_with("<svg ") && !text.contains("xxx"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The timeline of a stdlib zoo scenario.
 fn zoo_timeline(module: &str, name: &str) -> (netc::costs::simulate::Simulation, usize) {
     let mut db = Database::new();
