@@ -151,6 +151,7 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     all.extend(import_cycle(db, file).iter().cloned());
     all.extend(check_file(db, file).iter().cloned());
     all.extend(shape_diagnostics(db, file).iter().cloned());
+    all.extend(crate::costs::cost_diagnostics(db, file).iter().cloned());
     all.extend(lint_diagnostics(db, file).iter().cloned());
     let (suppressions, unknown) = crate::lints::suppress::suppressions(file.name(db), file.text(db), parse);
     all.extend(unknown);

@@ -649,8 +649,56 @@ fn the_embedded_programs_are_valid() {
     assert!(no_problems(&both), "{}", both.short);
 }
 
+/// One op applied to an input of huge dimensions, in a training scenario (every byte count of
+/// the simulation: saved tensors, workspaces, gradients, optimizer state).
+fn huge_op_program(op: &str, dims: &[u64]) -> String {
+    let shape = dims.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    format!(
+        "model m() {{\n    input x: f32[{shape}]\n    return {op}\n}}\ntrain fit {{ model m()  batch {}  optimizer adam  checkpoint }}\n",
+        dims[0]
+    )
+}
+
+/// Calls of the ops whose memory rules multiply sizes, on an input `x` of any rank (those that
+/// do not fit a rank are shape errors, which must not panic either).
+const HUGE_OPS: &[&str] = &[
+    "attention(x, 1, 1)",
+    "attention(x, 1, 1, flash=true)",
+    "sdpa(x, x, x)",
+    "linear(x, 3)",
+    "conv2d(x, 2, k=1)",
+    "batchnorm(x)",
+    "layernorm(x)",
+    "groupnorm(x, 1)",
+    "rmsnorm(x)",
+    "dropout(x, p=0.5)",
+    "maxpool2d(x, 1)",
+    "softmax(x)",
+    "lstm(x, 2)",
+    "gru(x, 2)",
+    "mean(x, [1])",
+    "x * x",
+    "x + x",
+];
+
 proptest! {
     #![proptest_config(config())]
+
+    /// Dimensions near 2^62, 2^63 and 2^64 through every op's memory rule: a diagnostic
+    /// (E0503 when a count is too large), never a panic or a wrapped figure.
+    #[test]
+    fn huge_dimensions_through_every_op_do_not_panic(
+        op in prop::sample::select(HUGE_OPS),
+        dims in prop::collection::vec(
+            prop::sample::select(vec![1u64, 2, 3, 1 << 31, (1 << 62) - 1, 1 << 62, (1 << 63) - 1, 1 << 63, u64::MAX]),
+            2..5,
+        ),
+    ) {
+        let text = huge_op_program(op, &dims);
+        let mut db = Database::new();
+        let file = db.set_file(FileName::new("main.net"), text);
+        let _ = file_diagnostics(&db, file);
+    }
 
     #[test]
     fn random_bytes_do_not_panic(bytes in prop::collection::vec(any::<u8>(), 0..1024)) {

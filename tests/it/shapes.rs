@@ -1100,3 +1100,17 @@ fn mean_of_an_axis_given_twice() {
         "model m() {\n    input x: f32[N, 16, 64]\n    return mean(x, [1, -2])\n}\ninfer serve { model m()  batch 2 }\n"
     ));
 }
+
+// A sequence of 7 x 10^18 tokens fed to attention: its score matrix alone is 2 x 10^38 bytes,
+// more than an i128 counts. The simulation saturates instead of wrapping (or, in a debug
+// build, panicking), and the scenario is E0503, with no lint computed on its figures.
+#[test]
+fn attention_scores_too_large_to_count_are_e0503() {
+    let src = r#"model m() {
+    input x: f32[1, 7071067811865475244, 1]
+    return attention(x, 1, 1)
+}
+infer serve { model m()  batch 1 }
+"#;
+    assert_eq!(codes(src), ["E0503"]);
+}

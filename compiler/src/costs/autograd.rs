@@ -7,6 +7,8 @@
 
 use crate::graph::{Graph, Node};
 use crate::op::Op;
+
+use super::product;
 use crate::shapes::ops::ArgValue;
 
 use super::devices::Device;
@@ -150,16 +152,19 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             let mut saved = SavedList::new(&[Saved::Input(0)]);
             if mode.train {
                 // save_mean and save_invstd, one float per channel each.
-                saved.push(Saved::Extra(2 * channels * f32_bytes));
+                saved.push(Saved::Extra(product(&[2, channels, f32_bytes])));
             }
             OpMemory { saved, ..fresh(&[]) }
         }
         Op::LayerNorm | Op::RmsNorm | Op::GroupNorm => {
             let x = node.inputs.first().map(|&t| graph.tensor(t));
             let rows = match (node.op, x) {
-                (Op::GroupNorm, Some(t)) => {
-                    t.shape.first().and_then(|d| d.known()).unwrap_or(0) * int(node, "groups").unwrap_or(1)
-                }
+                (Op::GroupNorm, Some(t)) => t
+                    .shape
+                    .first()
+                    .and_then(|d| d.known())
+                    .unwrap_or(0)
+                    .saturating_mul(int(node, "groups").unwrap_or(1)),
                 (_, Some(t)) => {
                     let last = t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1);
                     in0() / last
@@ -167,7 +172,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 _ => 0,
             };
             let stats = if node.op == Op::RmsNorm { 1 } else { 2 };
-            fresh(&[Saved::Input(0), Saved::Extra(stats * rows * f32_bytes)])
+            fresh(&[Saved::Input(0), Saved::Extra(product(&[stats, rows, f32_bytes]))])
         }
         Op::Relu | Op::Sigmoid | Op::Tanh | Op::Softmax | Op::LogSoftmax if !inplace() => fresh(&[Saved::Output(0)]),
         // In-place activations whose derivative reads the result save the result (the
@@ -195,7 +200,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             if !mode.train || p == 0.0 {
                 return alias_all(false, GradFlow::PassThrough);
             }
-            let mask = Saved::Extra(in0() * mode.device.dropout_mask_bytes());
+            let mask = Saved::Extra(product(&[in0(), mode.device.dropout_mask_bytes()]));
             if inplace() {
                 OpMemory { saved: SavedList::new(&[mask]), ..alias_all(false, GradFlow::New) }
             } else {
@@ -204,7 +209,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
         }
         Op::MaxPool2d | Op::AdaptiveMaxPool2d => {
             // max_pool2d_with_indices: int64 indices, one per output element.
-            fresh(&[Saved::Input(0), Saved::Extra(out0() * 8)])
+            fresh(&[Saved::Input(0), Saved::Extra(product(&[out0(), 8]))])
         }
         Op::AvgPool2d => fresh(&[Saved::Input(0)]),
         // Output size 1 is a mean, whose backward needs only sizes.
@@ -237,7 +242,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 Saved::Input(1),
                 Saved::Input(2),
                 Saved::Output(0),
-                Saved::Extra(rows.unwrap_or(0) * f32_bytes),
+                Saved::Extra(product(&[rows.unwrap_or(0), f32_bytes])),
             ])
         }
         Op::Attention => {
@@ -249,12 +254,16 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                 })
                 .unwrap_or((0, 0));
             let heads = int(node, "heads").unwrap_or(1);
-            let scores = if flag(node, "flash") { n * heads * s * f32_bytes } else { n * heads * s * s * f32_bytes };
+            let scores = if flag(node, "flash") {
+                product(&[n, heads, s, f32_bytes])
+            } else {
+                product(&[n, heads, s, s, f32_bytes])
+            };
             // The packed q/k/v projection, the attention weights (or log-sum-exp), and the
             // attended values fed to the output projection.
             OpMemory {
                 extras_always_made: false,
-                ..fresh(&[Saved::Input(0), Saved::Extra(3 * in0() * f32_bytes + scores + in0() * f32_bytes)])
+                ..fresh(&[Saved::Input(0), Saved::Extra(product(&[4, in0(), f32_bytes]).saturating_add(scores))])
             }
         }
         Op::Lstm | Op::Gru => {
@@ -265,10 +274,10 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             let x = node.inputs.first().map(|&t| graph.tensor(t));
             let steps = x.map(|t| in0() / t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1)).unwrap_or(0);
             // Gates and states of every step of every layer (cuDNN's reserve space).
-            let reserve = layers * dirs * steps * hidden * (gates + 2) * f32_bytes;
+            let reserve = product(&[layers, dirs, steps, hidden, gates + 2, f32_bytes]);
             OpMemory { extras_always_made: false, ..fresh(&[Saved::Input(0), Saved::Extra(reserve)]) }
         }
-        Op::CrossEntropy => fresh(&[Saved::Extra(in0() * f32_bytes)]),
+        Op::CrossEntropy => fresh(&[Saved::Extra(product(&[in0(), f32_bytes]))]),
         Op::Mse => fresh(&[Saved::Input(0), Saved::Input(1)]),
         // Ops whose in-place forms (if any) have no rule of their own, and `parameter`
         // (which has no input: the simulation binds its output to the parameter's storage).

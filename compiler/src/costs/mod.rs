@@ -13,14 +13,24 @@ pub mod simulate;
 
 use serde::Serialize;
 
+use crate::db::SourceFile;
+use crate::diagnostics::{Code, Diagnostic, NodeRef, Place};
 use crate::elaborate::{Db, scenario_graph};
 use crate::graph::Graph;
-use crate::semantics::files::ItemLoc;
+use crate::semantics::files::{ItemLoc, syntax_tree};
 use crate::semantics::setup::{ScenarioSetup, scenario_setup};
+use crate::syntax::Item;
 
 use self::autograd::Mode;
 use self::devices::Device;
 use self::simulate::{Config, LineTable, Sharding, Simulation, line_figures_checked, simulate_checked};
+
+/// The product of byte counts and sizes, saturating at `i128::MAX` instead of wrapping: a
+/// saturated figure marks the simulation as overflowed ([`Simulation::overflowed`]), which
+/// is reported as E0503, never shown as a number.
+pub(crate) fn product(factors: &[i128]) -> i128 {
+    factors.iter().fold(1i128, |acc, &f| acc.saturating_mul(f))
+}
 
 /// A scenario's memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -93,7 +103,7 @@ pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
     let runtime = setup.run.overhead.unwrap_or(device.runtime);
     let reserved = simulation.rounded_peak.max(simulation.peak.bytes);
     Some(ScenarioCosts {
-        total: reserved + runtime,
+        total: reserved.saturating_add(runtime),
         reserved,
         runtime,
         budget: setup.run.budget,
@@ -114,4 +124,34 @@ pub fn scenario_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<LineTab
     let (setup, graph) = simulable(db, loc)?;
     let (config, _) = config(&setup.run);
     Some(line_figures_checked(graph, &config, &|| db.unwind_if_revision_cancelled()))
+}
+
+/// E0503 for each scenario of `file` whose memory has a byte count too large for an `i128`
+/// (its simulation saturated: [`Simulation::overflowed`]); its figures are not shown as if
+/// they were exact, and its lints are not run.
+#[salsa::tracked(returns(ref))]
+pub fn cost_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (index, item) in syntax_tree(db, file).iter().enumerate() {
+        let Item::Scenario(scenario) = item else { continue };
+        let loc = ItemLoc::new(db, file, index as u32);
+        if scenario_costs(db, loc).as_ref().is_some_and(|c| c.simulation.overflowed) {
+            let place = Place::Node(NodeRef { item: index as u32, node: scenario.name.id.0 });
+            out.push(
+                Diagnostic::new(
+                    Code::IntegerOverflow,
+                    format!(
+                        "integer overflow: the memory of {} scenario `{}` is more bytes than can be counted",
+                        scenario.kind.keyword(),
+                        scenario.name.text
+                    ),
+                    file.name(db),
+                    place,
+                )
+                .with_primary_message("a tensor, a saved tensor or a total of this run exceeds 2^127 bytes")
+                .with_help("check the sizes this scenario gives its model"),
+            );
+        }
+    }
+    out
 }

@@ -191,7 +191,7 @@ pub fn scenario_lints<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Vec<Diagnostic
     let (Some(setup), Some(graph), Some(costs)) = (
         scenario_setup(db, loc).as_ref(),
         scenario_graph(db, loc).as_ref(),
-        crate::costs::scenario_costs(db, loc).as_ref(),
+        crate::costs::scenario_costs(db, loc).as_ref().filter(|c| !c.simulation.overflowed),
     ) else {
         return Vec::new();
     };

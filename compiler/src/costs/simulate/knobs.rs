@@ -77,7 +77,7 @@ pub(super) fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
             }
         }
     }
-    graph.tensors.iter().enumerate().map(|(t, _)| elems(TensorId(t as u32)) * element[t]).collect()
+    graph.tensors.iter().enumerate().map(|(t, _)| product(&[elems(TensorId(t as u32)), element[t]])).collect()
 }
 
 /// The workspace of a convolution under `algorithm`, for one sample (as im2col processes
@@ -96,22 +96,22 @@ pub(super) fn conv_workspace(node: &Node, graph: &Graph, algorithm: ConvAlgorith
     let spatial = x.rank().saturating_sub(2) as u32;
     let (k, groups) = (int("k"), int("groups").max(1));
     let (cin, cout) = (dim(x, 1), dim(y, 1));
-    let out_positions: i128 = (2..y.rank()).map(|i| dim(y, i)).product();
-    let in_positions: i128 = (2..x.rank()).map(|i| dim(x, i)).product();
+    let out_positions = product(&(2..y.rank()).map(|i| dim(y, i)).collect::<Vec<_>>());
+    let in_positions = product(&(2..x.rank()).map(|i| dim(x, i)).collect::<Vec<_>>());
     let size = x.dtype.size();
     match algorithm {
         // Direct or implicit GEMM, what netc assumes unless told: no workspace.
         ConvAlgorithm::Auto | ConvAlgorithm::Direct => 0,
-        ConvAlgorithm::Im2col => cin / groups * k.pow(spatial) * out_positions * size,
+        ConvAlgorithm::Im2col => product(&[cin / groups, k.saturating_pow(spatial), out_positions, size]),
         ConvAlgorithm::Winograd if k == 3 && int("stride") == 1 => {
             // F(2x2, 3x3): 4x4 tiles over 2x2 output blocks.
-            let tiles = (out_positions + 3) / 4;
-            16 * (cin + cout) * tiles * size + 16 * cin * cout * size
+            let tiles = out_positions.saturating_add(3) / 4;
+            product(&[16, cin.saturating_add(cout), tiles, size]).saturating_add(product(&[16, cin, cout, size]))
         }
         ConvAlgorithm::Winograd => 0,
         ConvAlgorithm::Fft => {
             // Complex spectra (8 bytes a value) of the padded input and the output.
-            2 * (cin + cout) * in_positions.max(out_positions) * 8
+            product(&[2, cin.saturating_add(cout), in_positions.max(out_positions), 8])
         }
     }
 }
@@ -131,7 +131,7 @@ pub(super) fn optimizer_state_bytes(optimizer: Optimizer, element_bytes: i128) -
     match optimizer {
         Optimizer::Sgd => 0,
         Optimizer::Momentum | Optimizer::Adagrad | Optimizer::RmsProp => element_bytes,
-        Optimizer::Adam | Optimizer::AdamW => 2 * element_bytes,
+        Optimizer::Adam | Optimizer::AdamW => element_bytes.saturating_mul(2),
         // Row and column statistics: small next to the parameter; counted as one eighth.
         Optimizer::Adafactor => element_bytes / 8,
         // Two moments of one byte per element.

@@ -24,6 +24,7 @@ use crate::op::{Autocast, Family, Op};
 use crate::shapes::ops::ArgValue;
 
 use super::autograd::{GradFlow, Mode, Saved, memory};
+use super::product;
 
 mod knobs;
 mod lines;
@@ -121,8 +122,9 @@ impl Run<'_> {
 
     /// Bytes per device of a parameter-sized tensor of `elements` held as `category`.
     fn sharded(&self, elements: i128, element_bytes: i128, sharded: bool) -> i128 {
-        let bytes = elements * element_bytes;
-        if sharded { (bytes + self.config.sharding.devices - 1) / self.config.sharding.devices } else { bytes }
+        let bytes = product(&[elements, element_bytes]);
+        let devices = self.config.sharding.devices.max(1);
+        if sharded { bytes / devices + i128::from(bytes % devices != 0) } else { bytes }
     }
 
     fn param_bytes(&self, elements: i128) -> i128 {
@@ -144,10 +146,10 @@ impl Run<'_> {
         let Some((_, elements)) = self.params.of_node[node] else { return 0 };
         let mut bytes = 0;
         if self.config.sharding.zero >= 3 && self.config.sharding.devices > 1 {
-            bytes += elements * self.config.precision.param_bytes() - self.param_bytes(elements);
+            bytes += product(&[elements, self.config.precision.param_bytes()]) - self.param_bytes(elements);
         }
         if self.config.precision == Precision::Int8 {
-            bytes += elements * 4;
+            bytes = product(&[elements, 4]).saturating_add(bytes);
         }
         bytes
     }
@@ -185,6 +187,7 @@ pub fn simulate_checked(graph: &Graph, config: &Config, check: &dyn Fn()) -> Sim
         phases: store.phases,
         lines: lines.by_site(),
         timeline: store.timeline.finish(store.peak_at),
+        overflowed: store.overflowed,
     }
 }
 
@@ -222,6 +225,7 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
         phases: Vec::new(),
         timeline: Recorder::default(),
         peak_at: 0,
+        overflowed: false,
     };
     let mut lines = Lines::new(graph);
     let mut run = Run {
@@ -257,12 +261,14 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
             run.params.of_node[i] = Some((s, elements));
             run.params.index_of_node[i] = run.params.all.len();
             run.params.all.push((s, elements, lines.of_node[i]));
-            lines.line(lines.of_node[i]).weights += bytes;
+            let line = lines.line(lines.of_node[i]);
+            line.weights = line.weights.saturating_add(bytes);
         }
         for b in &node.result.buffers {
-            let bytes = known(Some(b.numel.clone())) * b.dtype.size();
+            let bytes = product(&[known(Some(b.numel.clone())), b.dtype.size()]);
             store.alloc(bytes, Category::Buffers);
-            lines.line(lines.of_node[i]).buffers += bytes;
+            let line = lines.line(lines.of_node[i]);
+            line.buffers = line.buffers.saturating_add(bytes);
         }
     }
     let mut storage_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
@@ -274,8 +280,8 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
     let implicit_loss = config.training && output.is_some_and(|t| graph.tensor(t).rank() >= 1);
     if implicit_loss && let Some(o) = output {
         let t = graph.tensor(o);
-        let positions: i128 = t.shape[..t.rank() - 1].iter().map(|d| d.known().unwrap_or(0)).product();
-        store.alloc(positions * 8, Category::Inputs);
+        let positions: Vec<i128> = t.shape[..t.rank() - 1].iter().map(|d| d.known().unwrap_or(0)).collect();
+        store.alloc(product(&positions).saturating_mul(8), Category::Inputs);
     }
 
     let steps = if config.training { 2 } else { 1 };
@@ -310,7 +316,7 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
             let mut loss_storages = Vec::new();
             let mut output_grad_bytes = 0;
             if implicit_loss && let Some(o) = output {
-                let log_probs = known(graph.tensor(o).numel()) * 4;
+                let log_probs = product(&[known(graph.tensor(o).numel()), 4]);
                 loss_storages.push(store.alloc(log_probs, Category::Activations));
                 store.check(Op::CrossEntropy.name(), None);
                 loss_storages.push(store.alloc(4, Category::Activations));
@@ -353,8 +359,8 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
         for &(_, elements, line) in &run.params.all {
             let elements = &elements;
             let line = lines.line(line);
-            line.gradients += run.grad_bytes(*elements);
-            line.optimizer += run.state_bytes(*elements);
+            line.gradients = line.gradients.saturating_add(run.grad_bytes(*elements));
+            line.optimizer = line.optimizer.saturating_add(run.state_bytes(*elements));
         }
     }
     (store, lines.finish())

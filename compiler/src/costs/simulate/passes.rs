@@ -64,7 +64,7 @@ pub(super) fn run_forward(
                 }
             }
         }
-        let mut made = 0;
+        let mut made: i128 = 0;
         // A `parameter` op's output is the parameter's own storage.
         if node.op == Op::Parameter
             && let (Some(&out), Some((s, _))) = (outputs.first(), run.params.of_node[i])
@@ -97,7 +97,7 @@ pub(super) fn run_forward(
                     if first_step {
                         made_by(&mut producer, s, lines.of_node[i], true);
                     }
-                    made += bytes;
+                    made = made.saturating_add(bytes);
                 }
             }
             requires_grad[out.0 as usize] = needs_grad;
@@ -107,13 +107,14 @@ pub(super) fn run_forward(
         // saved for backward) and of float32 inputs.
         if config.precision.mixed() && node.op.autocast() == Autocast::Half {
             if let Some((_, elements)) = run.params.of_node[i] {
-                extra_saved.push(store.alloc(elements * 2, Category::Activations));
+                extra_saved.push(store.alloc(product(&[elements, 2]), Category::Activations));
             }
             for &input in inputs {
-                if run.sizes[input.0 as usize] == 4 * known(graph.tensor(input).numel())
+                if run.sizes[input.0 as usize] == product(&[4, known(graph.tensor(input).numel())])
                     && graph.tensor(input).dtype.is_float()
                 {
-                    extra_saved.push(store.alloc(known(graph.tensor(input).numel()) * 2, Category::Activations));
+                    extra_saved
+                        .push(store.alloc(product(&[known(graph.tensor(input).numel()), 2]), Category::Activations));
                 }
             }
         }
@@ -169,7 +170,7 @@ pub(super) fn run_forward(
             let line = lines.line(lines.of_node[i]);
             line.workspace = line.workspace.max(workspace);
             if !records {
-                line.activations += made;
+                line.activations = line.activations.saturating_add(made);
             }
             for &s in &extra_saved {
                 made_by(&mut producer, s, lines.of_node[i], true);
@@ -189,7 +190,8 @@ pub(super) fn run_forward(
             if !std::mem::replace(&mut counted[s], true)
                 && let Some(&Some(line)) = producer.get(s)
             {
-                lines.line(line).activations += store.bytes[s];
+                let line = lines.line(line);
+                line.activations = line.activations.saturating_add(store.bytes[s]);
             }
         }
     }
@@ -283,7 +285,7 @@ pub(super) fn run_backward(
         // dloss (a scalar), then the gradients of log_softmax and of the logits.
         let dloss = store.alloc(4, Category::BackwardTemporaries);
         store.check("nll_loss backward", None);
-        let dlog_probs = store.alloc(known(graph.tensor(o).numel()) * 4, Category::BackwardTemporaries);
+        let dlog_probs = store.alloc(product(&[known(graph.tensor(o).numel()), 4]), Category::BackwardTemporaries);
         store.check("nll_loss backward", None);
         store.release(dloss);
         // log_softmax's backward reads its saved result while writing the logits' gradient.

@@ -67,17 +67,21 @@ impl Breakdown {
         }
     }
 
-    /// The sum.
+    /// The sum (saturating, as every byte count of a simulation: see `Simulation::overflowed`).
     pub fn total(&self) -> i128 {
-        self.parameters
-            + self.buffers
-            + self.inputs
-            + self.gradients
-            + self.optimizer_state
-            + self.activations
-            + self.backward_temporaries
-            + self.optimizer_temporaries
-            + self.workspace
+        [
+            self.parameters,
+            self.buffers,
+            self.inputs,
+            self.gradients,
+            self.optimizer_state,
+            self.activations,
+            self.backward_temporaries,
+            self.optimizer_temporaries,
+            self.workspace,
+        ]
+        .iter()
+        .fold(0i128, |sum, &b| sum.saturating_add(b))
     }
 }
 
@@ -200,6 +204,10 @@ pub struct Simulation {
     /// Live bytes over the run, downsampled (for plots; not in the JSON report).
     #[serde(skip)]
     pub timeline: Timeline,
+    /// A byte count was too large for an `i128`: the figures are saturated, not exact, and
+    /// the scenario is reported as E0503 (`crate::costs::cost_diagnostics`).
+    #[serde(skip)]
+    pub overflowed: bool,
 }
 
 /// One moment of the run: what was live just after an allocation was checked for the peak,

@@ -26,15 +26,18 @@ pub(super) struct Store {
     pub(super) timeline: Recorder,
     /// The timeline position of the peak.
     pub(super) peak_at: u64,
+    /// A byte count reached `i128::MAX` (saturated, see [`crate::costs::product`]): the
+    /// figures are not exact and the scenario is reported as E0503.
+    pub(super) overflowed: bool,
 }
 
 impl Store {
     pub(super) fn rounded(&self, bytes: i128) -> i128 {
-        let up = bytes + self.rounding - 1;
+        let up = bytes.saturating_add(self.rounding - 1);
         // An i128 division is a library call; sizes and roundings fit in an i64.
         match (i64::try_from(up), i64::try_from(self.rounding)) {
             (Ok(up), Ok(rounding)) => i128::from(up / rounding * rounding),
-            _ => up / self.rounding * self.rounding,
+            _ => (up / self.rounding).saturating_mul(self.rounding),
         }
     }
 
@@ -43,9 +46,24 @@ impl Store {
         self.category.push(category);
         self.live.push(true);
         self.holds.push(1);
-        self.totals[category as usize] += bytes;
-        self.live_bytes += bytes;
-        self.live_rounded += self.rounded(bytes);
+        let (total, live, rounded) = (
+            self.totals[category as usize].checked_add(bytes),
+            self.live_bytes.checked_add(bytes),
+            self.live_rounded.checked_add(self.rounded(bytes)),
+        );
+        match (total, live, rounded) {
+            (Some(total), Some(live), Some(rounded)) if bytes < i128::MAX => {
+                self.totals[category as usize] = total;
+                self.live_bytes = live;
+                self.live_rounded = rounded;
+            }
+            _ => {
+                self.overflowed = true;
+                self.totals[category as usize] = i128::MAX;
+                self.live_bytes = i128::MAX;
+                self.live_rounded = i128::MAX;
+            }
+        }
         self.bytes.len() - 1
     }
 
@@ -61,9 +79,11 @@ impl Store {
         self.holds[s] = self.holds[s].saturating_sub(1);
         if self.holds[s] == 0 {
             self.live[s] = false;
-            self.totals[self.category[s] as usize] -= self.bytes[s];
-            self.live_bytes -= self.bytes[s];
-            self.live_rounded -= self.rounded(self.bytes[s]);
+            if !self.overflowed {
+                self.totals[self.category[s] as usize] -= self.bytes[s];
+                self.live_bytes -= self.bytes[s];
+                self.live_rounded -= self.rounded(self.bytes[s]);
+            }
         }
     }
 

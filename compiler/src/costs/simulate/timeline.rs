@@ -22,7 +22,7 @@ impl Recorder {
     pub(super) fn record(&mut self, step: u8, phase: Phase, op: &str, totals: &[i128; CATEGORIES], forced: bool) {
         let at = self.count;
         self.count += 1;
-        let total: i128 = totals.iter().sum();
+        let total = totals.iter().fold(0i128, |sum, &b| sum.saturating_add(b));
         let at = at.min(u32::MAX as u64) as u32;
         let width = self.width.max(1);
         if forced {
