@@ -338,7 +338,7 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
         let name = file.name(&db).clone();
         let path = crate::snapshot::snapshot_path(&name);
         let shown = crate::workspace::file_name_of(&path);
-        let stored = match std::fs::read_to_string(&path) {
+        let stored = match crate::workspace::read_regular_text(&path) {
             Ok(stored) => Some(stored),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => {

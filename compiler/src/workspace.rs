@@ -3,6 +3,8 @@
 //! `load` expands directories into their `.net` files, reads each file, and then follows
 //! `use "..."` until every imported file that exists is loaded. Unreadable and non-UTF-8
 //! files become diagnostics (E0401, E0402) naming the file; the other files are still loaded.
+//! Only regular files are read ([`read_regular`] looks before it opens, so a FIFO or
+//! `/dev/zero` named `*.net` is an error, not a hang), at most [`MAX_FILE_SIZE`] bytes.
 //!
 //! `configure` then reads the `netc.toml` nearest to each loaded file (its directory, else the
 //! closest ancestor that has one) and sets the levels it gives in the database.
@@ -66,9 +68,58 @@ struct Unreadable {
     lossy: Option<String>,
 }
 
+/// The largest file netc reads: a source or a snapshot is text a person writes, and offsets
+/// into it are `u32`. A larger file is an error rather than a read that exhausts memory.
+pub const MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
+
+/// Why a path that is not a regular file cannot be read: what it is.
+fn not_regular(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "not a regular file (a FIFO)";
+        } else if file_type.is_char_device() || file_type.is_block_device() {
+            return "not a regular file (a device)";
+        } else if file_type.is_socket() {
+            return "not a regular file (a socket)";
+        }
+    }
+    if file_type.is_dir() { "not a regular file (a directory)" } else { "not a regular file" }
+}
+
+/// The bytes of the regular file at `path` (links followed), at most [`MAX_FILE_SIZE`].
+///
+/// Every file netc reads goes through here. The metadata is checked before the file is
+/// opened: opening a FIFO waits for a writer forever, and a device such as `/dev/zero`
+/// never ends. The read itself stops after the limit too (the file may grow meanwhile).
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind, Read};
+    let too_large = || Error::new(ErrorKind::InvalidData, format!("larger than {} MiB", MAX_FILE_SIZE >> 20));
+    let metadata = std::fs::metadata(path)?;
+    if !metadata.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, not_regular(metadata.file_type())));
+    }
+    if metadata.len() > MAX_FILE_SIZE {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_FILE_SIZE + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_SIZE {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// [`read_regular`] as UTF-8 text (an `InvalidData` error when it is not).
+pub fn read_regular_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_regular(path)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not valid UTF-8"))
+}
+
 /// The text of the file at `path`, shown as `name` in diagnostics.
 fn read_text(path: &Path, name: &FileName) -> Result<String, Box<Unreadable>> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = read_regular(path).map_err(|e| {
         Box::new(Unreadable {
             diagnostic: file_error(Code::UnreadableFile, name, format!("cannot read `{name}`: {e}")),
             lossy: None,

@@ -47,9 +47,6 @@ pub struct State {
     pub generation: u64,
 }
 
-/// Files larger than this are not loaded from disk (they are read when opened).
-const MAX_DISK_FILE: u64 = 64 * 1024 * 1024;
-
 impl State {
     /// An empty state.
     pub fn new(stdlib_dir: Option<&Path>) -> Self {
@@ -216,12 +213,14 @@ pub fn scan(roots: &[PathBuf]) -> Vec<(FileName, String)> {
         .collect()
 }
 
-/// A UTF-8 file's text; `None` for anything else (missing, too large, not UTF-8).
+/// A UTF-8 file's text; `None` for anything else (missing, not a regular file, too large,
+/// not UTF-8). The reading is the command line's ([`netc::workspace::read_regular`]): a FIFO
+/// or a device is never opened.
 fn read(path: &Path) -> Option<String> {
-    if !path.is_absolute() || std::fs::metadata(path).ok()?.len() > MAX_DISK_FILE || !path.is_file() {
+    if !path.is_absolute() {
         return None;
     }
-    String::from_utf8(std::fs::read(path).ok()?).ok()
+    netc::workspace::read_regular_text(path).ok()
 }
 
 /// The `.net` files below `dir`, skipping hidden directories, `target` and `node_modules`.

@@ -9,6 +9,7 @@ mod calibration;
 mod cli;
 mod config;
 mod diagnostics;
+mod files;
 mod fmt;
 mod hints;
 mod ide;

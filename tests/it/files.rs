@@ -1,0 +1,124 @@
+//! What the loader reads from disk, and what it refuses: a FIFO, a device or a huge file
+//! named `*.net` is an error rather than a hang. Each test is the reproduction of a finding,
+//! in a temporary directory, run in-process.
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::cli::{Run, TempDir, netc};
+
+/// A clean model with a scenario (so that `report` and `snapshot` have something to do).
+const CLEAN: &str = "\
+model net() {
+    input x: f32[N, 8]
+    return linear(x, 2)
+}
+
+infer serve { model net(); batch 1; no_grad; eval }
+";
+
+/// Runs `f` on a thread of its own and fails the test if it has not finished within a
+/// minute: the reproductions of these findings hung.
+fn within_a_minute<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("{what} did not finish within a minute"))
+}
+
+/// `netc ARGS... PATHS...`, within a minute.
+fn timed(args: &[&str], paths: &[&Path]) -> Run {
+    let mut argv: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+    argv.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+    let what = format!("netc {}", args.join(" "));
+    within_a_minute(&what, move || netc(argv))
+}
+
+/// Makes a FIFO at `path`; `false` where `mkfifo` is not available.
+fn mkfifo(path: &Path) -> bool {
+    std::process::Command::new("mkfifo").arg(path).status().is_ok_and(|s| s.success())
+}
+
+#[cfg(unix)]
+fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) {
+    std::os::unix::fs::symlink(target, link).expect("make a symbolic link");
+}
+
+// ---------------------------------------------------------------------------------------
+// Only regular files, of a bounded size
+
+/// A FIFO named `*.net` (or `*.netsnap`) hung check, fmt, report and snapshot forever: the
+/// file was opened, which waits for a writer. Now it is an error, found before opening.
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_an_error_not_a_hang() {
+    let dir = TempDir::new("fifo");
+    let clean = dir.write("clean.net", CLEAN);
+    let fifo = dir.path("fifo.net");
+    if !mkfifo(&fifo) {
+        eprintln!("note: skipped: mkfifo is not available");
+        return;
+    }
+    let message = "cannot read `<tmp>/fifo.net`: not a regular file (a FIFO)";
+    let run = timed(&["check", "--format", "short"], &[&dir.path]);
+    assert_eq!(run.code, 2, "{}{}", run.out, run.err);
+    assert!(dir.redact(&run.out).contains(&format!("<tmp>/fifo.net:1:1: error[E0401]: {message}")), "{}", run.out);
+    assert!(run.out.ends_with("checked 1 file: 1 error, 0 warnings\n"), "{}", run.out);
+    // Named on the command line, too.
+    let run = timed(&["check", "--format", "short"], &[&fifo]);
+    assert_eq!(run.code, 2, "{}{}", run.out, run.err);
+    assert!(dir.redact(&run.out).contains(message), "{}", run.out);
+    for command in ["fmt", "report", "snapshot"] {
+        let run = timed(&[command, "--color", "never"], &[&dir.path]);
+        assert_eq!(run.code, 2, "{command}: {}{}", run.out, run.err);
+        assert!(dir.redact(&run.err).contains(message), "{command}: {}", run.err);
+    }
+
+    // A FIFO where the snapshot is stored.
+    std::fs::remove_file(&fifo).unwrap();
+    assert!(mkfifo(&dir.path("clean.netsnap")));
+    for args in [&["snapshot"][..], &["snapshot", "--check"]] {
+        let run = timed(args, &[&clean]);
+        assert_eq!(run.code, 2, "{args:?}: {}{}", run.out, run.err);
+        let err = dir.redact(&run.err);
+        assert!(err.contains("cannot read `<tmp>/clean.netsnap`: not a regular file (a FIFO)"), "{args:?}: {err}");
+    }
+}
+
+/// `zero.net -> /dev/zero` was read until memory ran out.
+#[cfg(unix)]
+#[test]
+fn a_link_to_a_device_is_an_error_not_an_endless_read() {
+    let dir = TempDir::new("zero");
+    dir.write("clean.net", CLEAN);
+    let zero = dir.path("zero.net");
+    symlink("/dev/zero", &zero);
+    for paths in [&[dir.path.as_path()][..], &[zero.as_path()]] {
+        let run = timed(&["check", "--format", "short"], paths);
+        assert_eq!(run.code, 2, "{}{}", run.out, run.err);
+        let out = dir.redact(&run.out);
+        assert!(
+            out.contains(
+                "<tmp>/zero.net:1:1: error[E0401]: cannot read `<tmp>/zero.net`: not a regular file (a device)"
+            ),
+            "{out}"
+        );
+    }
+    // The reading itself refuses a device, whatever its name.
+    let error = netc::workspace::read_regular(Path::new("/dev/zero")).unwrap_err();
+    assert_eq!(error.to_string(), "not a regular file (a device)");
+}
+
+/// A file larger than the limit is an error, not a read of everything.
+#[test]
+fn a_file_over_the_size_limit_is_an_error() {
+    let dir = TempDir::new("huge");
+    let huge = dir.path("huge.net");
+    // Sparse: no disk space is used.
+    std::fs::File::create(&huge).unwrap().set_len(netc::workspace::MAX_FILE_SIZE + 1).unwrap();
+    let run = timed(&["check", "--format", "short"], &[&dir.path]);
+    assert_eq!(run.code, 2, "{}{}", run.out, run.err);
+    assert!(dir.redact(&run.out).contains("cannot read `<tmp>/huge.net`: larger than 64 MiB"), "{}", run.out);
+}
