@@ -1,15 +1,17 @@
 //! Loading files from disk into the database: the only module of the library that does IO.
 //!
-//! `load` expands directories into their `.net` files, reads each file, and then follows
-//! `use "..."` until every imported file that exists is loaded. Unreadable and non-UTF-8
-//! files become diagnostics (E0401, E0402) naming the file; the other files are still loaded.
+//! `load` expands directories into their `.net` files ([`walk`]: links followed, each real
+//! directory listed once, an unlistable one named and skipped), reads each file, and then
+//! follows `use "..."` until every imported file that exists is loaded. Unreadable and
+//! non-UTF-8 files become diagnostics (E0401, E0402) naming the file; the other files are
+//! still loaded.
 //! Only regular files are read ([`read_regular`] looks before it opens, so a FIFO or
 //! `/dev/zero` named `*.net` is an error, not a hang), at most [`MAX_FILE_SIZE`] bytes.
 //!
 //! `configure` then reads the `netc.toml` nearest to each loaded file (its directory, else the
 //! closest ancestor that has one) and sets the levels it gives in the database.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::config::configured_level;
@@ -40,21 +42,92 @@ pub fn file_name_of(path: &Path) -> FileName {
     FileName::new(text)
 }
 
-/// Every `.net` file below `dir`, sorted, skipping hidden directories and `target`.
-fn net_files_below(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if path.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                net_files_below(&path, out)?;
+/// What a walk of a directory found.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// The `.net` files (links followed), in sorted order, each directory's before the
+    /// files of the next one.
+    pub files: Vec<PathBuf>,
+    /// The directories that could not be listed, each with why.
+    pub unreadable: Vec<(PathBuf, std::io::Error)>,
+}
+
+/// Whether the walk leaves out a directory with this name: hidden ones, and the build
+/// outputs of other tools.
+fn skipped_directory(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.starts_with('.') || name == "target" || name == "node_modules"
+}
+
+/// Every `.net` file below `root`, sorted, skipping hidden directories, `target` and
+/// `node_modules`: what `netc check DIR` checks and what the language server loads.
+///
+/// Links are followed, but each real directory is listed once (by its canonical path): a
+/// link to an ancestor (`ln -s . loop`) ends there instead of repeating the tree at every
+/// depth, and a second link to a directory adds nothing. A directory that cannot be listed
+/// is named in [`Walk::unreadable`] and the walk goes on with the rest. The walk is a loop
+/// over a stack, so a deep tree cannot exhaust the call stack.
+///
+/// Written by hand rather than with `walkdir` or `ignore`: their link-loop detection only
+/// catches links to an ancestor (a second link to one directory is walked twice), and the
+/// rest, a sorted listing with a skip rule, is this function.
+pub fn walk(root: &Path) -> Walk {
+    let mut walk = Walk::default();
+    let mut seen = HashSet::new();
+    let mut stack = Vec::new();
+    let mut list = |dir: &Path, walk: &mut Walk| list(dir, &mut seen, walk);
+    if let Some(entries) = list(root, &mut walk) {
+        stack.push(entries.into_iter());
+    }
+    while let Some(entries) = stack.last_mut() {
+        let Some(path) = entries.next() else {
+            stack.pop();
+            continue;
+        };
+        // `metadata` follows links: a link to a directory is a directory.
+        if std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+            if !path.file_name().is_some_and(skipped_directory)
+                && let Some(entries) = list(&path, &mut walk)
+            {
+                stack.push(entries.into_iter());
             }
         } else if path.extension().is_some_and(|e| e == "net") {
-            out.push(path);
+            // Whatever it is (a FIFO, a broken link), reading it says what is wrong.
+            walk.files.push(path);
         }
     }
-    Ok(())
+    walk
+}
+
+/// The sorted entries of the directory `dir`, or `None` when its real directory was listed
+/// before (recorded in `seen`) or it cannot be listed (recorded in `walk`).
+fn list(dir: &Path, seen: &mut HashSet<PathBuf>, walk: &mut Walk) -> Option<Vec<PathBuf>> {
+    let real = match dir.canonicalize() {
+        Ok(real) => real,
+        Err(e) => {
+            walk.unreadable.push((dir.to_path_buf(), e));
+            return None;
+        }
+    };
+    if !seen.insert(real) {
+        return None;
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            walk.unreadable.push((dir.to_path_buf(), e));
+            return None;
+        }
+    };
+    let mut paths = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(entry) => paths.push(entry.path()),
+            Err(e) => walk.unreadable.push((dir.to_path_buf(), e)),
+        }
+    }
+    paths.sort();
+    Some(paths)
 }
 
 fn file_error(code: Code, name: &FileName, message: String) -> Diagnostic {
@@ -167,16 +240,16 @@ pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
     let mut loaded = Loaded::default();
     for path in paths {
         if path.is_dir() {
-            let mut found = Vec::new();
-            if let Err(e) = net_files_below(path, &mut found) {
-                let name = file_name_of(path);
+            let found = walk(path);
+            for (dir, e) in &found.unreadable {
+                let name = file_name_of(dir);
                 loaded.io_errors.push(file_error(
                     Code::UnreadableFile,
                     &name,
                     format!("cannot read directory `{name}`: {e}"),
                 ));
             }
-            for file in found {
+            for file in found.files {
                 if let Some(f) = read_into(db, &file, &mut loaded)
                     && !loaded.roots.contains(&f)
                 {

@@ -201,11 +201,13 @@ impl State {
     }
 }
 
-/// Every `.net` file below `roots`, read (the files that are not UTF-8 are left out).
+/// Every `.net` file below `roots`, read (the files that are not UTF-8 are left out). The
+/// walk is the command line's ([`netc::workspace::walk`]): it ends on link loops and goes
+/// on past a directory it cannot list.
 pub fn scan(roots: &[PathBuf]) -> Vec<(FileName, String)> {
     let mut found = Vec::new();
     for root in roots {
-        net_files_below(root, &mut found, 0);
+        found.extend(netc::workspace::walk(root).files);
     }
     found
         .into_iter()
@@ -221,24 +223,4 @@ fn read(path: &Path) -> Option<String> {
         return None;
     }
     netc::workspace::read_regular_text(path).ok()
-}
-
-/// The `.net` files below `dir`, skipping hidden directories, `target` and `node_modules`.
-fn net_files_below(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
-    if depth > 32 {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if path.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                net_files_below(&path, out, depth + 1);
-            }
-        } else if path.extension().is_some_and(|e| e == "net") {
-            out.push(path);
-        }
-    }
 }

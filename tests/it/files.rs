@@ -1,8 +1,9 @@
-//! What the loader reads from disk, and what it refuses: a FIFO, a device or a huge file
-//! named `*.net` is an error rather than a hang. Each test is the reproduction of a finding,
-//! in a temporary directory, run in-process.
+//! What the loader reads from disk, and what it refuses: link loops end and each directory is
+//! walked once, a directory that cannot be listed is named and the rest is still checked, and
+//! a FIFO, a device or a huge file named `*.net` is an error rather than a hang. Each test is
+//! the reproduction of a finding, in a temporary directory, run in-process.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -17,6 +18,11 @@ model net() {
 
 infer serve { model net(); batch 1; no_grad; eval }
 ";
+
+/// One E0204 (an undefined name) in a model called `name`.
+fn error(name: &str) -> String {
+    format!("model {name}() {{\n    input x: f32[N]\n    return undefined_{name}\n}}\n")
+}
 
 /// Runs `f` on a thread of its own and fails the test if it has not finished within a
 /// minute: the reproductions of these findings hung.
@@ -36,6 +42,16 @@ fn timed(args: &[&str], paths: &[&Path]) -> Run {
     within_a_minute(&what, move || netc(argv))
 }
 
+/// The files the short format's lines are about, in order.
+fn files_of(dir: &TempDir, out: &str) -> Vec<String> {
+    dir.redact(out)
+        .lines()
+        .filter_map(|l| l.split(':').next())
+        .filter(|f| f.starts_with("<tmp>"))
+        .map(String::from)
+        .collect()
+}
+
 /// Makes a FIFO at `path`; `false` where `mkfifo` is not available.
 fn mkfifo(path: &Path) -> bool {
     std::process::Command::new("mkfifo").arg(path).status().is_ok_and(|s| s.success())
@@ -44,6 +60,79 @@ fn mkfifo(path: &Path) -> bool {
 #[cfg(unix)]
 fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) {
     std::os::unix::fs::symlink(target, link).expect("make a symbolic link");
+}
+
+// ---------------------------------------------------------------------------------------
+// Walking directories
+
+/// `ln -s . l1; ln -s . l2; netc check .` walked 2^depth trees (a file checked 41 times
+/// for one such link); each real directory is listed once now.
+#[cfg(unix)]
+#[test]
+fn link_loops_end_and_each_directory_is_walked_once() {
+    let dir = TempDir::new("loops");
+    dir.write("a.net", error("a"));
+    dir.write("sub/b.net", error("b"));
+    symlink(".", dir.path("l1"));
+    symlink(".", dir.path("l2"));
+    symlink("..", dir.path("sub/up"));
+    // A second way into `sub`: its files are not checked twice.
+    symlink("sub", dir.path("alias"));
+    // A link to itself cannot be resolved: it is neither a directory nor a `.net` file.
+    symlink("self", dir.path("self"));
+    let run = timed(&["check", "--format", "short"], &[&dir.path]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    // `alias` sorts before `sub`: its name is the one `sub`'s files are found under.
+    assert_eq!(files_of(&dir, &run.out), ["<tmp>/a.net", "<tmp>/alias/b.net"], "{}", run.out);
+    assert!(run.out.ends_with("checked 2 files: 2 errors, 0 warnings\n"), "{}", run.out);
+}
+
+/// Restores a directory's permissions when dropped (so that the temporary directory can be
+/// removed even when an assertion fails).
+#[cfg(unix)]
+struct Locked(PathBuf);
+
+#[cfg(unix)]
+impl Drop for Locked {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+/// A subdirectory that cannot be listed stopped the walk with `cannot read directory '.'`
+/// (the wrong path) and nothing else was checked or formatted. Now it is named, and the other
+/// files are checked and formatted (exit 2, as for any file that cannot be read).
+#[cfg(unix)]
+#[test]
+fn an_unreadable_directory_is_named_and_the_rest_is_checked() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("locked");
+    dir.write("a.net", error("a"));
+    dir.write("locked/hidden.net", error("hidden"));
+    dir.write("z.net", error("z"));
+    let locked = Locked(dir.path("locked"));
+    std::fs::set_permissions(&locked.0, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    if std::fs::read_dir(&locked.0).is_ok() {
+        eprintln!("note: skipped: this process lists a directory without permissions (root?)");
+        return;
+    }
+    let run = timed(&["check", "--format", "short"], &[&dir.path]);
+    assert_eq!(run.code, 2, "{}{}", run.out, run.err);
+    let out = dir.redact(&run.out);
+    assert!(
+        out.contains("<tmp>/locked:1:1: error[E0401]: cannot read directory `<tmp>/locked`: Permission denied"),
+        "{out}"
+    );
+    assert_eq!(files_of(&dir, &run.out), ["<tmp>/locked", "<tmp>/a.net", "<tmp>/z.net"], "{out}");
+    assert!(out.ends_with("checked 2 files: 2 errors, 0 warnings\n"), "{out}");
+
+    // `fmt` formats the files it can read, and names the directory it cannot.
+    let messy = dir.write("messy.net", "model m(){\n  input x: f32[N]\n  return x}\n");
+    let run = timed(&["fmt", "--color", "never"], &[&dir.path]);
+    assert_eq!(run.code, 2, "{}{}", run.out, run.err);
+    assert!(dir.redact(&run.err).contains("cannot read directory `<tmp>/locked`"), "{}", run.err);
+    assert_eq!(std::fs::read_to_string(&messy).unwrap(), "model m() {\n    input x: f32[N]\n    return x\n}\n");
 }
 
 // ---------------------------------------------------------------------------------------
