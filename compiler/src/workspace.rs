@@ -5,8 +5,11 @@
 //! follows `use "..."` until every imported file that exists is loaded. Unreadable and
 //! non-UTF-8 files become diagnostics (E0401, E0402) naming the file; the other files are
 //! still loaded.
-//! Only regular files are read ([`read_regular`] looks before it opens, so a FIFO or
-//! `/dev/zero` named `*.net` is an error, not a hang), at most [`MAX_FILE_SIZE`] bytes.
+//!
+//! What is read is bounded: only regular files ([`read_regular`] looks before it opens, so a
+//! FIFO or `/dev/zero` named `*.net` is an error, not a hang), at most [`MAX_FILE_SIZE`], and
+//! only the `.net` files of the checked paths' [`Project`] (a `use` of anything else is
+//! E0223, a link out of it E0401), so that no diagnostic shows another file's contents.
 //!
 //! `configure` then reads the `netc.toml` nearest to each loaded file (its directory, else the
 //! closest ancestor that has one) and sets the levels it gives in the database.
@@ -60,7 +63,8 @@ fn skipped_directory(name: &std::ffi::OsStr) -> bool {
 }
 
 /// Every `.net` file below `root`, sorted, skipping hidden directories, `target` and
-/// `node_modules`: what `netc check DIR` checks and what the language server loads.
+/// `node_modules`: what `netc check DIR` checks and what the language server loads. A link
+/// to a directory outside `project` is not followed (it is in [`Walk::unreadable`]).
 ///
 /// Links are followed, but each real directory is listed once (by its canonical path): a
 /// link to an ancestor (`ln -s . loop`) ends there instead of repeating the tree at every
@@ -71,11 +75,11 @@ fn skipped_directory(name: &std::ffi::OsStr) -> bool {
 /// Written by hand rather than with `walkdir` or `ignore`: their link-loop detection only
 /// catches links to an ancestor (a second link to one directory is walked twice), and the
 /// rest, a sorted listing with a skip rule, is this function.
-pub fn walk(root: &Path) -> Walk {
+pub fn walk(root: &Path, project: &Project) -> Walk {
     let mut walk = Walk::default();
     let mut seen = HashSet::new();
     let mut stack = Vec::new();
-    let mut list = |dir: &Path, walk: &mut Walk| list(dir, &mut seen, walk);
+    let mut list = |dir: &Path, walk: &mut Walk| list(dir, project, &mut seen, walk);
     if let Some(entries) = list(root, &mut walk) {
         stack.push(entries.into_iter());
     }
@@ -100,8 +104,9 @@ pub fn walk(root: &Path) -> Walk {
 }
 
 /// The sorted entries of the directory `dir`, or `None` when its real directory was listed
-/// before (recorded in `seen`) or it cannot be listed (recorded in `walk`).
-fn list(dir: &Path, seen: &mut HashSet<PathBuf>, walk: &mut Walk) -> Option<Vec<PathBuf>> {
+/// before (recorded in `seen`), or it cannot be listed or is outside `project` (recorded in
+/// `walk`).
+fn list(dir: &Path, project: &Project, seen: &mut HashSet<PathBuf>, walk: &mut Walk) -> Option<Vec<PathBuf>> {
     let real = match dir.canonicalize() {
         Ok(real) => real,
         Err(e) => {
@@ -109,6 +114,11 @@ fn list(dir: &Path, seen: &mut HashSet<PathBuf>, walk: &mut Walk) -> Option<Vec<
             return None;
         }
     };
+    if !project.contains(&real) {
+        let message = format!("it links to `{}`, which is outside the project", real.display());
+        walk.unreadable.push((dir.to_path_buf(), std::io::Error::other(message)));
+        return None;
+    }
     if !seen.insert(real) {
         return None;
     }
@@ -128,6 +138,82 @@ fn list(dir: &Path, seen: &mut HashSet<PathBuf>, walk: &mut Walk) -> Option<Vec<
     }
     paths.sort();
     Some(paths)
+}
+
+/// Where files may be read from: the checked paths' projects. A project is the directory
+/// of the nearest `netc.toml` (in the checked directory, or the directory of the checked
+/// file, or the closest ancestor), else that directory. netc reads only regular `.net` files
+/// whose real path (links followed) lies inside a project: a `use "/proc/self/environ"` or a
+/// link `model.net -> ~/.ssh/id_rsa` in a pull request must not put a file's contents into a
+/// build log (see spec/language.md, `use`).
+#[derive(Debug, Clone, Default)]
+pub struct Project {
+    /// The projects' directories, canonical; none inside another.
+    roots: Vec<PathBuf>,
+}
+
+impl Project {
+    /// The projects of `paths` (files or directories, as given on the command line).
+    pub fn of(paths: &[PathBuf]) -> Project {
+        let mut project = Project::default();
+        for path in paths {
+            project.add(path);
+        }
+        project
+    }
+
+    /// Adds the project of `path` (a file or a directory). A file's directory is the one its
+    /// name is in, not its link's target's. A path that does not exist adds nothing.
+    pub fn add(&mut self, path: &Path) {
+        let dir = if path.is_dir() {
+            path
+        } else {
+            match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            }
+        };
+        let Ok(dir) = dir.canonicalize() else { return };
+        let root = dir.ancestors().find(|a| a.join(config::FILE_NAME).is_file()).unwrap_or(&dir).to_path_buf();
+        if !self.contains(&root) {
+            self.roots.retain(|r| !r.starts_with(&root));
+            self.roots.push(root);
+        }
+    }
+
+    /// The projects' directories, canonical.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Whether the real path `real` is in a project.
+    fn contains(&self, real: &Path) -> bool {
+        self.roots.iter().any(|r| real.starts_with(r))
+    }
+
+    /// Why the file at `path` may not be read, or `Ok` when it may: its real path must be
+    /// in a project, end in `.net` and be a regular file. A path that cannot be resolved (it
+    /// does not exist) is `Ok`: reading it fails the same way, with nothing to show.
+    pub fn admits(&self, path: &Path) -> Result<(), String> {
+        let Ok(real) = path.canonicalize() else { return Ok(()) };
+        // Whether `path` is a link, or goes through one: then the message names the target.
+        let linked = std::path::absolute(path).map_or(true, |p| p != real);
+        let shown = |what: &str| {
+            if linked { format!("it links to `{}`, which is {what}", real.display()) } else { what.to_string() }
+        };
+        if !self.contains(&real) {
+            let roots: Vec<String> = self.roots.iter().map(|r| format!("`{}`", r.display())).collect();
+            let roots = if roots.is_empty() { "none".to_string() } else { roots.join(", ") };
+            return Err(shown(&format!("outside the project ({roots})")));
+        }
+        if real.extension().is_none_or(|e| e != "net") {
+            return Err(shown("not a `.net` file"));
+        }
+        match std::fs::metadata(&real) {
+            Ok(m) if !m.is_file() => Err(shown(not_regular(m.file_type()))),
+            _ => Ok(()),
+        }
+    }
 }
 
 fn file_error(code: Code, name: &FileName, message: String) -> Diagnostic {
@@ -235,12 +321,26 @@ fn read_into(db: &mut Database, path: &Path, loaded: &mut Loaded) -> Option<Sour
     }
 }
 
-/// Loads `paths` (files or directories) and everything they import into `db`.
+/// Reads a file named on the command line or found in a directory, if `project` admits it;
+/// else an E0401 that says why (and nothing of its contents).
+fn read_admitted(db: &mut Database, project: &Project, path: &Path, loaded: &mut Loaded) -> Option<SourceFile> {
+    if let Err(reason) = project.admits(path) {
+        let name = file_name_of(path);
+        loaded.io_errors.push(file_error(Code::UnreadableFile, &name, format!("cannot read `{name}`: {reason}")));
+        return None;
+    }
+    read_into(db, path, loaded)
+}
+
+/// Loads `paths` (files or directories) and everything they import into `db`. Only the
+/// `.net` files of the paths' [`Project`] are read; a `use` of anything else is recorded
+/// with why ([`Database::refuse`]), for its E0223.
 pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
     let mut loaded = Loaded::default();
+    let project = Project::of(paths);
     for path in paths {
         if path.is_dir() {
-            let found = walk(path);
+            let found = walk(path, &project);
             for (dir, e) in &found.unreadable {
                 let name = file_name_of(dir);
                 loaded.io_errors.push(file_error(
@@ -250,13 +350,13 @@ pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
                 ));
             }
             for file in found.files {
-                if let Some(f) = read_into(db, &file, &mut loaded)
+                if let Some(f) = read_admitted(db, &project, &file, &mut loaded)
                     && !loaded.roots.contains(&f)
                 {
                     loaded.roots.push(f);
                 }
             }
-        } else if let Some(f) = read_into(db, path, &mut loaded)
+        } else if let Some(f) = read_admitted(db, &project, path, &mut loaded)
             && !loaded.roots.contains(&f)
         {
             loaded.roots.push(f);
@@ -268,9 +368,16 @@ pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
         let file = loaded.files[next];
         next += 1;
         for name in imported_names(db, file) {
+            if db.file(&name).is_some() {
+                continue;
+            }
             let path = PathBuf::from(name.as_str());
-            if db.file(&name).is_none() && path.is_file() {
-                read_into(db, &path, &mut loaded);
+            match project.admits(&path) {
+                Err(reason) => db.refuse(name, reason),
+                Ok(()) if path.is_file() => {
+                    read_into(db, &path, &mut loaded);
+                }
+                Ok(()) => {}
             }
         }
     }
@@ -405,8 +512,15 @@ pub fn read_configuration(
     (overrides, configured)
 }
 
-/// Reads and parses one `netc.toml`: the configuration, its diagnostics, and its text.
+/// Reads and parses one `netc.toml`: the configuration, its diagnostics, and its text. A
+/// link to a file of another name is not read: its diagnostics would show that file's text.
 fn read_config(path: &Path, name: &FileName) -> (Option<ProjectConfig>, Vec<Diagnostic>, String) {
+    if let Ok(real) = path.canonicalize()
+        && real.file_name().is_none_or(|n| n != config::FILE_NAME)
+    {
+        let message = format!("cannot read `{name}`: it links to `{}`, which is not a `netc.toml`", real.display());
+        return (None, vec![file_error(Code::UnreadableFile, name, message)], String::new());
+    }
     match read_text(path, name) {
         Ok(text) => {
             let (config, diagnostics) = config::parse(name, &text);

@@ -1,7 +1,8 @@
 //! What the loader reads from disk, and what it refuses: link loops end and each directory is
-//! walked once, a directory that cannot be listed is named and the rest is still checked, and
-//! a FIFO, a device or a huge file named `*.net` is an error rather than a hang. Each test is
-//! the reproduction of a finding, in a temporary directory, run in-process.
+//! walked once, a directory that cannot be listed is named and the rest is still checked, a
+//! FIFO, a device or a huge file named `*.net` is an error rather than a hang, and a `use` or
+//! a link out of the project is refused without showing anything of the file it names. Each
+//! test is the reproduction of a finding, in a temporary directory, run in-process.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -188,10 +189,9 @@ fn a_link_to_a_device_is_an_error_not_an_endless_read() {
         let run = timed(&["check", "--format", "short"], paths);
         assert_eq!(run.code, 2, "{}{}", run.out, run.err);
         let out = dir.redact(&run.out);
+        // Its target is outside the project (and not a `.net` file, nor a regular file).
         assert!(
-            out.contains(
-                "<tmp>/zero.net:1:1: error[E0401]: cannot read `<tmp>/zero.net`: not a regular file (a device)"
-            ),
+            out.contains("<tmp>/zero.net:1:1: error[E0401]: cannot read `<tmp>/zero.net`: it links to `/dev/zero`"),
             "{out}"
         );
     }
@@ -210,4 +210,115 @@ fn a_file_over_the_size_limit_is_an_error() {
     let run = timed(&["check", "--format", "short"], &[&dir.path]);
     assert_eq!(run.code, 2, "{}{}", run.out, run.err);
     assert!(dir.redact(&run.out).contains("cannot read `<tmp>/huge.net`: larger than 64 MiB"), "{}", run.out);
+}
+
+// ---------------------------------------------------------------------------------------
+// Imports and links stay inside the project
+
+/// Secret text no output may show.
+const SECRET: &str = "SECRET-TOKEN-1234";
+
+/// `use "/proc/self/environ"` printed the environment in the human diagnostic's snippet;
+/// `../` paths and any other file too. A `use` out of the project, of a file that is not
+/// `.net` or of something that is not a regular file is E0223 now, and nothing is read.
+#[test]
+fn use_outside_the_project_is_refused_and_nothing_of_it_is_shown() {
+    let dir = TempDir::new("confined");
+    dir.write("outside/secret.txt", SECRET);
+    dir.write("outside/secret.net", format!("block leaked(x) {{ {SECRET} }}\n"));
+    dir.write("project/notes.txt", SECRET);
+    let mut uses =
+        vec!["../outside/secret.txt", "../outside/secret.net", "notes.txt", "../../../../../../../etc/passwd"];
+    let environ = Path::new("/proc/self/environ").exists();
+    if environ {
+        uses.push("/proc/self/environ");
+    }
+    let mut text: String = uses.iter().map(|u| format!("use \"{u}\"\n")).collect();
+    text.push_str("model m() {\n    input x: f32[N, 8]\n    return helper(x)\n}\n");
+    let main = dir.write("project/main.net", &text);
+
+    let run = timed(&["check", "--format", "short"], &[&main]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    let out = dir.redact(&run.out);
+    let project = dir.path("project").canonicalize().unwrap();
+    let project = dir.redact(&project.to_string_lossy());
+    let expected = [
+        format!("cannot use `../outside/secret.txt`: outside the project (`{project}`)"),
+        format!("cannot use `../outside/secret.net`: outside the project (`{project}`)"),
+        "cannot use `notes.txt`: not a `.net` file".to_string(),
+        format!("cannot use `../../../../../../../etc/passwd`: outside the project (`{project}`)"),
+    ];
+    for (line, message) in out.lines().zip(&expected) {
+        assert!(line.contains("error[E0223]") && line.ends_with(message.as_str()), "{line}\n{out}");
+    }
+    assert_eq!(out.matches("error[E0223]").count(), uses.len(), "{out}");
+    // The call of a name the refused files might define is not reported.
+    assert!(run.out.ends_with(&format!("checked 1 file: {} errors, 0 warnings\n", uses.len())), "{out}");
+
+    // The human format shows the `use`, nothing of the files.
+    let human = timed(&["check", "--color", "never"], &[&main]);
+    assert_eq!(human.code, 1);
+    assert!(human.out.contains("a `use` names a `.net` file inside the project"), "{}", human.out);
+    assert!(!human.out.contains(SECRET), "{}", human.out);
+    if environ {
+        assert!(!human.out.contains("PATH="), "{}", human.out);
+    }
+}
+
+/// A link in the checked tree whose target is outside the project, or is not a `.net` file,
+/// is not read either: `model.net -> ~/.ssh/id_rsa` in a pull request shows nothing.
+#[cfg(unix)]
+#[test]
+fn links_out_of_the_project_are_not_read() {
+    let dir = TempDir::new("links");
+    let secret = dir.write("outside/secret.txt", SECRET);
+    let secret_net = dir.write("outside/secret.net", format!("block leaked(x) {{ {SECRET} }}\n"));
+    let project = dir.path("project");
+    dir.write("project/clean.net", CLEAN);
+    symlink(&secret, project.join("evil.net"));
+    symlink(&secret_net, project.join("evil2.net"));
+    symlink(dir.path("outside"), project.join("ext"));
+    // A netc.toml that is a link to another file: its text would be shown as invalid TOML.
+    symlink(&secret, project.join("netc.toml"));
+    let run = timed(&["check", "--format", "short"], &[&project]);
+    assert_eq!(run.code, 2, "{}{}", run.out, run.err);
+    let out = dir.redact(&run.out);
+    assert!(!out.contains(SECRET), "{out}");
+    let real = |p: &Path| dir.redact(&p.canonicalize().unwrap().to_string_lossy());
+    let (secret, secret_net, outside) = (real(&secret), real(&secret_net), real(&dir.path("outside")));
+    for message in [
+        format!("cannot read directory `<tmp>/project/ext`: it links to `{outside}`, which is outside the project"),
+        format!("cannot read `<tmp>/project/evil.net`: it links to `{secret}`, which is outside the project"),
+        format!("cannot read `<tmp>/project/evil2.net`: it links to `{secret_net}`, which is outside the project"),
+        format!(
+            "error[E0401]: cannot read `<tmp>/project/netc.toml`: it links to `{secret}`, which is not a `netc.toml`"
+        ),
+    ] {
+        assert!(out.contains(&message), "{message}\n{out}");
+    }
+    assert!(out.ends_with("checked 1 file: 4 errors, 0 warnings\n"), "{out}");
+    // Named on the command line, the link is refused too, and the human format shows nothing.
+    let run = timed(&["check", "--color", "never"], &[&project.join("evil.net")]);
+    assert_eq!(run.code, 2, "{}{}", run.out, run.err);
+    assert!(!run.out.contains(SECRET), "{}", run.out);
+}
+
+/// The project is the directory of the nearest `netc.toml`: with one above, a `use` of a
+/// sibling directory resolves; without it, the checked file's directory is the project.
+#[test]
+fn a_netc_toml_makes_its_directory_the_project() {
+    let dir = TempDir::new("project-root");
+    dir.write("shared/blocks.net", "block helper(x) {\n    return relu(x)\n}\n");
+    let main = dir.write(
+        "app/main.net",
+        "use \"../shared/blocks.net\"\n\nmodel m() {\n    input x: f32[N, 8]\n    return helper(x)\n}\n",
+    );
+    let run = timed(&["check", "--format", "short"], &[&main]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert!(run.out.contains("error[E0223]: cannot use `../shared/blocks.net`: outside the project"), "{}", run.out);
+
+    dir.write("netc.toml", "");
+    let run = timed(&["check"], &[&main]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    assert_eq!(run.out, "checked 2 files: no problems found\n");
 }
