@@ -32,6 +32,10 @@ pub struct Workspace {
     /// Every user file known to the database.
     #[returns(ref)]
     pub files: BTreeMap<FileName, SourceFile>,
+    /// Files that a `use` names but the loader refused to read (outside the project, not a
+    /// `.net` file, not a regular file), each with why: their `use` is E0223, not E0201.
+    #[returns(ref)]
+    pub refused: BTreeMap<FileName, String>,
 }
 
 /// The embedded standard library, by module path (`std.nn`).

@@ -332,6 +332,7 @@ codes! {
     InvalidRepeat = ("E0220", "invalid-repeat", Error, "`repeat` of something that cannot be stacked"),
     InvalidOperand = ("E0221", "invalid-operand", Error, "an operator applied to values of kinds it does not accept"),
     PositionalAfterKeyword = ("E0222", "positional-after-keyword", Error, "a positional argument after a keyword argument"),
+    ImportOutsideProject = ("E0223", "import-outside-project", Error, "`use` of a file outside the project, or of one that is not a regular `.net` file"),
     // Scenarios: E03xx.
     InvalidSize = ("E0301", "invalid-size", Error, "a size with a missing or unknown unit, or one too large"),
     MissingSetting = ("E0302", "missing-setting", Error, "a scenario without a setting it needs (`model`)"),

@@ -88,7 +88,7 @@ impl Database {
             })
             .collect();
         let stdlib = StdLib::builder(modules).durability(Durability::HIGH).new(&db);
-        let workspace = Workspace::new(&db, BTreeMap::new());
+        let workspace = Workspace::new(&db, BTreeMap::new(), BTreeMap::new());
         let config = Config::builder(BTreeMap::new(), Vec::new()).durability(Durability::MEDIUM).new(&db);
         db.inputs = Some((workspace, stdlib, config));
         db
@@ -119,6 +119,17 @@ impl Database {
             workspace.set_files(self).to(files);
             self.parses.forget(file);
             self.elaborations.forget(file);
+        }
+    }
+
+    /// Records that the loader refused to read the file `name` names, and why (see
+    /// [`Workspace::refused`]).
+    pub fn refuse(&mut self, name: FileName, reason: String) {
+        let workspace = self.workspace();
+        if workspace.refused(self).get(&name) != Some(&reason) {
+            let mut refused = workspace.refused(self).clone();
+            refused.insert(name, reason);
+            workspace.set_refused(self).to(refused);
         }
     }
 

@@ -1,13 +1,20 @@
 //! Loading files from disk into the database: the only module of the library that does IO.
 //!
-//! `load` expands directories into their `.net` files, reads each file, and then follows
-//! `use "..."` until every imported file that exists is loaded. Unreadable and non-UTF-8
-//! files become diagnostics (E0401, E0402) naming the file; the other files are still loaded.
+//! `load` expands directories into their `.net` files ([`walk`]: links followed, each real
+//! directory listed once, an unlistable one named and skipped), reads each file, and then
+//! follows `use "..."` until every imported file that exists is loaded. Unreadable and
+//! non-UTF-8 files become diagnostics (E0401, E0402) naming the file; the other files are
+//! still loaded.
+//!
+//! What is read is bounded: only regular files ([`read_regular`] looks before it opens, so a
+//! FIFO or `/dev/zero` named `*.net` is an error, not a hang), at most [`MAX_FILE_SIZE`], and
+//! only the `.net` files of the checked paths' [`Project`] (a `use` of anything else is
+//! E0223, a link out of it E0401), so that no diagnostic shows another file's contents.
 //!
 //! `configure` then reads the `netc.toml` nearest to each loaded file (its directory, else the
 //! closest ancestor that has one) and sets the levels it gives in the database.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::config::configured_level;
@@ -38,21 +45,175 @@ pub fn file_name_of(path: &Path) -> FileName {
     FileName::new(text)
 }
 
-/// Every `.net` file below `dir`, sorted, skipping hidden directories and `target`.
-fn net_files_below(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if path.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                net_files_below(&path, out)?;
+/// What a walk of a directory found.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// The `.net` files (links followed), in sorted order, each directory's before the
+    /// files of the next one.
+    pub files: Vec<PathBuf>,
+    /// The directories that could not be listed, each with why.
+    pub unreadable: Vec<(PathBuf, std::io::Error)>,
+}
+
+/// Whether the walk leaves out a directory with this name: hidden ones, and the build
+/// outputs of other tools.
+fn skipped_directory(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.starts_with('.') || name == "target" || name == "node_modules"
+}
+
+/// Every `.net` file below `root`, sorted, skipping hidden directories, `target` and
+/// `node_modules`: what `netc check DIR` checks and what the language server loads. A link
+/// to a directory outside `project` is not followed (it is in [`Walk::unreadable`]).
+///
+/// Links are followed, but each real directory is listed once (by its canonical path): a
+/// link to an ancestor (`ln -s . loop`) ends there instead of repeating the tree at every
+/// depth, and a second link to a directory adds nothing. A directory that cannot be listed
+/// is named in [`Walk::unreadable`] and the walk goes on with the rest. The walk is a loop
+/// over a stack, so a deep tree cannot exhaust the call stack.
+///
+/// Written by hand rather than with `walkdir` or `ignore`: their link-loop detection only
+/// catches links to an ancestor (a second link to one directory is walked twice), and the
+/// rest, a sorted listing with a skip rule, is this function.
+pub fn walk(root: &Path, project: &Project) -> Walk {
+    let mut walk = Walk::default();
+    let mut seen = HashSet::new();
+    let mut stack = Vec::new();
+    let mut list = |dir: &Path, walk: &mut Walk| list(dir, project, &mut seen, walk);
+    if let Some(entries) = list(root, &mut walk) {
+        stack.push(entries.into_iter());
+    }
+    while let Some(entries) = stack.last_mut() {
+        let Some(path) = entries.next() else {
+            stack.pop();
+            continue;
+        };
+        // `metadata` follows links: a link to a directory is a directory.
+        if std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+            if !path.file_name().is_some_and(skipped_directory)
+                && let Some(entries) = list(&path, &mut walk)
+            {
+                stack.push(entries.into_iter());
             }
         } else if path.extension().is_some_and(|e| e == "net") {
-            out.push(path);
+            // Whatever it is (a FIFO, a broken link), reading it says what is wrong.
+            walk.files.push(path);
         }
     }
-    Ok(())
+    walk
+}
+
+/// The sorted entries of the directory `dir`, or `None` when its real directory was listed
+/// before (recorded in `seen`), or it cannot be listed or is outside `project` (recorded in
+/// `walk`).
+fn list(dir: &Path, project: &Project, seen: &mut HashSet<PathBuf>, walk: &mut Walk) -> Option<Vec<PathBuf>> {
+    let real = match dir.canonicalize() {
+        Ok(real) => real,
+        Err(e) => {
+            walk.unreadable.push((dir.to_path_buf(), e));
+            return None;
+        }
+    };
+    if !project.contains(&real) {
+        let message = format!("it links to `{}`, which is outside the project", real.display());
+        walk.unreadable.push((dir.to_path_buf(), std::io::Error::other(message)));
+        return None;
+    }
+    if !seen.insert(real) {
+        return None;
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            walk.unreadable.push((dir.to_path_buf(), e));
+            return None;
+        }
+    };
+    let mut paths = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(entry) => paths.push(entry.path()),
+            Err(e) => walk.unreadable.push((dir.to_path_buf(), e)),
+        }
+    }
+    paths.sort();
+    Some(paths)
+}
+
+/// Where files may be read from: the checked paths' projects. A project is the directory
+/// of the nearest `netc.toml` (in the checked directory, or the directory of the checked
+/// file, or the closest ancestor), else that directory. netc reads only regular `.net` files
+/// whose real path (links followed) lies inside a project: a `use "/proc/self/environ"` or a
+/// link `model.net -> ~/.ssh/id_rsa` in a pull request must not put a file's contents into a
+/// build log (see spec/language.md, `use`).
+#[derive(Debug, Clone, Default)]
+pub struct Project {
+    /// The projects' directories, canonical; none inside another.
+    roots: Vec<PathBuf>,
+}
+
+impl Project {
+    /// The projects of `paths` (files or directories, as given on the command line).
+    pub fn of(paths: &[PathBuf]) -> Project {
+        let mut project = Project::default();
+        for path in paths {
+            project.add(path);
+        }
+        project
+    }
+
+    /// Adds the project of `path` (a file or a directory). A file's directory is the one its
+    /// name is in, not its link's target's. A path that does not exist adds nothing.
+    pub fn add(&mut self, path: &Path) {
+        let dir = if path.is_dir() {
+            path
+        } else {
+            match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            }
+        };
+        let Ok(dir) = dir.canonicalize() else { return };
+        let root = dir.ancestors().find(|a| a.join(config::FILE_NAME).is_file()).unwrap_or(&dir).to_path_buf();
+        if !self.contains(&root) {
+            self.roots.retain(|r| !r.starts_with(&root));
+            self.roots.push(root);
+        }
+    }
+
+    /// The projects' directories, canonical.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Whether the real path `real` is in a project.
+    fn contains(&self, real: &Path) -> bool {
+        self.roots.iter().any(|r| real.starts_with(r))
+    }
+
+    /// Why the file at `path` may not be read, or `Ok` when it may: its real path must be
+    /// in a project, end in `.net` and be a regular file. A path that cannot be resolved (it
+    /// does not exist) is `Ok`: reading it fails the same way, with nothing to show.
+    pub fn admits(&self, path: &Path) -> Result<(), String> {
+        let Ok(real) = path.canonicalize() else { return Ok(()) };
+        // Whether `path` is a link, or goes through one: then the message names the target.
+        let linked = std::path::absolute(path).map_or(true, |p| p != real);
+        let shown = |what: &str| {
+            if linked { format!("it links to `{}`, which is {what}", real.display()) } else { what.to_string() }
+        };
+        if !self.contains(&real) {
+            let roots: Vec<String> = self.roots.iter().map(|r| format!("`{}`", r.display())).collect();
+            let roots = if roots.is_empty() { "none".to_string() } else { roots.join(", ") };
+            return Err(shown(&format!("outside the project ({roots})")));
+        }
+        if real.extension().is_none_or(|e| e != "net") {
+            return Err(shown("not a `.net` file"));
+        }
+        match std::fs::metadata(&real) {
+            Ok(m) if !m.is_file() => Err(shown(not_regular(m.file_type()))),
+            _ => Ok(()),
+        }
+    }
 }
 
 fn file_error(code: Code, name: &FileName, message: String) -> Diagnostic {
@@ -66,9 +227,58 @@ struct Unreadable {
     lossy: Option<String>,
 }
 
+/// The largest file netc reads: a source or a snapshot is text a person writes, and offsets
+/// into it are `u32`. A larger file is an error rather than a read that exhausts memory.
+pub const MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
+
+/// Why a path that is not a regular file cannot be read: what it is.
+fn not_regular(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "not a regular file (a FIFO)";
+        } else if file_type.is_char_device() || file_type.is_block_device() {
+            return "not a regular file (a device)";
+        } else if file_type.is_socket() {
+            return "not a regular file (a socket)";
+        }
+    }
+    if file_type.is_dir() { "not a regular file (a directory)" } else { "not a regular file" }
+}
+
+/// The bytes of the regular file at `path` (links followed), at most [`MAX_FILE_SIZE`].
+///
+/// Every file netc reads goes through here. The metadata is checked before the file is
+/// opened: opening a FIFO waits for a writer forever, and a device such as `/dev/zero`
+/// never ends. The read itself stops after the limit too (the file may grow meanwhile).
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind, Read};
+    let too_large = || Error::new(ErrorKind::InvalidData, format!("larger than {} MiB", MAX_FILE_SIZE >> 20));
+    let metadata = std::fs::metadata(path)?;
+    if !metadata.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, not_regular(metadata.file_type())));
+    }
+    if metadata.len() > MAX_FILE_SIZE {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_FILE_SIZE + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_SIZE {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// [`read_regular`] as UTF-8 text (an `InvalidData` error when it is not).
+pub fn read_regular_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_regular(path)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not valid UTF-8"))
+}
+
 /// The text of the file at `path`, shown as `name` in diagnostics.
 fn read_text(path: &Path, name: &FileName) -> Result<String, Box<Unreadable>> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = read_regular(path).map_err(|e| {
         Box::new(Unreadable {
             diagnostic: file_error(Code::UnreadableFile, name, format!("cannot read `{name}`: {e}")),
             lossy: None,
@@ -111,28 +321,42 @@ fn read_into(db: &mut Database, path: &Path, loaded: &mut Loaded) -> Option<Sour
     }
 }
 
-/// Loads `paths` (files or directories) and everything they import into `db`.
+/// Reads a file named on the command line or found in a directory, if `project` admits it;
+/// else an E0401 that says why (and nothing of its contents).
+fn read_admitted(db: &mut Database, project: &Project, path: &Path, loaded: &mut Loaded) -> Option<SourceFile> {
+    if let Err(reason) = project.admits(path) {
+        let name = file_name_of(path);
+        loaded.io_errors.push(file_error(Code::UnreadableFile, &name, format!("cannot read `{name}`: {reason}")));
+        return None;
+    }
+    read_into(db, path, loaded)
+}
+
+/// Loads `paths` (files or directories) and everything they import into `db`. Only the
+/// `.net` files of the paths' [`Project`] are read; a `use` of anything else is recorded
+/// with why ([`Database::refuse`]), for its E0223.
 pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
     let mut loaded = Loaded::default();
+    let project = Project::of(paths);
     for path in paths {
         if path.is_dir() {
-            let mut found = Vec::new();
-            if let Err(e) = net_files_below(path, &mut found) {
-                let name = file_name_of(path);
+            let found = walk(path, &project);
+            for (dir, e) in &found.unreadable {
+                let name = file_name_of(dir);
                 loaded.io_errors.push(file_error(
                     Code::UnreadableFile,
                     &name,
                     format!("cannot read directory `{name}`: {e}"),
                 ));
             }
-            for file in found {
-                if let Some(f) = read_into(db, &file, &mut loaded)
+            for file in found.files {
+                if let Some(f) = read_admitted(db, &project, &file, &mut loaded)
                     && !loaded.roots.contains(&f)
                 {
                     loaded.roots.push(f);
                 }
             }
-        } else if let Some(f) = read_into(db, path, &mut loaded)
+        } else if let Some(f) = read_admitted(db, &project, path, &mut loaded)
             && !loaded.roots.contains(&f)
         {
             loaded.roots.push(f);
@@ -144,9 +368,16 @@ pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
         let file = loaded.files[next];
         next += 1;
         for name in imported_names(db, file) {
+            if db.file(&name).is_some() {
+                continue;
+            }
             let path = PathBuf::from(name.as_str());
-            if db.file(&name).is_none() && path.is_file() {
-                read_into(db, &path, &mut loaded);
+            match project.admits(&path) {
+                Err(reason) => db.refuse(name, reason),
+                Ok(()) if path.is_file() => {
+                    read_into(db, &path, &mut loaded);
+                }
+                Ok(()) => {}
             }
         }
     }
@@ -281,8 +512,15 @@ pub fn read_configuration(
     (overrides, configured)
 }
 
-/// Reads and parses one `netc.toml`: the configuration, its diagnostics, and its text.
+/// Reads and parses one `netc.toml`: the configuration, its diagnostics, and its text. A
+/// link to a file of another name is not read: its diagnostics would show that file's text.
 fn read_config(path: &Path, name: &FileName) -> (Option<ProjectConfig>, Vec<Diagnostic>, String) {
+    if let Ok(real) = path.canonicalize()
+        && real.file_name().is_none_or(|n| n != config::FILE_NAME)
+    {
+        let message = format!("cannot read `{name}`: it links to `{}`, which is not a `netc.toml`", real.display());
+        return (None, vec![file_error(Code::UnreadableFile, name, message)], String::new());
+    }
     match read_text(path, name) {
         Ok(text) => {
             let (config, diagnostics) = config::parse(name, &text);
@@ -348,10 +586,10 @@ pub fn read_generated(path: &Path) -> Result<Option<String>, String> {
         Ok(meta) if meta.file_type().is_symlink() => {
             return Err("it is a symbolic link, not a regular file".to_string());
         }
-        Ok(meta) if !meta.is_file() => return Err("it is not a regular file".to_string()),
+        Ok(meta) if !meta.is_file() => return Err(not_regular(meta.file_type()).to_string()),
         Ok(_) => {}
     }
-    std::fs::read_to_string(path).map(Some).map_err(|e| e.to_string())
+    read_regular_text(path).map(Some).map_err(|e| e.to_string())
 }
 
 /// The loaded file among `files` that `path` names, however either is spelled (`./a.net`,

@@ -94,8 +94,9 @@ impl Uris {
         for (module, text) in netc::db::STDLIB_SOURCES {
             let name = netc::db::stdlib_file_name(module);
             let relative = name.as_str().trim_start_matches("<std>/");
-            let on_disk =
-                stdlib_dir.map(|d| d.join(relative)).filter(|p| std::fs::read_to_string(p).is_ok_and(|t| t == *text));
+            let on_disk = stdlib_dir
+                .map(|d| d.join(relative))
+                .filter(|p| netc::workspace::read_regular_text(p).is_ok_and(|t| t == *text));
             let uri = on_disk
                 .and_then(lsp::Uri::from_file_path)
                 .or_else(|| lsp::Uri::from_str(&format!("{STDLIB_SCHEME}:///{relative}")).ok());

@@ -11,6 +11,7 @@ use netc::diagnostics::FileName;
 use netc::host::Database;
 use netc::ide::{HintConfig, ScenarioRef};
 use netc::semantics::files::imported_names;
+use netc::workspace::Project;
 use tower_lsp_server::ls_types as lsp;
 
 use crate::convert::{LineMap, Uris};
@@ -46,9 +47,6 @@ pub struct State {
     /// Increases with every write: a read that started before a write is stale.
     pub generation: u64,
 }
-
-/// Files larger than this are not loaded from disk (they are read when opened).
-const MAX_DISK_FILE: u64 = 64 * 1024 * 1024;
 
 impl State {
     /// An empty state.
@@ -121,7 +119,7 @@ impl State {
     pub fn close(&mut self, uri: &lsp::Uri) {
         let Some((_, doc)) = self.docs.remove(uri.as_str()) else { return };
         let name = doc.file.name(&self.db).clone();
-        match read(Path::new(name.as_str())) {
+        match self.read_admitted(Path::new(name.as_str())) {
             Some(text) => {
                 self.set_text(name, text);
             }
@@ -148,10 +146,17 @@ impl State {
             self.db.remove_file(&name);
             return;
         }
-        if let Some(text) = read(Path::new(name.as_str())) {
+        if let Some(text) = self.read_admitted(Path::new(name.as_str())) {
             let file = self.set_text(name, text);
             self.load_imports(file);
         }
+    }
+
+    /// The text of the file at `path` if the project admits it (a `.net` file of the
+    /// project, links followed: see [`netc::workspace::Project::admits`]).
+    fn read_admitted(&self, path: &Path) -> Option<String> {
+        self.project(path).admits(path).ok()?;
+        read(path)
     }
 
     /// Adds files read from disk (see [`scan`]), except those open in the editor.
@@ -182,8 +187,20 @@ impl State {
         }
     }
 
-    /// Loads the files `file` imports that are on disk but not in the database, and theirs.
+    /// Where files may be read from for `path` (see [`netc::workspace::Project`]): the
+    /// workspace folders' projects, and the project of `path` itself (a file opened from
+    /// outside them).
+    fn project(&self, path: &Path) -> Project {
+        let mut project = Project::of(&self.roots);
+        project.add(path);
+        project
+    }
+
+    /// Loads the files `file` imports that are on disk but not in the database, and theirs,
+    /// as `netc check` does: only `.net` files of the project; a `use` of anything else is
+    /// recorded as refused (E0223).
     fn load_imports(&mut self, file: SourceFile) {
+        let project = self.project(Path::new(file.name(&self.db).as_str()));
         let mut queue = vec![file];
         let mut steps = 0;
         while let Some(f) = queue.pop() {
@@ -195,7 +212,16 @@ impl State {
                 if self.db.file(&name).is_some() {
                     continue;
                 }
-                if let Some(text) = read(Path::new(name.as_str())) {
+                let path = Path::new(name.as_str());
+                if !path.is_absolute() {
+                    continue;
+                }
+                if let Err(reason) = project.admits(path) {
+                    self.generation += 1;
+                    self.db.refuse(name, reason);
+                    continue;
+                }
+                if let Some(text) = read(path) {
                     let g = self.set_text(name, text);
                     queue.push(g);
                 }
@@ -204,42 +230,29 @@ impl State {
     }
 }
 
-/// Every `.net` file below `roots`, read (the files that are not UTF-8 are left out).
+/// Every `.net` file below `roots`, read (the files that are not UTF-8 are left out). The
+/// walk is the command line's ([`netc::workspace::walk`]): it ends on link loops and goes
+/// on past a directory it cannot list; like the command line, it reads only the `.net`
+/// files of the folders' projects.
 pub fn scan(roots: &[PathBuf]) -> Vec<(FileName, String)> {
+    let project = Project::of(roots);
     let mut found = Vec::new();
     for root in roots {
-        net_files_below(root, &mut found, 0);
+        found.extend(netc::workspace::walk(root, &project).files);
     }
     found
         .into_iter()
+        .filter(|path| project.admits(path).is_ok())
         .filter_map(|path| Some((FileName::new(path.to_string_lossy().replace('\\', "/")), read(&path)?)))
         .collect()
 }
 
-/// A UTF-8 file's text; `None` for anything else (missing, too large, not UTF-8).
+/// A UTF-8 file's text; `None` for anything else (missing, not a regular file, too large,
+/// not UTF-8). The reading is the command line's ([`netc::workspace::read_regular`]): a FIFO
+/// or a device is never opened.
 fn read(path: &Path) -> Option<String> {
-    if !path.is_absolute() || std::fs::metadata(path).ok()?.len() > MAX_DISK_FILE || !path.is_file() {
+    if !path.is_absolute() {
         return None;
     }
-    String::from_utf8(std::fs::read(path).ok()?).ok()
-}
-
-/// The `.net` files below `dir`, skipping hidden directories, `target` and `node_modules`.
-fn net_files_below(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
-    if depth > 32 {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if path.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                net_files_below(&path, out, depth + 1);
-            }
-        } else if path.extension().is_some_and(|e| e == "net") {
-            out.push(path);
-        }
-    }
+    netc::workspace::read_regular_text(path).ok()
 }

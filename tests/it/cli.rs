@@ -59,7 +59,7 @@ pub(crate) struct Run {
 }
 
 /// Runs `netc ARGS...` in-process, with stdout not a terminal.
-fn netc<I, S>(args: I) -> Run
+pub(crate) fn netc<I, S>(args: I) -> Run
 where
     I: IntoIterator<Item = S>,
     S: Into<OsString>,

@@ -285,6 +285,8 @@ fn the_nearest_file_wins() {
 #[test]
 fn imported_files_take_their_own_nearest_file() {
     let dir = TempDir::new("imports");
+    // The project's root (imports stay inside it), which sets no level.
+    dir.write("netc.toml", "");
     dir.write("lib/netc.toml", "[lints]\nunused = \"allow\"\n");
     dir.write("lib/layers.net", "block head(x) {\n    h = relu(x)\n    return linear(x, 4)\n}\n");
     let main = dir.write(

@@ -573,6 +573,32 @@ fn files_on_disk_are_read_and_watched() {
     server.shutdown();
 }
 
+/// `ln -s . l1; ln -s . l2` in the workspace: the scan of the folder never ended (and grew by
+/// megabytes a second). It ends now, with each file once.
+#[cfg(unix)]
+#[test]
+fn the_workspace_scan_ends_on_link_loops() {
+    let dir = TempDir::new("link-loops");
+    dir.write("sub/deep.net", "block deep_block(x) { return relu(x) }\n");
+    std::os::unix::fs::symlink(".", dir.0.join("l1")).unwrap();
+    std::os::unix::fs::symlink(".", dir.0.join("l2")).unwrap();
+    std::os::unix::fs::symlink("..", dir.0.join("sub/up")).unwrap();
+    let mut server = Server::start(Some(&dir.0), Value::Null);
+    let deadline = Instant::now() + TIMEOUT;
+    let uris = loop {
+        // A request that overlaps the scan's write is answered "content modified": ask again.
+        let found = server.request("workspace/symbol", json!({ "query": "deep_block" }));
+        let found = found["result"].as_array().cloned().unwrap_or_default();
+        let uris: Vec<String> = found.iter().map(|s| s["location"]["uri"].as_str().unwrap().to_string()).collect();
+        if !uris.is_empty() || Instant::now() > deadline {
+            break uris;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(uris, [dir.uri("sub/deep.net")]);
+    server.shutdown();
+}
+
 // ---------------------------------------------------------------------------------------
 // Commands, refresh requests, custom methods, cancellation
 

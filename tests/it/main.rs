@@ -10,6 +10,7 @@ mod cancellation;
 mod cli;
 mod config;
 mod diagnostics;
+mod files;
 mod fmt;
 mod hints;
 mod ide;

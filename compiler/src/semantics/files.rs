@@ -124,9 +124,21 @@ pub fn file_imports(db: &dyn Db, file: SourceFile) -> Vec<Import> {
         let resolved = match target {
             UseTarget::File { id, path } => {
                 let wanted = paths::resolve_relative(name, path);
-                match db.workspace().files(db).get(&wanted) {
-                    Some(&f) => Ok(f),
-                    None => Err(Diagnostic::new(
+                let refused = db.workspace().refused(db).get(&wanted);
+                match (db.workspace().files(db).get(&wanted), refused) {
+                    (Some(&f), _) => Ok(f),
+                    (None, Some(reason)) => Err(Diagnostic::new(
+                        Code::ImportOutsideProject,
+                        format!("cannot use `{path}`: {reason}"),
+                        name,
+                        at(*id),
+                    )
+                    .with_primary_message("not read")
+                    .with_help(
+                        "a `use` names a `.net` file inside the project: the directory of the nearest \
+                         `netc.toml`, else the directory checked (or the checked file's directory)",
+                    )),
+                    (None, None) => Err(Diagnostic::new(
                         Code::UnresolvedImport,
                         format!("cannot find file `{path}`"),
                         name,
