@@ -1114,3 +1114,19 @@ infer serve { model m()  batch 1 }
 "#;
     assert_eq!(codes(src), ["E0503"]);
 }
+
+// `repeat 1000000000` built 2,000,000 ops (5.7 GB) before E0504; the limit is 250,000 ops
+// now, and a `repeat` that would pass it stops after its first repetition.
+#[test]
+fn a_repeat_past_the_op_limit_stops_at_its_first_repetition() {
+    let src = "block blk(x) {\n    return relu(linear(x, 8))\n}\nmodel m() {\n    input x: f32[N, 8]\n    return repeat 1000000000 blk(x)\n}\ninfer serve { model m()  batch 1 }\n";
+    let diagnostics = crate::support::diagnostics_of(&[("main.net", src)]);
+    let messages: Vec<_> = diagnostics.iter().map(|d| (d.code.info().code, d.message.as_str())).collect();
+    assert_eq!(
+        messages,
+        [(
+            "E0504",
+            "`repeat 1000000000` would make 2000000000 ops (2 per repetition); a model may have at most 250000"
+        )]
+    );
+}

@@ -314,10 +314,27 @@ impl<'db> Elaborator<'db, '_> {
                 let ExprKind::Call { callee, args } = &call.kind else { return Ok(Value::Unknown) };
                 let Some(first) = args.first() else { return Ok(Value::Unknown) };
                 let mut current = self.eval_in(&first.value, env, ctx)?;
-                for _ in 0..n {
+                for i in 0..n {
+                    let before = self.graph.nodes.len();
                     // Each repetition feeds the previous result as the first argument.
                     current = self.call_with(call.id, callee.text.as_str(), args, env, ctx, Some(current))?;
                     if self.stopped {
+                        return Err(Stop);
+                    }
+                    // The first repetition tells how many ops each one makes: a count that
+                    // would pass the limit stops here, not after building the ops up to it.
+                    let per_call = (self.graph.nodes.len() - before) as i128;
+                    if i == 0 && per_call > 0 && before as i128 + per_call.saturating_mul(n) > MAX_NODES as i128 {
+                        let site = self.site(ctx.name, ctx.item, count.id);
+                        let total = per_call.saturating_mul(n);
+                        self.error_at(
+                            Code::RecursionLimit,
+                            &site,
+                            format!(
+                                "`repeat {n}` would make {total} ops ({per_call} per repetition); a model may have at most {MAX_NODES}"
+                            ),
+                        );
+                        self.stopped = true;
                         return Err(Stop);
                     }
                 }
