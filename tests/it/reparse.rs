@@ -12,7 +12,8 @@ use proptest::sample::Index;
 
 use crate::support::{net_files_below, root};
 
-/// The texts edited: the fixtures (valid and broken), the examples and the stdlib.
+/// The texts edited: the fixtures (valid and broken), the examples and the stdlib, and texts
+/// whose lines end with a lone `\r`, or with all three line ends.
 fn corpus() -> Vec<String> {
     let mut paths = Vec::new();
     for dir in ["tests/fixtures", "examples"] {
@@ -21,7 +22,16 @@ fn corpus() -> Vec<String> {
     let mut texts: Vec<String> = paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
     texts.extend(STDLIB_SOURCES.iter().map(|(_, text)| text.to_string()));
     texts.push(long_body(40));
+    texts.push(long_body(15).replace('\n', "\r"));
+    texts.push(mixed_line_ends(&long_body(15)));
     texts
+}
+
+/// `text` with its line ends made `\n`, `\r\n` and lone `\r`s in turn (a `\r` before a
+/// `\r\n` is a line of its own).
+fn mixed_line_ends(text: &str) -> String {
+    let ends = ["\n", "\r", "\r\n", "\r", "\r\r\n"];
+    text.split('\n').enumerate().map(|(i, line)| format!("{line}{}", ends[i % ends.len()])).collect()
 }
 
 /// A model whose body is `lines` statements of several forms (calls over several lines,
@@ -82,6 +92,9 @@ const INSERTS: &[&str] = &[
     "12 GiB",
     "\t",
     "\r\n",
+    "\r",
+    "# c\r",
+    "\r\"",
 ];
 
 /// One edit: at a position (moved to a character boundary), remove some bytes and insert.
@@ -205,6 +218,7 @@ fn edits_at_the_edges_equal_a_parse() {
     let file = FileName::new("edges.net");
     let base = "block a(x) {\n    return relu(x)\n}\n\nmodel m() {\n    input x: f32[N, 4]\n    return a(x)\n}\n";
     let crlf = base.replace('\n', "\r\n");
+    let cr = base.replace('\n', "\r");
     let cases: Vec<(String, String)> = vec![
         (base.to_string(), format!("#{base}")),
         (base.to_string(), format!("{base}#")),
@@ -212,6 +226,16 @@ fn edits_at_the_edges_equal_a_parse() {
         (base.trim_end().to_string(), format!("{}\ninfer s {{ model m() }}", base.trim_end())),
         (crlf.clone(), crlf.replace("relu", "gelu")),
         (crlf.clone(), crlf.replacen("\r\n", "\n", 1)),
+        // Lone `\r`s: one made a `\r\n` and back, a `\r\n` split, a comment and a string
+        // that end at a `\r`.
+        (cr.clone(), cr.replacen("{\r", "{\r\n", 1)),
+        (cr.clone(), cr.replacen("\r", "\r\r", 1)),
+        (crlf.clone(), crlf.replacen("\r\n", "\r", 2)),
+        (crlf.clone(), crlf.replacen("\n", "", 1)),
+        (cr.clone(), cr.replacen("relu(x)\r", "relu(x) # done\r", 1)),
+        (cr.clone(), cr.replacen("relu(x)\r", "relu(x) \"open\r", 1)),
+        (format!("# doc{cr}"), format!("# doc\r{cr}")),
+        (format!("## doc\r{cr}"), format!("## doc\r\n{cr}")),
         (format!("\u{feff}{base}"), format!("\u{feff}# doc\n{base}")),
         ("# é\n".to_string() + base, "# è\n".to_string() + base),
         (base.to_string(), base.replace("return relu(x)", "return \"relu(x)")),
