@@ -399,6 +399,52 @@ fn incremental_changes_use_utf16_columns() {
     server.shutdown();
 }
 
+/// Lines end at `\n`, `\r\n` and a lone `\r`, as LSP counts them: a document with lone
+/// `\r`s (or all three) gets the answers of its `\n` twin, position for position. (The server
+/// once counted `\n` only: hints, hovers and diagnostics were lines off after a lone `\r`,
+/// and the formatting edit ended a line early, so the client kept the last line twice.)
+#[test]
+fn lone_carriage_returns_end_lines_as_lsp_counts_them() {
+    let (dir, mut server, lf_uri) = resnet_workspace("lone-cr");
+    let lines = RESNET.matches('\n').count() as u32;
+    let twins = [
+        ("cr.net", RESNET.replace('\n', "\r")),
+        ("mixed.net", RESNET.replace("\n\n", "\r\r\n").replace(")\n", ")\r").replace("{\n", "{\r\n")),
+    ];
+    let hover_at = find(RESNET, "conv2d(x, 64", 2);
+    let answers = |server: &mut Server, uri: &str| {
+        let mut out = answers(server, uri, RESNET);
+        out.push(server.call("textDocument/hover", doc_pos(uri, hover_at.0, hover_at.1)));
+        // Made independent of the document's name (its URI, its path in tooltips).
+        let path = uri.trim_start_matches("file://");
+        serde_json::to_string(&out).unwrap().replace(uri, "URI").replace(path, "PATH")
+    };
+    let expected = answers(&mut server, &lf_uri);
+    assert!(expected.contains("op conv2d("), "{expected}");
+    let params =
+        |uri: &str| json!({ "textDocument": { "uri": uri }, "options": { "tabSize": 4, "insertSpaces": true } });
+    assert_eq!(server.call("textDocument/formatting", params(&lf_uri)), json!([]));
+    for (name, text) in twins {
+        assert_ne!(text, RESNET);
+        let uri = dir.uri(name);
+        server.open(&uri, &text);
+        assert_eq!(answers(&mut server, &uri), expected, "{name}");
+        // Formatting gives the `\n` text, in one edit over the whole document.
+        let edits = server.call("textDocument/formatting", params(&uri));
+        assert_eq!(edits[0]["newText"], RESNET, "{name}");
+        assert_eq!(edits[0]["range"], json!({ "start": pos(0, 0), "end": pos(lines, 0) }), "{name}");
+    }
+    // A diagnostic after lone `\r`s, and an incremental change on the line they end.
+    let uri = dir.uri("main.net");
+    server.open(&uri, "block b(x) {\r    y = relu(x)\r    return z\r}\r");
+    let d = server.diagnostics(&uri, 1);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["range"], json!({ "start": pos(2, 11), "end": pos(2, 12) }), "{d:?}");
+    server.change(&uri, 2, json!([{ "range": { "start": pos(2, 11), "end": pos(2, 12) }, "text": "y" }]));
+    assert_eq!(server.diagnostics(&uri, 2), Vec::<Value>::new());
+    server.shutdown();
+}
+
 // ---------------------------------------------------------------------------------------
 // Diagnostics: pushed or pulled
 
