@@ -67,8 +67,8 @@ pub struct Server {
     runtime: Handle,
     /// The pipe the server reads; dropped, the server sees the end of its input.
     input: Option<DuplexStream>,
-    /// Says when `serve` returned (disconnected if it panicked).
-    served: Receiver<()>,
+    /// Says when `serve` returned, with the exit code (disconnected if it panicked).
+    served: Receiver<u8>,
     incoming: Receiver<Value>,
     /// Notifications and server requests not consumed yet.
     queue: VecDeque<Value>,
@@ -132,10 +132,10 @@ impl Server {
         std::thread::Builder::new()
             .name("netc-lsp".into())
             .spawn(move || {
-                runtime.block_on(netc_lsp::serve(server_input, server_output));
+                let code = runtime.block_on(netc_lsp::serve(server_input, server_output));
                 // Blocking tasks still computing stale answers are not waited for.
                 runtime.shutdown_background();
-                let _ = done.send(());
+                let _ = done.send(code);
             })
             .expect("start the server thread");
         let (tx, incoming) = channel();
@@ -293,13 +293,18 @@ impl Server {
         );
     }
 
-    /// `shutdown`, then `exit`: `serve` returns (with the input still open, as a client that
-    /// does not close the server's stdin leaves it).
+    /// `shutdown`, then `exit`: `serve` returns 0 (with the input still open, as a client
+    /// that does not close the server's stdin leaves it).
     pub fn shutdown(mut self) {
         let _ = self.call("shutdown", Value::Null);
+        assert_eq!(self.exit(), 0, "the exit code after `shutdown`");
+    }
+
+    /// Sends `exit`: the exit code `serve` returns.
+    pub fn exit(&mut self) -> u8 {
         self.notify("exit", Value::Null);
         match self.served.recv_timeout(TIMEOUT) {
-            Ok(()) => {}
+            Ok(code) => code,
             Err(RecvTimeoutError::Timeout) => panic!("the server did not return from `serve` after `exit`"),
             Err(RecvTimeoutError::Disconnected) => panic!("the server panicked"),
         }
@@ -1013,6 +1018,46 @@ fn bad_messages_and_positions_do_not_stop_the_server() {
     // Still serving.
     assert!(server.call("textDocument/documentSymbol", doc).is_array());
     server.shutdown();
+}
+
+/// Bytes that are no frame before a message (stray output, headers with bare line feeds) are
+/// answered with a parse error and the message is read: a `didChange` after them used to be
+/// swallowed with them, and the document went out of sync without a word.
+#[test]
+fn stray_bytes_do_not_swallow_the_next_message() {
+    let (_dir, mut server, uri) = one_file("stray", "block b(x) {\n    return x\n}\n");
+    let change = |version: i64, text: &str| {
+        let params =
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] });
+        frame(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": params }))
+    };
+    let junk: [&[u8]; 4] = [b"junk", b"junk\r\n", b"Content-Length: 5\r\nContent-Length: x\r\n\r\n", b"\r\n"];
+    for (i, junk) in junk.iter().enumerate() {
+        let version = 2 + i as i64;
+        let mut bytes = junk.to_vec();
+        bytes.extend(change(version, &format!("block b(x) {{\n    return undefined_{i}\n}}\n")));
+        server.send_raw(&bytes);
+        let error = server.wait_for(|m| m.get("error").is_some() && m["id"].is_null());
+        assert_eq!(error["error"]["code"], -32700, "{error}");
+        let d = server.diagnostics(&uri, version);
+        assert!(d.len() == 1 && d[0]["message"].as_str().unwrap().contains(&format!("undefined_{i}")), "{d:?}");
+    }
+    // Headers that end with a bare `\n` are read as headers.
+    let body = change(9, "block b(x) {\n    return x\n}\n");
+    let body = &body[body.iter().position(|&b| b == b'{').unwrap()..];
+    let mut bytes = format!("Content-Length: {}\n\n", body.len()).into_bytes();
+    bytes.extend(body);
+    server.send_raw(&bytes);
+    assert!(server.diagnostics(&uri, 9).is_empty());
+    server.shutdown();
+}
+
+/// The protocol's exit codes: 0 for `exit` after `shutdown` ([`Server::shutdown`] checks it
+/// in every test), 1 for an `exit` without it.
+#[test]
+fn exit_without_shutdown_exits_with_1() {
+    let (_dir, mut server, _uri) = one_file("exit", "block b(x) {\n    return x\n}\n");
+    assert_eq!(server.exit(), 1);
 }
 
 #[test]
