@@ -200,6 +200,34 @@ fn an_edit_inside_one_item_parses_that_item_only() {
     assert_eq!(**after.parse(), parse(&file, &joined));
 }
 
+/// The same with lone `\r` line ends (a file without `\n` was one line to the reparse, parsed
+/// whole on every edit), and with `\r\n`.
+#[test]
+fn an_edit_in_a_file_with_lone_carriage_returns_parses_that_item_only() {
+    let file = FileName::new("big.net");
+    let edits = [
+        ("\r", "# A comment.", "# A comment!"),
+        ("\r", "h = relu(x)", "h = gelu(x + 1)"),
+        // A `\r` made the start of a `\r\n`, and a `\r\n` split: the line break before
+        // the edit is read again.
+        ("\r", "{\r", "{\r\n"),
+        ("\r\n", "{\r\n", "{\r"),
+        ("\r", "relu(x)\r", "relu(x)\r\n"),
+        ("\r\n", "relu(x)\r\n", "relu(x)\r"),
+        ("\r\n", "h = relu(x)", "h = gelu(x + 1)"),
+    ];
+    for (end, from, to) in edits {
+        let text = generated(1000).replace('\n', end);
+        let state = ParseState::new(&file, &text);
+        let at = text.find("block b500").expect("block 500");
+        let found = at + text[at..].find(from).expect("in block 500");
+        let edited = format!("{}{to}{}", &text[..found], &text[found + from.len()..]);
+        let after = state.reparse(&file, &edited);
+        assert_eq!(**after.parse(), parse(&file, &edited), "{end:?}: {from:?} -> {to:?}");
+        assert_eq!(after.steps_parsed(), 1, "{end:?}: {from:?} -> {to:?}");
+    }
+}
+
 #[test]
 fn the_same_text_gives_the_same_parse() {
     let file = FileName::new("same.net");
@@ -232,6 +260,7 @@ fn edits_at_the_edges_equal_a_parse() {
         (cr.clone(), cr.replacen("\r", "\r\r", 1)),
         (crlf.clone(), crlf.replacen("\r\n", "\r", 2)),
         (crlf.clone(), crlf.replacen("\n", "", 1)),
+        (crlf.clone(), crlf.replacen("relu(x)\r\n", "relu(x)\r", 1)),
         (cr.clone(), cr.replacen("relu(x)\r", "relu(x) # done\r", 1)),
         (cr.clone(), cr.replacen("relu(x)\r", "relu(x) \"open\r", 1)),
         (format!("# doc{cr}"), format!("# doc\r{cr}")),
