@@ -1,4 +1,5 @@
-//! The `netc` binary runs, and `netc lsp` answers `initialize` and exits on `exit`.
+//! The `netc` binary runs, and `netc lsp` answers `initialize` and exits on `exit`: with 0
+//! after `shutdown`, with 1 without it (as the protocol says).
 //!
 //! Having an integration test here also makes `cargo test --workspace` build
 //! `target/<profile>/netc` before any test runs, so the CLI smoke test of `tests/it`, which
@@ -15,6 +16,36 @@ fn version() {
     let out = Command::new(NETC).arg("--version").output().expect("run netc");
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout), format!("netc {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+/// Starts `netc lsp`, sends `messages` (each framed) and closes its input; its exit code.
+fn lsp_exit_code(messages: &[&str]) -> Option<i32> {
+    let mut child = Command::new(NETC)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start netc lsp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    for message in messages {
+        stdin.write_all(&netc_lsp::input::frame(message.as_bytes())).expect("write");
+    }
+    stdin.flush().expect("flush");
+    drop(stdin);
+    child.wait().expect("netc lsp exits").code()
+}
+
+#[test]
+fn lsp_exits_with_1_without_shutdown() {
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#;
+    let initialized = r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#;
+    let shutdown = r#"{"jsonrpc":"2.0","id":2,"method":"shutdown"}"#;
+    let exit = r#"{"jsonrpc":"2.0","method":"exit"}"#;
+    assert_eq!(lsp_exit_code(&[init, initialized, exit]), Some(1));
+    assert_eq!(lsp_exit_code(&[init, initialized, shutdown, exit]), Some(0));
+    // A client that goes away without `shutdown`.
+    assert_eq!(lsp_exit_code(&[init, initialized]), Some(1));
 }
 
 #[test]

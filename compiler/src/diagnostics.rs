@@ -100,11 +100,70 @@ impl TextRange {
     }
 }
 
+/// Whether the byte at `at` of `bytes` ends a line. Lines end as the Language Server
+/// Protocol counts them (and spec/language.md says): at `\n`, at `\r\n` (the `\n` ends it)
+/// and at a lone `\r`.
+pub fn ends_line(bytes: &[u8], at: usize) -> bool {
+    match bytes.get(at) {
+        Some(b'\n') => true,
+        Some(b'\r') => bytes.get(at + 1) != Some(&b'\n'),
+        _ => false,
+    }
+}
+
 /// The byte offset of each line's start in `text` (line 1 starts at 0): the table that turns
-/// offsets into lines (`partition_point`), for the formatter and the reports alike.
+/// offsets into lines (`partition_point`), for the formatter, the reports, the renderers and
+/// the language server alike. Lines end at `\n`, `\r\n` and a lone `\r` ([`ends_line`]).
 pub fn line_starts(text: &str) -> Vec<u32> {
     // A vectorized search for line breaks: a large file's table is made after every edit.
-    std::iter::once(0).chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1)).collect()
+    let bytes = text.as_bytes();
+    std::iter::once(0)
+        .chain(memchr::memchr2_iter(b'\n', b'\r', bytes).filter(|&i| ends_line(bytes, i)).map(|i| i as u32 + 1))
+        .collect()
+}
+
+/// The start of the line that holds byte `offset` of `text` (clamped to the text).
+pub fn line_start(text: &str, offset: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut end = offset.min(bytes.len());
+    // A `\r` right before `offset` may be the first half of a `\r\n`: `ends_line` looks
+    // past it.
+    while let Some(at) = memchr::memrchr2(b'\n', b'\r', &bytes[..end]) {
+        if ends_line(bytes, at) {
+            return at + 1;
+        }
+        end = at;
+    }
+    0
+}
+
+/// The end of the line that holds byte `offset` of `text`, before its line break (the
+/// text's end on the last line).
+pub fn line_end(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    memchr::memchr2(b'\n', b'\r', &text.as_bytes()[offset..]).map_or(text.len(), |p| offset + p)
+}
+
+/// The start of the line after the one that holds byte `offset` of `text` (the text's end
+/// on the last line).
+pub fn next_line_start(text: &str, offset: usize) -> usize {
+    let end = line_end(text, offset);
+    match text.as_bytes().get(end..end + 2) {
+        Some(b"\r\n") => end + 2,
+        _ => (end + 1).min(text.len()),
+    }
+}
+
+/// The lines of `text` without their line breaks, as [`str::lines`] but also split at a
+/// lone `\r`.
+pub fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let starts = line_starts(text);
+    let last = starts.len() - 1;
+    starts.into_iter().enumerate().filter_map(move |(i, start)| {
+        let start = start as usize;
+        // A final line break ends the last line; it does not start an empty one.
+        (i < last || start < text.len()).then(|| &text[start..line_end(text, start)])
+    })
 }
 
 /// Identifies a syntax node inside one item of a file: item index, then node index within
@@ -382,6 +441,28 @@ mod tests {
         assert_eq!(line_starts(""), [0]);
         assert_eq!(line_starts("a\nbc\n\nd"), [0, 2, 5, 6]);
         assert_eq!(line_starts("a\r\n"), [0, 3]);
+        // A lone `\r` ends a line too, as LSP counts lines.
+        assert_eq!(line_starts("a\rb\r\nc\n\rd\r"), [0, 2, 5, 7, 8, 10]);
+    }
+
+    #[test]
+    fn line_bounds_and_lines_count_cr_lf_and_crlf() {
+        let text = "ab\rcd\r\nef\ngh";
+        // (offset, line start, line end)
+        for (offset, start, end) in [(0, 0, 2), (2, 0, 2), (3, 3, 5), (5, 3, 5), (6, 3, 6), (7, 7, 9), (10, 10, 12)] {
+            assert_eq!(line_start(text, offset), start, "start of {offset}");
+            assert_eq!(line_end(text, offset), end, "end of {offset}");
+        }
+        assert_eq!(line_start(text, 99), 10);
+        let next: Vec<usize> = [0, 2, 3, 5, 6, 9, 10, 12].iter().map(|&o| next_line_start(text, o)).collect();
+        assert_eq!(next, [3, 3, 7, 7, 7, 10, 12, 12]);
+        assert_eq!(lines(text).collect::<Vec<_>>(), ["ab", "cd", "ef", "gh"]);
+        assert_eq!(lines("a\r\rb\r").collect::<Vec<_>>(), ["a", "", "b"]);
+        assert_eq!(lines("").count(), 0);
+        // As `str::lines` where that one is right.
+        for text in ["a\nb", "a\nb\n", "\n\n", "a\r\nb\r\n", "x"] {
+            assert_eq!(lines(text).collect::<Vec<_>>(), text.lines().collect::<Vec<_>>(), "{text:?}");
+        }
     }
 
     #[test]

@@ -17,7 +17,9 @@ use codespan_reporting::term;
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource};
 use serde::Serialize;
 
-use crate::diagnostics::{Diagnostic, FileName, Label, Place, Severity, TextRange};
+use crate::diagnostics::{
+    Diagnostic, FileName, Label, Place, Severity, TextRange, ends_line, line_end, line_start, line_starts,
+};
 
 pub mod github;
 pub mod sarif;
@@ -73,10 +75,23 @@ fn line_and_prefix(text: &str, offset: u32) -> (u32, &str) {
     while !text.is_char_boundary(offset) {
         offset -= 1;
     }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() as u32 + 1;
-    let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-    (line, &text[line_start..offset])
+    // Lines end at `\n`, `\r\n` and a lone `\r`, as everywhere (`line_starts`).
+    let line = line_starts(text).partition_point(|&s| s as usize <= offset) as u32;
+    (line, &text[line_start(text, offset)..offset])
+}
+
+/// `text` with each lone `\r` made a `\n`: the same length, so the same offsets, and the
+/// same lines for miette and codespan-reporting, which count lines their own way (codespan
+/// on `\n` only), as the reports and the language server count them.
+fn lf_breaks(text: &str) -> String {
+    let bytes = text.as_bytes();
+    if !bytes.contains(&b'\r') {
+        return text.to_string();
+    }
+    // ASCII for ASCII: the text stays UTF-8 and every offset keeps its character.
+    let fixed: Vec<u8> =
+        bytes.iter().enumerate().map(|(i, &b)| if b == b'\r' && ends_line(bytes, i) { b'\n' } else { b }).collect();
+    String::from_utf8(fixed).unwrap_or_else(|_| text.to_string())
 }
 
 /// Clamps a range to the text and to character boundaries, so renderers never panic.
@@ -112,9 +127,7 @@ const MAX_SNIPPET_LINE: usize = 2000;
 /// The length of the line containing byte `offset`.
 fn line_length_at(text: &str, offset: u32) -> usize {
     let r = clamp(text, TextRange::empty(offset));
-    let start = text[..r.start].rfind('\n').map_or(0, |p| p + 1);
-    let end = text[r.start..].find('\n').map_or(text.len(), |p| r.start + p);
-    end - start
+    line_end(text, r.start) - line_start(text, r.start)
 }
 
 impl fmt::Debug for MietteView {
@@ -225,7 +238,7 @@ pub fn human(diagnostics: &[Diagnostic], sources: &dyn Sources, color: bool) -> 
     let mut out = String::new();
     for d in diagnostics {
         let primary_file = d.primary().file.clone();
-        let text = sources.text(&primary_file).unwrap_or("").to_string();
+        let text = lf_breaks(sources.text(&primary_file).unwrap_or(""));
         let other_notes: Vec<String> = d
             .labels
             .iter()
@@ -272,7 +285,7 @@ pub fn short(diagnostics: &[Diagnostic], sources: &dyn Sources, color: bool) -> 
     let mut ids = std::collections::BTreeMap::new();
     let mut file_id = |files: &mut SimpleFiles<String, String>, name: &FileName| {
         *ids.entry(name.clone())
-            .or_insert_with(|| files.add(name.to_string(), sources.text(name).unwrap_or("").to_string()))
+            .or_insert_with(|| files.add(name.to_string(), lf_breaks(sources.text(name).unwrap_or(""))))
     };
     let config = term::Config { display_style: term::DisplayStyle::Short, ..term::Config::default() };
     let mut buffer = if color { term::termcolor::Buffer::ansi() } else { term::termcolor::Buffer::no_color() };

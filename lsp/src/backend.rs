@@ -35,7 +35,7 @@ pub(super) struct Snapshot {
     pub(super) file: SourceFile,
     /// The line index of the file's text, when it is an open document (kept between its
     /// changes).
-    pub(super) lines: Option<Arc<line_index::LineIndex>>,
+    pub(super) lines: Option<Arc<crate::convert::LineIndex>>,
     pub(super) uris: Uris,
     pub(super) chosen: Option<ScenarioRef>,
     pub(super) hints: HintConfig,

@@ -6,10 +6,41 @@ use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use line_index::{LineCol, LineIndex, TextSize, WideEncoding, WideLineCol};
-use netc::diagnostics::{Diagnostic, FileName, Place, Severity, TextRange};
+use netc::diagnostics::{Diagnostic, FileName, Place, Severity, TextRange, line_end, line_starts};
 use netc::ide;
 use tower_lsp_server::ls_types as lsp;
+
+/// Where the lines of a text start. Lines end as LSP counts them, at `\n`, `\r\n` and a lone
+/// `\r` (the `line-index` crate counts `\n` only: a lone `\r` put every position after it a
+/// line off), with the table the compiler's reports and formatter use
+/// ([`netc::diagnostics::line_starts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineIndex {
+    starts: Vec<u32>,
+    len: usize,
+}
+
+impl LineIndex {
+    /// The index of `text`.
+    pub fn new(text: &str) -> Self {
+        LineIndex { starts: line_starts(text), len: text.len() }
+    }
+
+    /// The length of the text indexed.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the text indexed is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The length of `text` in UTF-16 code units.
+fn utf16_len(text: &str) -> u32 {
+    if text.is_ascii() { text.len() as u32 } else { text.encode_utf16().count() as u32 }
+}
 
 /// Positions of one text: byte offsets to UTF-16 line/column and back, never panicking on
 /// positions out of range (they are clamped to the line or the text).
@@ -29,7 +60,7 @@ impl<'a> LineMap<'a> {
     pub fn with_index(text: &'a str, index: Arc<LineIndex>) -> Self {
         // An index of another text (it cannot happen: an open document's index is made with
         // each change of its text) would misplace everything: made again.
-        if u32::from(index.len()) as usize != text.len() {
+        if index.len() != text.len() {
             return LineMap::new(text);
         }
         LineMap { text, index }
@@ -38,24 +69,34 @@ impl<'a> LineMap<'a> {
     /// The LSP position of a byte offset.
     pub fn position(&self, offset: u32) -> lsp::Position {
         let offset = ide::clamp_offset(self.text, offset);
-        let lc = self.index.try_line_col(TextSize::from(offset)).unwrap_or(LineCol { line: 0, col: 0 });
-        let wide = self.index.to_wide(WideEncoding::Utf16, lc).unwrap_or(WideLineCol { line: lc.line, col: lc.col });
-        lsp::Position { line: wide.line, character: wide.col }
+        let starts = &self.index.starts;
+        // The first line starts at 0: the partition point is at least 1.
+        let line = starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let start = starts.get(line).map_or(0, |&s| s as usize);
+        let character = self.text.get(start..offset as usize).map_or(0, utf16_len);
+        lsp::Position { line: line as u32, character }
     }
 
     /// The byte offset of an LSP position: a line past the end is the end of the text, a
-    /// column past the end of its line is the end of the line.
+    /// column past the end of its line is the end of the line, a column inside a character
+    /// (a surrogate pair's second half) is the character's start.
     pub fn offset(&self, position: lsp::Position) -> u32 {
-        let Some(line) = self.index.line(position.line) else { return self.text.len() as u32 };
-        let start = u32::from(line.start());
-        let mut end = u32::from(line.end());
-        let bytes = self.text.as_bytes();
-        while end > start && matches!(bytes.get(end as usize - 1), Some(b'\n' | b'\r')) {
-            end -= 1;
+        let Some(&start) = self.index.starts.get(position.line as usize) else { return self.text.len() as u32 };
+        let start = start as usize;
+        let end = line_end(self.text, start);
+        let line = self.text.get(start..end).unwrap_or("");
+        let wanted = position.character as usize;
+        if line.is_ascii() {
+            return (start + wanted.min(line.len())) as u32;
         }
-        let wide = WideLineCol { line: position.line, col: position.character };
-        let col = self.index.to_utf8(WideEncoding::Utf16, wide).map_or(u32::MAX, |lc| lc.col);
-        ide::clamp_offset(self.text, start.saturating_add(col).min(end))
+        let mut units = 0;
+        for (at, c) in line.char_indices() {
+            units += c.len_utf16();
+            if units > wanted {
+                return (start + at) as u32;
+            }
+        }
+        end as u32
     }
 
     /// The LSP range of a byte range.
@@ -71,7 +112,7 @@ impl<'a> LineMap<'a> {
 
     /// The length of a byte range in UTF-16 code units.
     pub fn utf16_len(&self, range: TextRange) -> u32 {
-        self.text.get(range.to_range()).map_or(0, |s| s.encode_utf16().count() as u32)
+        self.text.get(range.to_range()).map_or(0, utf16_len)
     }
 }
 

@@ -50,7 +50,8 @@ use backend::*;
 /// The command that makes a scenario the active one: arguments `[uri, name]`.
 pub const SET_ACTIVE_SCENARIO: &str = "netc.setActiveScenario";
 
-/// Serves the protocol on standard input and output until the client exits; the exit code.
+/// Serves the protocol on standard input and output until the client exits; the exit code
+/// (see [`serve`]).
 pub fn run_stdio() -> u8 {
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build() {
         Ok(rt) => rt,
@@ -59,26 +60,35 @@ pub fn run_stdio() -> u8 {
             return 2;
         }
     };
-    runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    let code = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
     // Blocking tasks still computing stale answers are not waited for.
     runtime.shutdown_background();
-    0
+    code
 }
 
-/// Serves the protocol on `input` and `output`. The input goes through [`input::sanitize`]
-/// first, so that a malformed message is answered with an error and the session goes on.
-pub async fn serve<I, O>(input: I, output: O)
+/// Serves the protocol on `input` and `output` until the `exit` notification or the end of
+/// the input. The input goes through [`input::sanitize`] first, so that a malformed message
+/// is answered with an error and the session goes on.
+///
+/// Returns the exit code the protocol asks for: 0 if a `shutdown` request came before the
+/// session ended, 1 otherwise (an `exit` without `shutdown`, or a client that went away).
+/// The input filter notes the request as it passes: the protocol library cancels what is
+/// pending when `exit` comes, and a client may send `exit` before the answer to `shutdown`,
+/// so the handler of `shutdown` may never run.
+pub async fn serve<I, O>(input: I, output: O) -> u8
 where
     I: tokio::io::AsyncRead + Unpin + Send + 'static,
     O: tokio::io::AsyncWrite,
 {
     let (checked, reader) = tokio::io::duplex(1 << 16);
-    tokio::spawn(input::sanitize(input, checked));
+    let shut_down = Arc::new(AtomicBool::new(false));
+    tokio::spawn(input::sanitize(input, checked, Arc::clone(&shut_down)));
     let (service, socket) = LspService::build(Backend::new)
         .custom_method("netc/stdlibSource", Backend::stdlib_source)
         .custom_method(input::MALFORMED, Backend::malformed)
         .finish();
     Server::new(reader, output, socket).serve(service).await;
+    if shut_down.load(Ordering::SeqCst) { 0 } else { 1 }
 }
 
 /// How long the edits must pause before the diagnostics are computed.

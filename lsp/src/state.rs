@@ -5,7 +5,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use line_index::LineIndex;
 use netc::db::{Level, LevelOverride, SourceFile};
 use netc::diagnostics::FileName;
 use netc::host::Database;
@@ -14,7 +13,7 @@ use netc::semantics::files::imported_names;
 use netc::workspace::Project;
 use tower_lsp_server::ls_types as lsp;
 
-use crate::convert::{LineMap, Uris};
+use crate::convert::{LineIndex, LineMap, Uris};
 
 /// An open document.
 #[derive(Debug, Clone)]

@@ -1022,3 +1022,34 @@ fn one_mistake_gives_one_code() {
     assert_eq!(codes("block b(x) {\n    return convv2d(x, 8, k=3)\n}\n"), ["E0206"]);
     assert_eq!(codes("train t { batch 8 }\n"), ["E0302"]);
 }
+
+// ---------------------------------------------------------------------------------------
+// Line ends
+
+/// Lines end at `\n`, `\r\n` and a lone `\r` (spec/language.md 2.1), in every format: the
+/// human (miette), short (codespan-reporting) and JSON formats give one line and column.
+/// (miette counted a lone `\r` as a line end, codespan and the JSON positions did not.)
+#[test]
+fn every_format_counts_lone_carriage_returns_as_line_ends() {
+    let lf = "block b(x) {\n    y = relu(x)\n    return z\n}\n";
+    let texts = [
+        lf.to_string(),
+        lf.replace('\n', "\r\n"),
+        lf.replace('\n', "\r"),
+        "block b(x) {\r    y = relu(x)\r\n    return z\n}\r".to_string(),
+    ];
+    for text in texts {
+        let (diagnostics, sources) = crate::support::diagnostics_and_sources(&[("main.net", &text)]);
+        assert_eq!(diagnostics.len(), 1, "{text:?}");
+        let short = netc::render::short(&diagnostics, &sources, false);
+        assert!(short.starts_with("main.net:3:12: error[E0204]"), "{text:?}: {short}");
+        let human = netc::render::human(&diagnostics, &sources, false);
+        assert!(human.contains("[main.net:3:12]"), "{text:?}: {human}");
+        let json = netc::render::json_report(&diagnostics, &sources, 1);
+        let start = json.diagnostics[0].start;
+        assert_eq!((start.line, start.column), (3, 12), "{text:?}");
+        let sarif = netc::render::sarif::sarif_log(&diagnostics, &sources);
+        let region = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+        assert_eq!((&region["startLine"], &region["startColumn"]), (&3.into(), &12.into()), "{text:?}: {region}");
+    }
+}

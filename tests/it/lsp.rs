@@ -67,8 +67,8 @@ pub struct Server {
     runtime: Handle,
     /// The pipe the server reads; dropped, the server sees the end of its input.
     input: Option<DuplexStream>,
-    /// Says when `serve` returned (disconnected if it panicked).
-    served: Receiver<()>,
+    /// Says when `serve` returned, with the exit code (disconnected if it panicked).
+    served: Receiver<u8>,
     incoming: Receiver<Value>,
     /// Notifications and server requests not consumed yet.
     queue: VecDeque<Value>,
@@ -132,10 +132,10 @@ impl Server {
         std::thread::Builder::new()
             .name("netc-lsp".into())
             .spawn(move || {
-                runtime.block_on(netc_lsp::serve(server_input, server_output));
+                let code = runtime.block_on(netc_lsp::serve(server_input, server_output));
                 // Blocking tasks still computing stale answers are not waited for.
                 runtime.shutdown_background();
-                let _ = done.send(());
+                let _ = done.send(code);
             })
             .expect("start the server thread");
         let (tx, incoming) = channel();
@@ -293,13 +293,18 @@ impl Server {
         );
     }
 
-    /// `shutdown`, then `exit`: `serve` returns (with the input still open, as a client that
-    /// does not close the server's stdin leaves it).
+    /// `shutdown`, then `exit`: `serve` returns 0 (with the input still open, as a client
+    /// that does not close the server's stdin leaves it).
     pub fn shutdown(mut self) {
         let _ = self.call("shutdown", Value::Null);
+        assert_eq!(self.exit(), 0, "the exit code after `shutdown`");
+    }
+
+    /// Sends `exit`: the exit code `serve` returns.
+    pub fn exit(&mut self) -> u8 {
         self.notify("exit", Value::Null);
         match self.served.recv_timeout(TIMEOUT) {
-            Ok(()) => {}
+            Ok(code) => code,
             Err(RecvTimeoutError::Timeout) => panic!("the server did not return from `serve` after `exit`"),
             Err(RecvTimeoutError::Disconnected) => panic!("the server panicked"),
         }
@@ -396,6 +401,52 @@ fn incremental_changes_use_utf16_columns() {
     // The comment got the insertion: a hover on line 1 past it still works.
     let hover = server.call("textDocument/hover", doc_pos(&uri, 1, 10));
     assert!(hover["contents"]["value"].as_str().unwrap().contains("relu"), "{hover}");
+    server.shutdown();
+}
+
+/// Lines end at `\n`, `\r\n` and a lone `\r`, as LSP counts them: a document with lone
+/// `\r`s (or all three) gets the answers of its `\n` twin, position for position. (The server
+/// once counted `\n` only: hints, hovers and diagnostics were lines off after a lone `\r`,
+/// and the formatting edit ended a line early, so the client kept the last line twice.)
+#[test]
+fn lone_carriage_returns_end_lines_as_lsp_counts_them() {
+    let (dir, mut server, lf_uri) = resnet_workspace("lone-cr");
+    let lines = RESNET.matches('\n').count() as u32;
+    let twins = [
+        ("cr.net", RESNET.replace('\n', "\r")),
+        ("mixed.net", RESNET.replace("\n\n", "\r\r\n").replace(")\n", ")\r").replace("{\n", "{\r\n")),
+    ];
+    let hover_at = find(RESNET, "conv2d(x, 64", 2);
+    let answers = |server: &mut Server, uri: &str| {
+        let mut out = answers(server, uri, RESNET);
+        out.push(server.call("textDocument/hover", doc_pos(uri, hover_at.0, hover_at.1)));
+        // Made independent of the document's name (its URI, its path in tooltips).
+        let path = uri.trim_start_matches("file://");
+        serde_json::to_string(&out).unwrap().replace(uri, "URI").replace(path, "PATH")
+    };
+    let expected = answers(&mut server, &lf_uri);
+    assert!(expected.contains("op conv2d("), "{expected}");
+    let params =
+        |uri: &str| json!({ "textDocument": { "uri": uri }, "options": { "tabSize": 4, "insertSpaces": true } });
+    assert_eq!(server.call("textDocument/formatting", params(&lf_uri)), json!([]));
+    for (name, text) in twins {
+        assert_ne!(text, RESNET);
+        let uri = dir.uri(name);
+        server.open(&uri, &text);
+        assert_eq!(answers(&mut server, &uri), expected, "{name}");
+        // Formatting gives the `\n` text, in one edit over the whole document.
+        let edits = server.call("textDocument/formatting", params(&uri));
+        assert_eq!(edits[0]["newText"], RESNET, "{name}");
+        assert_eq!(edits[0]["range"], json!({ "start": pos(0, 0), "end": pos(lines, 0) }), "{name}");
+    }
+    // A diagnostic after lone `\r`s, and an incremental change on the line they end.
+    let uri = dir.uri("main.net");
+    server.open(&uri, "block b(x) {\r    y = relu(x)\r    return z\r}\r");
+    let d = server.diagnostics(&uri, 1);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["range"], json!({ "start": pos(2, 11), "end": pos(2, 12) }), "{d:?}");
+    server.change(&uri, 2, json!([{ "range": { "start": pos(2, 11), "end": pos(2, 12) }, "text": "y" }]));
+    assert_eq!(server.diagnostics(&uri, 2), Vec::<Value>::new());
     server.shutdown();
 }
 
@@ -967,6 +1018,46 @@ fn bad_messages_and_positions_do_not_stop_the_server() {
     // Still serving.
     assert!(server.call("textDocument/documentSymbol", doc).is_array());
     server.shutdown();
+}
+
+/// Bytes that are no frame before a message (stray output, headers with bare line feeds) are
+/// answered with a parse error and the message is read: a `didChange` after them used to be
+/// swallowed with them, and the document went out of sync without a word.
+#[test]
+fn stray_bytes_do_not_swallow_the_next_message() {
+    let (_dir, mut server, uri) = one_file("stray", "block b(x) {\n    return x\n}\n");
+    let change = |version: i64, text: &str| {
+        let params =
+            json!({ "textDocument": { "uri": uri, "version": version }, "contentChanges": [{ "text": text }] });
+        frame(&json!({ "jsonrpc": "2.0", "method": "textDocument/didChange", "params": params }))
+    };
+    let junk: [&[u8]; 4] = [b"junk", b"junk\r\n", b"Content-Length: 5\r\nContent-Length: x\r\n\r\n", b"\r\n"];
+    for (i, junk) in junk.iter().enumerate() {
+        let version = 2 + i as i64;
+        let mut bytes = junk.to_vec();
+        bytes.extend(change(version, &format!("block b(x) {{\n    return undefined_{i}\n}}\n")));
+        server.send_raw(&bytes);
+        let error = server.wait_for(|m| m.get("error").is_some() && m["id"].is_null());
+        assert_eq!(error["error"]["code"], -32700, "{error}");
+        let d = server.diagnostics(&uri, version);
+        assert!(d.len() == 1 && d[0]["message"].as_str().unwrap().contains(&format!("undefined_{i}")), "{d:?}");
+    }
+    // Headers that end with a bare `\n` are read as headers.
+    let body = change(9, "block b(x) {\n    return x\n}\n");
+    let body = &body[body.iter().position(|&b| b == b'{').unwrap()..];
+    let mut bytes = format!("Content-Length: {}\n\n", body.len()).into_bytes();
+    bytes.extend(body);
+    server.send_raw(&bytes);
+    assert!(server.diagnostics(&uri, 9).is_empty());
+    server.shutdown();
+}
+
+/// The protocol's exit codes: 0 for `exit` after `shutdown` ([`Server::shutdown`] checks it
+/// in every test), 1 for an `exit` without it.
+#[test]
+fn exit_without_shutdown_exits_with_1() {
+    let (_dir, mut server, _uri) = one_file("exit", "block b(x) {\n    return x\n}\n");
+    assert_eq!(server.exit(), 1);
 }
 
 #[test]

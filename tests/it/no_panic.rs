@@ -928,8 +928,16 @@ fn crlf_line_endings() {
     let outcome = check_text(text);
     assert_eq!(codes(&outcome), ["E0204"], "{}", outcome.short);
     assert!(outcome.short.starts_with("main.net:3:12: error[E0204]"), "{}", outcome.short);
-    // Lone `\r`s and mixed endings do not panic.
-    check_text("block b(x) {\r    return x\r}\r");
+    // Lone `\r`s end lines too, as LSP counts them (spec/language.md 2.1): the programs read
+    // the same with them, or with all three line ends.
+    for (n, program) in PROGRAMS.iter().enumerate() {
+        for text in [program.replace('\n', "\r"), program.replace("\n\n", "\r\r\n").replace(")\n", ")\r")] {
+            let outcome = check_text(&text);
+            assert!(no_problems(&outcome), "program {n} with lone CRs:\n{}", outcome.short);
+        }
+    }
+    let outcome = check_text("block b(x) {\r    y = relu(x)\r    return z\r}\r");
+    assert!(outcome.short.starts_with("main.net:3:12: error[E0204]"), "{}", outcome.short);
     check_text("block b(x) {\r\n    y = relu(x)\n\r    return y\r\r\n}");
 }
 

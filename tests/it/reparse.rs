@@ -12,7 +12,8 @@ use proptest::sample::Index;
 
 use crate::support::{net_files_below, root};
 
-/// The texts edited: the fixtures (valid and broken), the examples and the stdlib.
+/// The texts edited: the fixtures (valid and broken), the examples and the stdlib, and texts
+/// whose lines end with a lone `\r`, or with all three line ends.
 fn corpus() -> Vec<String> {
     let mut paths = Vec::new();
     for dir in ["tests/fixtures", "examples"] {
@@ -21,7 +22,16 @@ fn corpus() -> Vec<String> {
     let mut texts: Vec<String> = paths.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
     texts.extend(STDLIB_SOURCES.iter().map(|(_, text)| text.to_string()));
     texts.push(long_body(40));
+    texts.push(long_body(15).replace('\n', "\r"));
+    texts.push(mixed_line_ends(&long_body(15)));
     texts
+}
+
+/// `text` with its line ends made `\n`, `\r\n` and lone `\r`s in turn (a `\r` before a
+/// `\r\n` is a line of its own).
+fn mixed_line_ends(text: &str) -> String {
+    let ends = ["\n", "\r", "\r\n", "\r", "\r\r\n"];
+    text.split('\n').enumerate().map(|(i, line)| format!("{line}{}", ends[i % ends.len()])).collect()
 }
 
 /// A model whose body is `lines` statements of several forms (calls over several lines,
@@ -82,6 +92,9 @@ const INSERTS: &[&str] = &[
     "12 GiB",
     "\t",
     "\r\n",
+    "\r",
+    "# c\r",
+    "\r\"",
 ];
 
 /// One edit: at a position (moved to a character boundary), remove some bytes and insert.
@@ -187,6 +200,34 @@ fn an_edit_inside_one_item_parses_that_item_only() {
     assert_eq!(**after.parse(), parse(&file, &joined));
 }
 
+/// The same with lone `\r` line ends (a file without `\n` was one line to the reparse, parsed
+/// whole on every edit), and with `\r\n`.
+#[test]
+fn an_edit_in_a_file_with_lone_carriage_returns_parses_that_item_only() {
+    let file = FileName::new("big.net");
+    let edits = [
+        ("\r", "# A comment.", "# A comment!"),
+        ("\r", "h = relu(x)", "h = gelu(x + 1)"),
+        // A `\r` made the start of a `\r\n`, and a `\r\n` split: the line break before
+        // the edit is read again.
+        ("\r", "{\r", "{\r\n"),
+        ("\r\n", "{\r\n", "{\r"),
+        ("\r", "relu(x)\r", "relu(x)\r\n"),
+        ("\r\n", "relu(x)\r\n", "relu(x)\r"),
+        ("\r\n", "h = relu(x)", "h = gelu(x + 1)"),
+    ];
+    for (end, from, to) in edits {
+        let text = generated(1000).replace('\n', end);
+        let state = ParseState::new(&file, &text);
+        let at = text.find("block b500").expect("block 500");
+        let found = at + text[at..].find(from).expect("in block 500");
+        let edited = format!("{}{to}{}", &text[..found], &text[found + from.len()..]);
+        let after = state.reparse(&file, &edited);
+        assert_eq!(**after.parse(), parse(&file, &edited), "{end:?}: {from:?} -> {to:?}");
+        assert_eq!(after.steps_parsed(), 1, "{end:?}: {from:?} -> {to:?}");
+    }
+}
+
 #[test]
 fn the_same_text_gives_the_same_parse() {
     let file = FileName::new("same.net");
@@ -205,6 +246,7 @@ fn edits_at_the_edges_equal_a_parse() {
     let file = FileName::new("edges.net");
     let base = "block a(x) {\n    return relu(x)\n}\n\nmodel m() {\n    input x: f32[N, 4]\n    return a(x)\n}\n";
     let crlf = base.replace('\n', "\r\n");
+    let cr = base.replace('\n', "\r");
     let cases: Vec<(String, String)> = vec![
         (base.to_string(), format!("#{base}")),
         (base.to_string(), format!("{base}#")),
@@ -212,6 +254,17 @@ fn edits_at_the_edges_equal_a_parse() {
         (base.trim_end().to_string(), format!("{}\ninfer s {{ model m() }}", base.trim_end())),
         (crlf.clone(), crlf.replace("relu", "gelu")),
         (crlf.clone(), crlf.replacen("\r\n", "\n", 1)),
+        // Lone `\r`s: one made a `\r\n` and back, a `\r\n` split, a comment and a string
+        // that end at a `\r`.
+        (cr.clone(), cr.replacen("{\r", "{\r\n", 1)),
+        (cr.clone(), cr.replacen("\r", "\r\r", 1)),
+        (crlf.clone(), crlf.replacen("\r\n", "\r", 2)),
+        (crlf.clone(), crlf.replacen("\n", "", 1)),
+        (crlf.clone(), crlf.replacen("relu(x)\r\n", "relu(x)\r", 1)),
+        (cr.clone(), cr.replacen("relu(x)\r", "relu(x) # done\r", 1)),
+        (cr.clone(), cr.replacen("relu(x)\r", "relu(x) \"open\r", 1)),
+        (format!("# doc{cr}"), format!("# doc\r{cr}")),
+        (format!("## doc\r{cr}"), format!("## doc\r\n{cr}")),
         (format!("\u{feff}{base}"), format!("\u{feff}# doc\n{base}")),
         ("# é\n".to_string() + base, "# è\n".to_string() + base),
         (base.to_string(), base.replace("return relu(x)", "return \"relu(x)")),

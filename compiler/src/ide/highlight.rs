@@ -223,6 +223,6 @@ pub fn folding_ranges(db: &dyn Db, file: SourceFile) -> Vec<Fold> {
 
 /// Whether only whitespace precedes `offset` on its line.
 fn closer_starts_line(text: &str, offset: u32) -> bool {
-    let before = &text[..offset as usize];
-    before[before.rfind('\n').map_or(0, |p| p + 1)..].trim().is_empty()
+    let offset = offset as usize;
+    text[crate::diagnostics::line_start(text, offset)..offset].trim().is_empty()
 }

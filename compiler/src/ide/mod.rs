@@ -92,7 +92,8 @@ pub fn item_header(db: &dyn Db, file: SourceFile, index: u32) -> Option<String> 
     };
     let text = file.text(db).get(range.start as usize..(end as usize).max(range.start as usize))?;
     // Drop comments that the header may contain (parameter lists can span lines).
-    let code: Vec<&str> = text.lines().map(|l| strip_comment(l).trim()).filter(|l| !l.is_empty()).collect();
+    let code: Vec<&str> =
+        crate::diagnostics::lines(text).map(|l| strip_comment(l).trim()).filter(|l| !l.is_empty()).collect();
     let joined = code.join(" ").replace("( ", "(").replace(" )", ")").replace(",)", ")");
     Some(joined.split_whitespace().collect::<Vec<_>>().join(" "))
 }

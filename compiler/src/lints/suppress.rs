@@ -5,7 +5,7 @@
 //! scenario, in the whole item. Names are lint names or codes; an unknown one is itself
 //! reported (L0014 unknown-lint).
 
-use crate::diagnostics::{Code, Diagnostic, FileName, Place, TextRange};
+use crate::diagnostics::{Code, Diagnostic, FileName, Place, TextRange, line_end, line_start, next_line_start};
 use crate::syntax::{Comment, Parse};
 
 /// One suppression: which lints, over which byte range.
@@ -18,9 +18,7 @@ pub struct Suppression {
 }
 
 fn line_bounds(text: &str, offset: usize) -> (usize, usize) {
-    let start = text[..offset].rfind('\n').map_or(0, |p| p + 1);
-    let end = text[offset..].find('\n').map_or(text.len(), |p| offset + p);
-    (start, end)
+    (line_start(text, offset), line_end(text, offset))
 }
 
 /// The suppressions of a file, and diagnostics for names that are no lint.
@@ -63,7 +61,7 @@ pub fn suppressions(file: &FileName, text: &str, parse: &Parse) -> (Vec<Suppress
             TextRange::new(line_start as u32, line_end as u32)
         } else {
             // The next line; if it starts an item, the item.
-            let next = (line_end + 1).min(text.len());
+            let next = next_line_start(text, line_end);
             let (next_start, next_end) = line_bounds(text, next);
             let item = parse
                 .spans

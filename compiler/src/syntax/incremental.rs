@@ -3,7 +3,7 @@
 //!
 //! Two facts make that exact:
 //! - The lexer is line-local: it starts every line in the same state (comments and strings
-//!   end at the line's end). So only the edited lines are lexed again; the tokens before
+//!   end at the line's end; lines end at `\n`, `\r\n` and a lone `\r`). So only the edited lines are lexed again; the tokens before
 //!   them are kept and those after them are moved by the change in length.
 //! - The parser's top-level loop is a sequence of `Step`s, each starting from a clean
 //!   state, and each records the tokens it read. A step that read only tokens before the
@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use super::lexer::{Comment, Token, lex};
 use super::parser::{Parse, Step, StmtReuse, assemble, attach_docs, steps_from};
-use crate::diagnostics::{Diagnostic, FileName, Place};
+use crate::diagnostics::{Diagnostic, FileName, Place, ends_line, line_start};
 
 /// A file's parse with what a reparse reuses: the text, tokens and steps behind it.
 #[derive(Debug, Clone)]
@@ -99,11 +99,14 @@ impl ParseState {
 
         // The edited lines: from the start of the line of the first changed byte to the end
         // of the line of the last one (its line break included). Both ends are line starts
-        // (or the text's end) in the old and the new text alike.
-        let lines_start = new[..prefix].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        // (or the text's end) in the old and the new text alike. Whether a `\r` ends a line
+        // depends on the byte after it (a `\r\n` ends at its `\n`): a `\r` just before the
+        // first changed byte may end a line in one text and not in the other, so the edited
+        // lines start before it.
+        let unchanged = if prefix > 0 && new[prefix - 1] == b'\r' { prefix - 1 } else { prefix };
+        let lines_start = line_start(new_text, unchanged);
         let changed_end = new.len() - suffix;
-        let new_lines_end =
-            new[changed_end..].iter().position(|&b| b == b'\n').map_or(new.len(), |p| changed_end + p + 1);
+        let new_lines_end = next_line_break(new, changed_end).map_or(new.len(), |p| p + 1);
         let old_lines_end = (new_lines_end as i64 - delta) as usize;
 
         // Tokens, comments and lexical errors: kept before the edited lines, lexed again in
@@ -206,6 +209,20 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
     let at = (chunks * CHUNK).min(a.len()).min(b.len());
     let (a, b) = (&a[..a.len() - at], &b[..b.len() - at]);
     at + a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count()
+}
+
+/// The first byte at or after `from` that ends a line. The bytes from `from` on are the
+/// common suffix of the old and the new text, and whether a byte ends a line depends on it
+/// and the byte after it only: it ends a line in both texts.
+fn next_line_break(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    loop {
+        let found = at + memchr::memchr2(b'\n', b'\r', bytes.get(at..)?)?;
+        if ends_line(bytes, found) {
+            return Some(found);
+        }
+        at = found + 1;
+    }
 }
 
 /// The byte offset a diagnostic is about (its primary label's start).

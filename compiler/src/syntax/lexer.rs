@@ -4,6 +4,8 @@
 //! dropped, so the parser sees the program as if the stray characters were not there; an
 //! unterminated string becomes a string token up to the end of the line (E0102). Comments
 //! are not tokens: they are returned beside the tokens (the formatter and hover docs use them).
+//! Lines end at `\n`, `\r\n` or a lone `\r` (as LSP counts them); comments and strings end
+//! with their line.
 
 use nom::bytes::complete::{take, take_while, take_while1};
 use nom::character::complete::{char, digit1, one_of};
@@ -26,7 +28,8 @@ pub enum TokenKind {
     Float,
     /// A string literal in double quotes.
     Str,
-    /// The end of a line (significant: statements end there).
+    /// The end of a line (significant: statements end there): a `\n` (of a `\r\n` too) or
+    /// a lone `\r`.
     Newline,
     /// `(`
     LParen,
@@ -261,14 +264,21 @@ pub fn lex(file: &FileName, text: &str) -> Lexed {
         let start = offset(&input);
         let mut push = |kind, range| out.tokens.push(Token { kind, range });
 
-        if first == ' ' || first == '\t' || first == '\r' || first == '\u{feff}' {
-            let (rest, _) = take_while::<_, Span<'_>, ()>(|c| c == ' ' || c == '\t' || c == '\r' || c == '\u{feff}')
+        if first == '\r' && input.fragment().as_bytes().get(1) == Some(&b'\n') {
+            // The `\r` of a `\r\n`: the `\n` ends the line.
+            input = nom::Input::take_from(&input, 1);
+            continue;
+        }
+        if first == ' ' || first == '\t' || first == '\u{feff}' {
+            let (rest, _) = take_while::<_, Span<'_>, ()>(|c| c == ' ' || c == '\t' || c == '\u{feff}')
                 .parse(input)
                 .expect("take_while cannot fail");
             input = rest;
             continue;
         }
-        if first != '\n' && first != '#' && first != '"' {
+        // A `\n`, or a lone `\r` (as LSP counts lines, spec/language.md 2.1).
+        let line_break = first == '\n' || first == '\r';
+        if !line_break && first != '#' && first != '"' {
             // Anything else must start a token; a character that cannot is invalid.
             let valid_start = first.is_ascii_alphanumeric() || first == '_' || punct(input).is_ok();
             if !valid_start {
@@ -280,13 +290,13 @@ pub fn lex(file: &FileName, text: &str) -> Lexed {
         }
         flush_invalid(&mut invalid_run, &mut out.errors);
 
-        if first == '\n' {
+        if line_break {
             push(TokenKind::Newline, TextRange::new(start, start + 1));
             input = nom::Input::take_from(&input, 1);
             line_has_code = false;
         } else if first == '#' {
             let (rest, body) =
-                take_while::<_, Span<'_>, ()>(|c| c != '\n').parse(input).expect("take_while cannot fail");
+                take_while::<_, Span<'_>, ()>(|c| c != '\n' && c != '\r').parse(input).expect("take_while cannot fail");
             let doc = body.fragment().starts_with("##");
             let range = range_of(&body);
             out.comments.push(Comment { range, doc, trailing: line_has_code });
@@ -325,7 +335,7 @@ fn lex_string<'a>(file: &FileName, input: Span<'a>, out: &mut Lexed) -> Span<'a>
     let mut escaped = false;
     for (i, c) in text.char_indices().skip(1) {
         match c {
-            '\n' => break,
+            '\n' | '\r' => break,
             '\\' if !escaped => escaped = true,
             '"' if !escaped => {
                 let len = i + 1;
@@ -335,7 +345,7 @@ fn lex_string<'a>(file: &FileName, input: Span<'a>, out: &mut Lexed) -> Span<'a>
             _ => escaped = false,
         }
     }
-    let len = text.find('\n').unwrap_or(text.len());
+    let len = text.find(['\n', '\r']).unwrap_or(text.len());
     let range = TextRange::new(start, start + len as u32);
     out.tokens.push(Token { kind: TokenKind::Str, range });
     out.errors.push(

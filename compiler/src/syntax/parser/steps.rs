@@ -4,6 +4,7 @@
 //! statements an edit did not reach; [`assemble`] makes the [`Parse`] from the steps.
 
 use super::*;
+use crate::diagnostics;
 
 /// One turn of the parser's top-level loop: blank lines and `;` skipped, then one item
 /// parsed, or skipped after an error. A step starts from a clean state, so its result
@@ -158,7 +159,7 @@ pub(crate) fn assemble(text: &str, lex_errors: &[Diagnostic], comments: Vec<Comm
         .iter()
         .filter(|d| d.code == Code::UnterminatedString)
         .filter_map(|d| match d.primary().place {
-            Place::Range(r) => Some((line_start(text, r.start), line_end(text, line_end(text, r.start) + 1))),
+            Place::Range(r) => Some((line_start(text, r.start), next_line_end(text, r.start))),
             Place::Node(_) => None,
         })
         .collect();
@@ -179,13 +180,12 @@ pub(crate) fn assemble(text: &str, lex_errors: &[Diagnostic], comments: Vec<Comm
 }
 
 pub(super) fn line_start(text: &str, offset: u32) -> u32 {
-    let offset = (offset as usize).min(text.len());
-    text.as_bytes()[..offset].iter().rposition(|&b| b == b'\n').map_or(0, |p| p as u32 + 1)
+    diagnostics::line_start(text, offset as usize) as u32
 }
 
-pub(super) fn line_end(text: &str, offset: u32) -> u32 {
-    let offset = (offset as usize).min(text.len());
-    text.as_bytes()[offset..].iter().position(|&b| b == b'\n').map_or(text.len(), |p| offset + p) as u32
+/// The end of the line after the one that holds `offset`, before its line break.
+fn next_line_end(text: &str, offset: u32) -> u32 {
+    diagnostics::line_end(text, diagnostics::next_line_start(text, offset as usize)) as u32
 }
 
 /// The statement of an item's body at token `idx` taken from the previous parse
@@ -237,10 +237,11 @@ pub(crate) fn attach_docs(text: &str, comments: &[Comment], steps: &mut [Step]) 
         let start = item.whole().start as usize;
         // Walk back over whole lines that are doc comments.
         let mut lines = Vec::new();
-        let mut line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
+        let mut line_start = diagnostics::line_start(text, start);
         while line_start > 0 {
-            let prev_start = text[..line_start - 1].rfind('\n').map_or(0, |p| p + 1);
-            let line = text[prev_start..line_start - 1].trim();
+            // `line_start - 1` is the previous line's break (the `\n` of a `\r\n`).
+            let prev_start = diagnostics::line_start(text, line_start - 1);
+            let line = text[prev_start..diagnostics::line_end(text, prev_start)].trim();
             // A line has at most one comment: the first that starts at or after the line.
             let first = comments.partition_point(|c| (c.range.start as usize) < prev_start);
             let is_doc =
