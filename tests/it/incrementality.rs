@@ -329,3 +329,30 @@ infer serve { model m()  batch 2 }
     // And the scenario, which uses b1, was elaborated again.
     assert!(ran.iter().any(|q| q == "scenario_graph(many.net#4)"), "{ran:#?}");
 }
+
+#[test]
+fn semantic_tokens_are_computed_once_per_text() {
+    // The language server asks for a file's tokens again without an edit (a refresh, a range
+    // request): a 5 MB file once took minutes each time. The second request runs nothing, and
+    // an edit of another file does not run them again either.
+    let mut logged = Logged::new(&[("a.net", A), ("b.net", B), ("c.net", C)]);
+    let a = logged.files["a.net"];
+    logged.log.lock().unwrap().clear();
+    let first = netc::ide::semantic_tokens(&logged.db, a).clone();
+    let ran = logged.log.lock().unwrap().clone();
+    assert!(ran.iter().any(|q| q.starts_with("semantic_tokens(")), "{ran:#?}");
+    assert!(ran.iter().any(|q| q.starts_with("occurrences(")), "{ran:#?}");
+    logged.log.lock().unwrap().clear();
+    assert_eq!(netc::ide::semantic_tokens(&logged.db, a), &first);
+    assert_eq!(*logged.log.lock().unwrap(), Vec::<String>::new());
+    logged.edit("c.net", "linear(x, 4)", "linear(x, 5)");
+    logged.log.lock().unwrap().clear();
+    assert_eq!(netc::ide::semantic_tokens(&logged.db, a), &first);
+    assert_eq!(*logged.log.lock().unwrap(), Vec::<String>::new());
+    // An edit of the file itself computes them again.
+    logged.edit("a.net", "# The model under test.", "# The model under test, edited.");
+    logged.log.lock().unwrap().clear();
+    let edited = netc::ide::semantic_tokens(&logged.db, a).clone();
+    assert!(logged.log.lock().unwrap().iter().any(|q| q.starts_with("semantic_tokens(")));
+    assert_eq!(edited.len(), first.len());
+}

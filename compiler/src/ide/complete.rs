@@ -7,6 +7,8 @@
 //! `##` documentation), the locals defined above the cursor, the catalogue of scenario
 //! settings ([`crate::syntax::settings::SETTINGS`]) and the accepted setting values.
 
+use std::collections::HashSet;
+
 use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{FileName, TextRange};
 use crate::elaborate::Db;
@@ -457,15 +459,14 @@ fn items(db: &dyn Db, file: SourceFile, kinds: &[DefKind], out: &mut Vec<Complet
 fn locals(db: &dyn Db, file: SourceFile, offset: u32, out: &mut Vec<Completion>, replace: TextRange) {
     let parse = parse_file(db, file);
     let Some(item) = parse.spans.iter().rposition(|s| s.whole().start <= offset) else { return };
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for o in occurrences(db, file) {
         if o.item != item as u32 || !o.def || o.range.end > offset {
             continue;
         }
         if let Symbol::Local { name, kind, .. } = &o.symbol
-            && !seen.contains(name)
+            && seen.insert(name.as_str())
         {
-            seen.push(name.clone());
             let detail = Some(
                 match kind {
                     LocalKind::Param => "parameter",

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use crate::db::SourceFile;
+use crate::diagnostics::TextRange;
 use crate::elaborate::Db;
 use crate::semantics::check::DTYPES;
 use crate::semantics::kinds::ValueKind;
@@ -56,7 +57,7 @@ pub enum SemanticClass {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SemanticToken {
     /// Its bytes (never more than one line).
-    pub range: crate::diagnostics::TextRange,
+    pub range: TextRange,
     /// What it is.
     pub class: SemanticClass,
     /// It defines the name.
@@ -67,13 +68,22 @@ pub struct SemanticToken {
     pub documentation: bool,
 }
 
-/// The semantic tokens of a file, in order.
+/// The semantic tokens of a file, in order. A query: the language server asks again for
+/// the same text (a full request and a range request, a refresh), and the answer of a large
+/// file is worth keeping. Linear in the file: tokens and occurrences are both in source order
+/// and are walked together.
+#[salsa::tracked(returns(ref))]
 pub fn semantic_tokens(db: &dyn Db, file: SourceFile) -> Vec<SemanticToken> {
     let text = file.text(db);
     let lexed = lex(file.name(db), text);
     let occurrences = occurrences(db, file);
     let by_start: HashMap<u32, usize> = occurrences.iter().enumerate().map(|(i, o)| (o.range.start, i)).collect();
-    let mut out = Vec::new();
+    // A module path `std.nn` is one occurrence over several tokens: the ranges of the
+    // modules named by `use`, in order (they do not overlap), walked with the tokens.
+    let modules: Vec<TextRange> =
+        occurrences.iter().filter(|o| matches!(o.symbol, Symbol::File(_))).map(|o| o.range).collect();
+    let mut next_module = 0;
+    let mut out = Vec::with_capacity(lexed.tokens.len() + lexed.comments.len());
     let token =
         |range, class| SemanticToken { range, class, declaration: false, default_library: false, documentation: false };
     for t in &lexed.tokens {
@@ -82,11 +92,12 @@ pub fn semantic_tokens(db: &dyn Db, file: SourceFile) -> Vec<SemanticToken> {
             TokenKind::Int | TokenKind::Float => Some(SemanticClass::Number),
             TokenKind::Str => Some(SemanticClass::String),
             TokenKind::Ident => {
-                // A module path `std.nn` is one occurrence over several tokens.
-                let inside_use = occurrences.iter().find(|o| {
-                    matches!(o.symbol, Symbol::File(_)) && o.range.start <= t.range.start && t.range.end <= o.range.end
-                });
-                if inside_use.is_some() {
+                while modules.get(next_module).is_some_and(|m| m.end <= t.range.start) {
+                    next_module += 1;
+                }
+                let inside_use =
+                    modules.get(next_module).is_some_and(|m| m.start <= t.range.start && t.range.end <= m.end);
+                if inside_use {
                     Some(SemanticClass::Namespace)
                 } else if let Some(&i) = by_start.get(&t.range.start) {
                     let o = &occurrences[i];

@@ -6,6 +6,8 @@
 //! an input, an assigned variable, a symbolic dimension), a callee's parameter (a keyword
 //! argument), a scenario setting or one of its values, an imported file, a field, a unit.
 
+use std::collections::HashMap;
+
 use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{FileName, TextRange};
 use crate::elaborate::Db;
@@ -107,14 +109,16 @@ pub struct Occurrence {
     pub seq: u32,
 }
 
-/// Every name of a file, in source order.
+/// Every name of a file, in source order. A query: hovers, definitions, references,
+/// completion and semantic tokens all start from it.
+#[salsa::tracked(returns(ref))]
 pub fn occurrences(db: &dyn Db, file: SourceFile) -> Vec<Occurrence> {
     let parse = parse_file(db, file);
     let scope = file_scope(db, file);
     let name = file.name(db).clone();
     let mut out = Vec::new();
     for (index, (item, spans)) in parse.tree.iter().zip(&parse.spans).enumerate() {
-        let mut w = Walker { db, scope, spans, file: &name, item: index as u32, out: &mut out, env: Vec::new() };
+        let mut w = Walker { db, scope, spans, file: &name, item: index as u32, out: &mut out, env: HashMap::new() };
         w.item(file, item);
     }
     out.sort_by_key(|o| (o.range.start, o.range.end));
@@ -134,8 +138,9 @@ struct Walker<'a> {
     file: &'a FileName,
     item: u32,
     out: &'a mut Vec<Occurrence>,
-    /// Locals defined so far, with their kind at definition.
-    env: Vec<(String, LocalKind)>,
+    /// Locals defined so far, with their kind at definition (a map: a generated body has
+    /// tens of thousands of names, and every use looks one up).
+    env: HashMap<String, LocalKind>,
 }
 
 impl Walker<'_> {
@@ -149,10 +154,7 @@ impl Walker<'_> {
     }
 
     fn define_local(&mut self, name: &Name, kind: LocalKind) {
-        let kind = self.env.iter().find(|(n, _)| *n == name.text).map_or(kind, |(_, k)| *k);
-        if !self.env.iter().any(|(n, _)| *n == name.text) {
-            self.env.push((name.text.clone(), kind));
-        }
+        let kind = *self.env.entry(name.text.clone()).or_insert(kind);
         let symbol = Symbol::Local { item: self.item, name: name.text.clone(), kind };
         self.push(name, symbol, true);
     }
@@ -173,10 +175,12 @@ impl Walker<'_> {
                         (*id, segments.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("."))
                     }
                 };
-                let resolved = file_imports(self.db, file)
-                    .iter()
-                    .find(|i| i.item == self.item)
-                    .and_then(|i| i.target.as_ref().ok())
+                // The imports are in item order.
+                let imports = file_imports(self.db, file);
+                let resolved = imports
+                    .binary_search_by_key(&self.item, |i| i.item)
+                    .ok()
+                    .and_then(|i| imports[i].target.as_ref().ok())
                     .map(|f| f.name(self.db).clone())
                     .or_else(|| crate::semantics::files::import_name(self.db, file, target));
                 if let Some(target_name) = resolved {
@@ -293,7 +297,7 @@ impl Walker<'_> {
         if let TypeExpr::Tensor { dims, .. } = ty {
             for d in dims {
                 match &d.kind {
-                    ExprKind::Name(n) if declares_dims && !self.env.iter().any(|(e, _)| *e == n.text) => {
+                    ExprKind::Name(n) if declares_dims && !self.env.contains_key(&n.text) => {
                         self.define_local(n, LocalKind::Dim)
                     }
                     _ => self.expr(d),
@@ -321,7 +325,7 @@ impl Walker<'_> {
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Name(n) => {
-                if let Some((_, kind)) = self.env.iter().find(|(name, _)| *name == n.text) {
+                if let Some(kind) = self.env.get(&n.text) {
                     let symbol = Symbol::Local { item: self.item, name: n.text.clone(), kind: *kind };
                     self.push(n, symbol, false);
                 } else if let Some(sym) = self.item_symbol(&n.text) {
