@@ -104,7 +104,9 @@ impl Database {
             return file;
         }
         let file = SourceFile::new(self, name.clone(), text);
-        let mut files = workspace.files(self).clone();
+        // Taken out and put back rather than cloned: loading a project adds its files one
+        // by one, and a copy of the map each time made loading 20,000 files quadratic.
+        let mut files = workspace.set_files(self).to(BTreeMap::new());
         files.insert(name, file);
         workspace.set_files(self).to(files);
         file
@@ -127,7 +129,7 @@ impl Database {
     pub fn refuse(&mut self, name: FileName, reason: String) {
         let workspace = self.workspace();
         if workspace.refused(self).get(&name) != Some(&reason) {
-            let mut refused = workspace.refused(self).clone();
+            let mut refused = workspace.set_refused(self).to(BTreeMap::new());
             refused.insert(name, reason);
             workspace.set_refused(self).to(refused);
         }

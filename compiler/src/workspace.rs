@@ -338,6 +338,8 @@ fn read_admitted(db: &mut Database, project: &Project, path: &Path, loaded: &mut
 pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
     let mut loaded = Loaded::default();
     let project = Project::of(paths);
+    // The roots so far, to keep each once (a directory can hold tens of thousands).
+    let mut is_root: HashSet<SourceFile> = HashSet::new();
     for path in paths {
         if path.is_dir() {
             let found = walk(path, &project);
@@ -351,13 +353,13 @@ pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
             }
             for file in found.files {
                 if let Some(f) = read_admitted(db, &project, &file, &mut loaded)
-                    && !loaded.roots.contains(&f)
+                    && is_root.insert(f)
                 {
                     loaded.roots.push(f);
                 }
             }
         } else if let Some(f) = read_admitted(db, &project, path, &mut loaded)
-            && !loaded.roots.contains(&f)
+            && is_root.insert(f)
         {
             loaded.roots.push(f);
         }

@@ -23,6 +23,7 @@ mod ops_doc;
 mod parser;
 mod reparse;
 mod reuse;
+mod scaling;
 mod shapes;
 mod snapshot_cmd;
 mod spec_examples;

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use crate::db::{Db, PRELUDE, SourceFile};
+use crate::db::{Db, PRELUDE, SourceFile, Workspace};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place, Severity};
 use crate::paths;
 use crate::semantics::scope::{Definition, Scope, build_scope, definitions};
@@ -215,56 +215,219 @@ pub fn file_scope(db: &dyn Db, file: SourceFile) -> Scope {
     scope
 }
 
+/// A file that is part of an import cycle of two files or more: a member of a strongly
+/// connected component of the import graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CycleMember {
+    /// The component's representative (its first file in the database's order): two files
+    /// are in one cycle when they have the same.
+    pub component: SourceFile,
+    /// How many files the component has.
+    pub size: u32,
+    /// A file of the component that imports this one (the last step of a cycle back here).
+    pub importer: SourceFile,
+}
+
+/// The import cycles of the workspace: every file that is part of one, found once for all
+/// files (Tarjan's algorithm over the import graph, linear in files and `use` items). Asking
+/// each file which files lead back to it would walk everything it reaches, file by file: an
+/// import chain of 20,000 files took a minute and gigabytes. A file that uses itself is not
+/// a member (it is its own cycle, which [`import_cycle`] sees in its imports).
+#[salsa::tracked(returns(ref))]
+pub fn import_cycles(db: &dyn Db, workspace: Workspace) -> HashMap<SourceFile, CycleMember> {
+    // The graph of every file reachable from the workspace and the stdlib, by index.
+    let mut index: HashMap<SourceFile, u32> = HashMap::new();
+    let mut nodes: Vec<SourceFile> = Vec::new();
+    let roots = workspace.files(db).values().chain(db.stdlib().modules(db).values());
+    for &root in roots {
+        if index.contains_key(&root) {
+            continue;
+        }
+        index.insert(root, nodes.len() as u32);
+        nodes.push(root);
+    }
+    let mut edges: Vec<Vec<u32>> = Vec::new();
+    let mut next = 0;
+    while next < nodes.len() {
+        let mut out = Vec::new();
+        for import in file_imports(db, nodes[next]) {
+            let Ok(target) = import.target else { continue };
+            let i = *index.entry(target).or_insert_with(|| {
+                nodes.push(target);
+                nodes.len() as u32 - 1
+            });
+            out.push(i);
+        }
+        edges.push(out);
+        next += 1;
+    }
+    let components = strongly_connected(&edges);
+    let mut members = HashMap::new();
+    for component in components.iter().filter(|c| c.len() > 1) {
+        let first = component.iter().copied().min().expect("not empty");
+        for &v in component {
+            members.insert(
+                nodes[v as usize],
+                CycleMember {
+                    component: nodes[first as usize],
+                    size: component.len() as u32,
+                    importer: nodes[v as usize],
+                },
+            );
+        }
+    }
+    // The first importer of each member within its component, in the files' order.
+    for (u, targets) in edges.iter().enumerate() {
+        let Some(from) = members.get(&nodes[u]).copied() else { continue };
+        for &v in targets {
+            if let Some(to) = members.get_mut(&nodes[v as usize])
+                && to.component == from.component
+                && to.importer == nodes[v as usize]
+                && u != v as usize
+            {
+                to.importer = nodes[u];
+            }
+        }
+    }
+    members
+}
+
+/// The strongly connected components of a graph (Tarjan's algorithm without recursion: an
+/// import chain is as deep as it is long), each a list of node indices.
+fn strongly_connected(edges: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    const UNSEEN: u32 = u32::MAX;
+    let n = edges.len();
+    let mut order = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<u32> = Vec::new();
+    let mut counter = 0u32;
+    let mut components = Vec::new();
+    // The depth-first walk: a node and how many of its edges it has followed.
+    let mut walk: Vec<(u32, usize)> = Vec::new();
+    for root in 0..n as u32 {
+        if order[root as usize] != UNSEEN {
+            continue;
+        }
+        walk.push((root, 0));
+        order[root as usize] = counter;
+        low[root as usize] = counter;
+        counter += 1;
+        stack.push(root);
+        on_stack[root as usize] = true;
+        while let Some(&mut (v, ref mut followed)) = walk.last_mut() {
+            if let Some(&w) = edges[v as usize].get(*followed) {
+                *followed += 1;
+                if order[w as usize] == UNSEEN {
+                    order[w as usize] = counter;
+                    low[w as usize] = counter;
+                    counter += 1;
+                    stack.push(w);
+                    on_stack[w as usize] = true;
+                    walk.push((w, 0));
+                } else if on_stack[w as usize] {
+                    low[v as usize] = low[v as usize].min(order[w as usize]);
+                }
+                continue;
+            }
+            walk.pop();
+            if let Some(&(parent, _)) = walk.last() {
+                low[parent as usize] = low[parent as usize].min(low[v as usize]);
+            }
+            if low[v as usize] == order[v as usize] {
+                let mut component = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w as usize] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                components.push(component);
+            }
+        }
+    }
+    components
+}
+
+/// Cycles of up to this many files are named whole, by the shortest way back; a longer one
+/// by its first and last steps and its size, so that each file's message stays short (a
+/// cycle of 5,000 files once gave 560 MB of diagnostics, each naming every file).
+const NAMED_CYCLE: u32 = 16;
+
 /// An import cycle through this file, reported at the first `use` that starts one.
 #[salsa::tracked(returns(ref))]
 pub fn import_cycle(db: &dyn Db, file: SourceFile) -> Option<Diagnostic> {
+    let cycles = import_cycles(db, db.workspace());
+    let member = cycles.get(&file);
     for import in file_imports(db, file) {
         let Ok(start) = import.target else { continue };
-        // Breadth-first search from the imported file back to this one, remembering the way.
-        let mut parent: HashMap<SourceFile, SourceFile> = HashMap::new();
-        let mut seen = HashSet::from([start]);
-        let mut queue = VecDeque::from([start]);
-        let mut found = (start == file).then_some(Vec::new());
-        while let (None, Some(current)) = (&found, queue.pop_front()) {
-            for next in file_imports(db, current) {
-                let Ok(target) = next.target else { continue };
-                if target == file {
-                    let mut chain = vec![current];
-                    while let Some(&p) = parent.get(chain.last().expect("not empty")) {
-                        chain.push(p);
-                    }
-                    chain.reverse();
-                    found = Some(chain);
-                    break;
-                }
-                if seen.insert(target) {
-                    parent.insert(target, current);
-                    queue.push_back(target);
-                }
+        let name = |f: SourceFile| f.name(db).to_string();
+        let names = if start == file {
+            vec![name(file), name(file)]
+        } else {
+            let Some(member) = member.filter(|m| cycles.get(&start).is_some_and(|t| t.component == m.component)) else {
+                continue;
+            };
+            if member.size <= NAMED_CYCLE {
+                let chain = way_back(db, cycles, member.component, start, file);
+                let mut names = vec![name(file)];
+                names.extend(chain.iter().map(|&f| name(f)));
+                names.push(name(file));
+                names
+            } else if member.importer == start {
+                vec![name(file), name(start), name(file)]
+            } else {
+                let last = format!("{} ({} files use each other)", name(file), member.size);
+                vec![name(file), name(start), "...".to_string(), name(member.importer), last]
             }
-        }
-        if let Some(chain) = found {
-            let mut names = vec![file.name(db).to_string()];
-            names.extend(chain.iter().map(|f| f.name(db).to_string()));
-            names.push(file.name(db).to_string());
-            let place = Place::Node(NodeRef { item: import.item, node: 0 });
-            return Some(
-                Diagnostic::new(
-                    Code::ImportCycle,
-                    format!("import cycle: {}", names.join(" -> ")),
-                    file.name(db),
-                    place,
-                )
+        };
+        let place = Place::Node(NodeRef { item: import.item, node: 0 });
+        return Some(
+            Diagnostic::new(Code::ImportCycle, format!("import cycle: {}", names.join(" -> ")), file.name(db), place)
                 .with_primary_message("this `use` leads back to this file")
-                .with_help(if chain.is_empty() {
+                .with_help(if start == file {
                     "remove this `use`: a file always sees its own definitions"
                 } else {
                     "move the shared definitions into a file that both use"
                 }),
-            );
-        }
+        );
     }
     None
+}
+
+/// The shortest way from `start` back to `file` (both in the cycle `component`): the files
+/// from `start` to the one that imports `file`. A breadth-first search within the component
+/// (a way back never leaves it).
+fn way_back(
+    db: &dyn Db,
+    cycles: &HashMap<SourceFile, CycleMember>,
+    component: SourceFile,
+    start: SourceFile,
+    file: SourceFile,
+) -> Vec<SourceFile> {
+    let mut parent: HashMap<SourceFile, SourceFile> = HashMap::new();
+    let mut seen = HashSet::from([start]);
+    let mut queue = VecDeque::from([start]);
+    while let Some(current) = queue.pop_front() {
+        for next in file_imports(db, current) {
+            let Ok(target) = next.target else { continue };
+            if target == file {
+                let mut chain = vec![current];
+                while let Some(&p) = parent.get(chain.last().expect("not empty")) {
+                    chain.push(p);
+                }
+                chain.reverse();
+                return chain;
+            }
+            if cycles.get(&target).is_some_and(|m| m.component == component) && seen.insert(target) {
+                parent.insert(target, current);
+                queue.push_back(target);
+            }
+        }
+    }
+    // Not reached: `start` and `file` are in one component.
+    vec![start]
 }
 
 /// The files a file imports directly, by name, whether or not they are loaded (the loader
