@@ -41,10 +41,66 @@ struct Var {
 
 /// The variables of a body while it is walked: those surely defined, and those defined on
 /// some paths only (assigned in one branch of an `if`).
-#[derive(Debug, Clone, Default)]
+///
+/// The branches of an `if` are walked in this one environment, each change journaled and
+/// undone after the branch ([`Env::rewind`]): a copy of the environment per branch made a
+/// body of 50,000 `if` statements, each assigning a new name, quadratic.
+#[derive(Debug, Default)]
 struct Env {
     defined: BTreeMap<String, Var>,
     maybe: BTreeMap<String, NodeId>,
+    /// Every change, as the name and its entries before it.
+    journal: Vec<(String, Option<Var>, Option<NodeId>)>,
+}
+
+/// What a branch changed: each name it touched, with its entries at the branch's end.
+type Changes = BTreeMap<String, (Option<Var>, Option<NodeId>)>;
+
+impl Env {
+    fn save(&mut self, name: &str) {
+        self.journal.push((name.to_string(), self.defined.get(name).copied(), self.maybe.get(name).copied()));
+    }
+
+    /// `name` is surely defined (and no longer maybe).
+    fn define(&mut self, name: &str, var: Var) {
+        self.save(name);
+        self.defined.insert(name.to_string(), var);
+        self.maybe.remove(name);
+    }
+
+    /// `name` is defined; whether it was maybe defined is left as it is.
+    fn declare(&mut self, name: &str, var: Var) {
+        self.save(name);
+        self.defined.insert(name.to_string(), var);
+    }
+
+    fn set_maybe(&mut self, name: &str, node: NodeId) {
+        self.save(name);
+        self.maybe.insert(name.to_string(), node);
+    }
+
+    /// Undoes every change since the journal had `mark` entries; returns what they were.
+    fn rewind(&mut self, mark: usize) -> Changes {
+        let mut changes = Changes::new();
+        for (name, _, _) in &self.journal[mark..] {
+            if !changes.contains_key(name) {
+                let now = (self.defined.get(name).copied(), self.maybe.get(name).copied());
+                changes.insert(name.clone(), now);
+            }
+        }
+        while self.journal.len() > mark {
+            let Some((name, defined, maybe)) = self.journal.pop() else { break };
+            match defined {
+                Some(var) => self.defined.insert(name.clone(), var),
+                None => self.defined.remove(&name),
+            };
+            match maybe {
+                Some(node) => self.maybe.insert(name, node),
+                None => self.maybe.remove(&name),
+            };
+        }
+        changes
+    }
 }
 
 impl<'a> ItemChecker<'a> {
@@ -110,7 +166,7 @@ impl<'a> ItemChecker<'a> {
                     self.error(Code::ArgumentKind, default.id, msg);
                 }
             }
-            env.defined.insert(p.name.text.clone(), Var { kind, def: p.name.id });
+            env.declare(&p.name.text, Var { kind, def: p.name.id });
         }
         env
     }
@@ -221,8 +277,7 @@ impl<'a> ItemChecker<'a> {
                         self.declare_dims(dim, env);
                     }
                 }
-                env.defined.insert(name.text.clone(), Var { kind: ValueKind::Tensor, def: name.id });
-                env.maybe.remove(&name.text);
+                env.define(&name.text, Var { kind: ValueKind::Tensor, def: name.id });
             }
             StmtKind::Assign { targets, value } => {
                 let kind = self.expr_kind_top(value, env, targets.len());
@@ -258,8 +313,7 @@ impl<'a> ItemChecker<'a> {
                             format!("`{}` is assigned twice in one statement", target.text),
                         );
                     }
-                    env.defined.insert(target.text.clone(), Var { kind, def: target.id });
-                    env.maybe.remove(&target.text);
+                    env.define(&target.text, Var { kind, def: target.id });
                 }
             }
             StmtKind::Return { values } => {
@@ -290,13 +344,14 @@ impl<'a> ItemChecker<'a> {
                     )
                     .help = Some("compare it: `if stride != 1 { ... }`".into());
                 }
-                let mut then_env = env.clone();
-                self.check_body(then_body, &mut then_env, is_model, false);
-                let mut else_env = env.clone();
+                let mark = env.journal.len();
+                self.check_body(then_body, env, is_model, false);
+                let then_changes = env.rewind(mark);
                 if let Some(else_body) = else_body {
-                    self.check_body(else_body, &mut else_env, is_model, false);
+                    self.check_body(else_body, env, is_model, false);
                 }
-                merge_branches(env, then_env, else_env);
+                let else_changes = env.rewind(mark);
+                merge_branches(env, then_changes, else_changes);
             }
         }
     }
@@ -304,7 +359,7 @@ impl<'a> ItemChecker<'a> {
     fn declare_dims(&mut self, dim: &Expr, env: &mut Env) {
         match &dim.kind {
             ExprKind::Name(n) if !env.defined.contains_key(&n.text) => {
-                env.defined.insert(n.text.clone(), Var { kind: ValueKind::Int, def: n.id });
+                env.declare(&n.text, Var { kind: ValueKind::Int, def: n.id });
             }
             _ => {
                 let kind = self.expr_kind(dim, env);
@@ -627,30 +682,33 @@ fn placeholder_names(n: u32) -> String {
 }
 
 /// After an `if`: a name is surely defined if it was before or in both branches; a name
-/// assigned in only one branch is "maybe defined" (using it is an error).
-fn merge_branches(env: &mut Env, then_env: Env, else_env: Env) {
-    for (name, var) in &then_env.defined {
+/// assigned in only one branch is "maybe defined" (using it is an error). `env` is as before
+/// the `if`; only the names a branch changed can change.
+fn merge_branches(env: &mut Env, then_changes: Changes, else_changes: Changes) {
+    let defined_in = |changes: &Changes, name: &str| changes.get(name).is_some_and(|(var, _)| var.is_some());
+    for (name, (var, _)) in &then_changes {
+        let Some(var) = var else { continue };
         if env.defined.contains_key(name) {
             continue;
         }
-        match else_env.defined.get(name) {
-            Some(_) => {
-                env.defined.insert(name.clone(), *var);
-                env.maybe.remove(name);
-            }
-            None => {
-                env.maybe.insert(name.clone(), var.def);
-            }
+        if defined_in(&else_changes, name) {
+            env.define(name, *var);
+        } else {
+            env.set_maybe(name, var.def);
         }
     }
-    for (name, var) in &else_env.defined {
-        if !env.defined.contains_key(name) && !then_env.defined.contains_key(name) {
-            env.maybe.insert(name.clone(), var.def);
+    for (name, (var, _)) in &else_changes {
+        let Some(var) = var else { continue };
+        if !env.defined.contains_key(name) && !defined_in(&then_changes, name) {
+            env.set_maybe(name, var.def);
         }
     }
-    for (name, node) in then_env.maybe.into_iter().chain(else_env.maybe) {
-        if !env.defined.contains_key(&name) {
-            env.maybe.entry(name).or_insert(node);
+    for (name, (_, maybe)) in then_changes.iter().chain(&else_changes) {
+        if let Some(node) = maybe
+            && !env.defined.contains_key(name)
+            && !env.maybe.contains_key(name)
+        {
+            env.set_maybe(name, *node);
         }
     }
 }
