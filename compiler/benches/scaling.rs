@@ -58,7 +58,8 @@ fn one_line_file(n: usize, same_name: bool) -> String {
 /// Checks every file of a fresh database.
 fn check(files: &[(String, String)]) {
     let mut db = Database::new();
-    let files: Vec<_> = files.iter().map(|(name, text)| db.set_file(FileName::new(name), text.clone())).collect();
+    let files: Vec<_> =
+        files.iter().map(|(name, text)| db.set_file(FileName::new(name.as_str()), text.clone())).collect();
     for file in files {
         black_box(file_diagnostics(&db, file).len());
     }

@@ -558,7 +558,7 @@ impl LanguageServer for Backend {
             let tokens = ide::semantic_tokens(&s.db, s.file);
             Some(lsp::SemanticTokensResult::Tokens(lsp::SemanticTokens {
                 result_id: None,
-                data: convert::semantic_tokens(&tokens, &map),
+                data: convert::semantic_tokens(tokens, &map),
             }))
         })
         .await

@@ -137,15 +137,15 @@ pub fn item_target(db: &dyn Db, name: &FileName, index: u32) -> Option<NavTarget
 /// variable's first assignment before the use, an imported file).
 pub fn goto_definition(db: &dyn Db, file: SourceFile, offset: u32) -> Vec<NavTarget> {
     let occurrences = occurrences(db, file);
-    let Some(at) = resolve::occurrence_at(&occurrences, offset) else { return Vec::new() };
-    resolve::definition(db, file, &occurrences, at).into_iter().collect()
+    let Some(at) = resolve::occurrence_at(occurrences, offset) else { return Vec::new() };
+    resolve::definition(db, file, occurrences, at).into_iter().collect()
 }
 
 /// Find references: every occurrence of what the name at `offset` refers to, in every file
 /// of the workspace; the definition too if `include_declaration`.
 pub fn references(db: &dyn Db, file: SourceFile, offset: u32, include_declaration: bool) -> Vec<NavTarget> {
     let occurrences = occurrences(db, file);
-    let Some(at) = resolve::occurrence_at(&occurrences, offset) else { return Vec::new() };
+    let Some(at) = resolve::occurrence_at(occurrences, offset) else { return Vec::new() };
     resolve::references(db, file, &occurrences[at].symbol, include_declaration)
 }
 
@@ -153,7 +153,7 @@ pub fn references(db: &dyn Db, file: SourceFile, offset: u32, include_declaratio
 /// meaning) and the figures of the statement's line in the active scenario.
 pub fn hover(db: &dyn Db, file: SourceFile, offset: u32, chosen: Option<&ScenarioRef>) -> Option<Hover> {
     let occurrences = occurrences(db, file);
-    let at = resolve::occurrence_at(&occurrences, offset);
+    let at = resolve::occurrence_at(occurrences, offset);
     let mut parts: Vec<String> = Vec::new();
     let mut range = None;
     if let Some(at) = at {
