@@ -230,23 +230,42 @@ pub(super) fn reused_statement<'a>(cx: &'a Ctx<'a>, idx: usize, index: usize) ->
 /// Attaches the `##` documentation of each step's item that has none attached yet: the run
 /// of `##` comment lines right above it.
 pub(crate) fn attach_docs(text: &str, comments: &[Comment], steps: &mut [Step]) {
+    let bytes = text.as_bytes();
+    // The start of the last item looked at and the start of its line: an item's line start
+    // is searched back to the previous item at most (80,000 items on one line each searched
+    // the whole line before).
+    let mut previous: Option<(usize, usize)> = None;
     for step in steps.iter_mut().filter(|s| !s.documented) {
         step.documented = true;
         let Some((_, item)) = &mut step.item else { continue };
         item.doc = None;
         let start = item.whole().start as usize;
-        // Walk back over whole lines that are doc comments.
+        let from = previous.filter(|&(at, _)| at <= start);
+        let since = from.map_or(0, |(at, _)| at);
+        let mut line_start = match ((since..start).rev().find(|&i| diagnostics::ends_line(bytes, i)), from) {
+            (Some(at), _) => at + 1,
+            (None, Some((_, line))) => line,
+            (None, None) => 0,
+        };
+        previous = Some((start, line_start));
+        // Walk back over whole lines that are doc comments. A line has at most one comment:
+        // the line above holds a doc comment if the last comment before this line is one and
+        // nothing but its line break follows it; that line is found from the comment, never
+        // by scanning it.
         let mut lines = Vec::new();
-        let mut line_start = diagnostics::line_start(text, start);
         while line_start > 0 {
+            let last = comments.partition_point(|c| (c.range.start as usize) < line_start);
+            let Some(c) = last.checked_sub(1).and_then(|i| comments.get(i)) else { break };
+            let (c_start, c_end) = (c.range.start as usize, c.range.end as usize);
             // `line_start - 1` is the previous line's break (the `\n` of a `\r\n`).
-            let prev_start = diagnostics::line_start(text, line_start - 1);
+            let on_line_above =
+                c_end < line_start && !(c_end..line_start - 1).any(|i| diagnostics::ends_line(bytes, i));
+            if !on_line_above || !c.doc || c.trailing {
+                break;
+            }
+            let prev_start = diagnostics::line_start(text, c_start);
             let line = text[prev_start..diagnostics::line_end(text, prev_start)].trim();
-            // A line has at most one comment: the first that starts at or after the line.
-            let first = comments.partition_point(|c| (c.range.start as usize) < prev_start);
-            let is_doc =
-                comments.get(first).is_some_and(|c| c.doc && !c.trailing && (c.range.start as usize) < line_start);
-            if !is_doc || !line.starts_with("##") {
+            if !line.starts_with("##") {
                 break;
             }
             let content = line.trim_start_matches('#');
