@@ -14,12 +14,13 @@ use std::fmt;
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan,
+    SpanContents,
+};
 use serde::Serialize;
 
-use crate::diagnostics::{
-    Diagnostic, FileName, Label, Place, Severity, TextRange, ends_line, line_end, line_start, line_starts,
-};
+use crate::diagnostics::{Diagnostic, FileName, Label, Place, Severity, TextRange, ends_line, line_start, line_starts};
 
 pub mod github;
 pub mod sarif;
@@ -113,38 +114,110 @@ fn clamp(text: &str, r: TextRange) -> std::ops::Range<usize> {
 
 /// A diagnostic as miette sees it: labels in the primary file are shown in the snippet;
 /// labels in other files become notes with their location.
-struct MietteView {
-    diagnostic: Diagnostic,
-    source: NamedSource<String>,
+struct MietteView<'a> {
+    diagnostic: &'a Diagnostic,
+    /// The primary file's whole text.
+    text: &'a str,
+    /// The lines of it that the snippet shows.
+    source: Window<'a>,
     /// Whether to show source snippets (not for lines too long to draw).
     snippets: bool,
+}
+
+/// The line starts of a text, found once for all of a file's diagnostics (finding each
+/// diagnostic's line from the start of the file made 50,000 diagnostics quadratic).
+struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+    /// The text is ASCII: a column is a byte count (a line of 80,000 items is long).
+    ascii: bool,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        Lines { text, starts, ascii: text.is_ascii() }
+    }
+
+    /// The 0-based line of byte `offset`.
+    fn line(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&s| s <= offset) - 1
+    }
+
+    /// The bytes of lines `first..=last` (0-based, clamped), with their line ends.
+    fn span(&self, first: usize, last: usize) -> std::ops::Range<usize> {
+        let start = self.starts[first.min(self.starts.len() - 1)];
+        let end = self.starts.get(last + 1).copied().unwrap_or(self.text.len());
+        start..end
+    }
+
+    /// The length of the line holding byte `offset` (without its line end).
+    fn length_at(&self, offset: usize) -> usize {
+        let r = self.span(self.line(offset), self.line(offset));
+        self.text[r].trim_end_matches(['\n', '\r']).len()
+    }
+
+    /// The line and column of `offset`, as [`line_col`] gives them.
+    fn line_col(&self, offset: u32) -> LineCol {
+        let at = clamp(self.text, TextRange::empty(offset)).start;
+        let line = self.line(at);
+        let before = &self.text[self.starts[line]..at];
+        let column = if self.ascii { before.len() } else { before.chars().count() };
+        LineCol { line: line as u32 + 1, column: column as u32 + 1 }
+    }
+}
+
+/// Some whole lines of a file, for miette: it reads a snippet's context by scanning its
+/// source from the start, so it is handed only the lines it shows (spans are relative to
+/// the window; line numbers are the file's).
+struct Window<'a> {
+    name: String,
+    text: &'a str,
+    /// The file's byte offset of the window's first byte.
+    start: usize,
+    /// The 0-based line of the window's first byte.
+    first_line: usize,
+}
+
+impl SourceCode for Window<'_> {
+    fn read_span<'b>(
+        &'b self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
+        let inner = self.text.as_bytes().read_span(span, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            inner.line() + self.first_line,
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
 }
 
 /// Lines longer than this are not drawn as snippets (miette cannot pad past 65,535 columns,
 /// and nobody reads such a snippet); the location is given as a note instead.
 const MAX_SNIPPET_LINE: usize = 2000;
 
-/// The length of the line containing byte `offset`.
-fn line_length_at(text: &str, offset: u32) -> usize {
-    let r = clamp(text, TextRange::empty(offset));
-    line_end(text, r.start) - line_start(text, r.start)
-}
-
-impl fmt::Debug for MietteView {
+impl fmt::Debug for MietteView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.diagnostic.message)
     }
 }
 
-impl fmt::Display for MietteView {
+impl fmt::Display for MietteView<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.diagnostic.message)
     }
 }
 
-impl std::error::Error for MietteView {}
+impl std::error::Error for MietteView<'_> {}
 
-impl miette::Diagnostic for MietteView {
+impl miette::Diagnostic for MietteView<'_> {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         let info = self.diagnostic.code.info();
         Some(Box::new(format!("{}({})", info.code, info.name)))
@@ -172,7 +245,9 @@ impl miette::Diagnostic for MietteView {
             return None;
         }
         let primary_file = &self.diagnostic.primary().file;
-        let text = self.source.inner();
+        let text = self.text;
+        // Spans are relative to the window.
+        let shift = self.source.start;
         let in_file: Vec<&Label> = self.diagnostic.labels.iter().filter(|l| &l.file == primary_file).collect();
         let inner: Vec<std::ops::Range<usize>> = in_file
             .iter()
@@ -192,9 +267,9 @@ impl miette::Diagnostic for MietteView {
                 }
                 let message = if l.message.is_empty() { None } else { Some(l.message.clone()) };
                 if l.primary {
-                    LabeledSpan::new_primary_with_span(message, (r.start, r.end - r.start))
+                    LabeledSpan::new_primary_with_span(message, (r.start - shift, r.end - r.start))
                 } else {
-                    LabeledSpan::new_with_span(message, (r.start, r.end - r.start))
+                    LabeledSpan::new_with_span(message, (r.start - shift, r.end - r.start))
                 }
             })
             .collect();
@@ -236,29 +311,41 @@ fn outside_of(text: &str, outer: std::ops::Range<usize>, inner: &[std::ops::Rang
 pub fn human(diagnostics: &[Diagnostic], sources: &dyn Sources, color: bool) -> String {
     let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
     let mut out = String::new();
+    // Each file's text once, with lone `\r`s made `\n`s (`lf_breaks`: the same offsets, and
+    // lines as miette counts them), and its lines indexed once for all its diagnostics.
+    let mut texts: std::collections::HashMap<&FileName, String> = std::collections::HashMap::new();
+    for label in diagnostics.iter().flat_map(|d| &d.labels) {
+        if !texts.contains_key(&label.file)
+            && let Some(text) = sources.text(&label.file)
+        {
+            texts.insert(&label.file, lf_breaks(text));
+        }
+    }
+    let indexed: std::collections::HashMap<&FileName, Lines<'_>> =
+        texts.iter().map(|(file, text)| (*file, Lines::new(text))).collect();
+    let lines_of = |file| indexed.get(file);
     for d in diagnostics {
         let primary_file = d.primary().file.clone();
-        let text = lf_breaks(sources.text(&primary_file).unwrap_or(""));
         let other_notes: Vec<String> = d
             .labels
             .iter()
             .filter(|l| l.file != primary_file)
             .map(|l| {
-                let at = sources.text(&l.file).map(|t| line_col(t, range_of(l).start));
+                let at = lines_of(&l.file).map(|t| t.line_col(range_of(l).start));
                 match at {
                     Some(lc) => format!("{}: {}:{}:{}", l.message, l.file, lc.line, lc.column),
                     None => format!("{}: {}", l.message, l.file),
                 }
             })
             .collect();
-        let snippets = d
-            .labels
-            .iter()
-            .filter(|l| l.file == primary_file)
-            .all(|l| line_length_at(&text, range_of(l).start) <= MAX_SNIPPET_LINE);
+        let empty = Lines::new("");
+        let lines = lines_of(&d.primary().file).unwrap_or(&empty);
+        let text = lines.text;
+        let in_file = || d.labels.iter().filter(|l| l.file == primary_file).map(|l| clamp(text, range_of(l)));
+        let snippets = in_file().all(|r| lines.length_at(r.start) <= MAX_SNIPPET_LINE);
         let mut located = Vec::new();
         if !snippets {
-            let lc = line_col(&text, range_of(d.primary()).start);
+            let lc = lines.line_col(range_of(d.primary()).start);
             located.push(format!("at {}:{}:{} (the line is too long to show)", primary_file, lc.line, lc.column));
         }
         // Notes, and labels that point into other files, go in the footer.
@@ -268,8 +355,17 @@ pub fn human(diagnostics: &[Diagnostic], sources: &dyn Sources, color: bool) -> 
         if !footer.is_empty() {
             handler = handler.with_footer(footer.join("\n"));
         }
-        let view =
-            MietteView { diagnostic: d.clone(), source: NamedSource::new(primary_file.to_string(), text), snippets };
+        // The labels' lines and two more on each side (miette shows one of context).
+        let first = in_file().map(|r| lines.line(r.start)).min().unwrap_or(0).saturating_sub(2);
+        let last = in_file().map(|r| lines.line(r.end)).max().unwrap_or(0) + 2;
+        let window = lines.span(first, last);
+        let source = Window {
+            name: primary_file.to_string(),
+            text: &text[window.clone()],
+            start: window.start,
+            first_line: first,
+        };
+        let view = MietteView { diagnostic: d, text, source, snippets };
         let _ = handler.render_report(&mut out, &view);
         out.push('\n');
     }
