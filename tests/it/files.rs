@@ -307,14 +307,14 @@ fn links_out_of_the_project_are_not_read() {
 #[test]
 fn a_netc_toml_makes_its_directory_the_project() {
     let dir = TempDir::new("project-root");
-    dir.write("shared/blocks.net", "block helper(x) {\n    return relu(x)\n}\n");
+    dir.write("lib/blocks.net", "block helper(x) {\n    return relu(x)\n}\n");
     let main = dir.write(
         "app/main.net",
-        "use \"../shared/blocks.net\"\n\nmodel m() {\n    input x: f32[N, 8]\n    return helper(x)\n}\n",
+        "use \"../lib/blocks.net\"\n\nmodel m() {\n    input x: f32[N, 8]\n    return helper(x)\n}\n",
     );
     let run = timed(&["check", "--format", "short"], &[&main]);
     assert_eq!(run.code, 1, "{}{}", run.out, run.err);
-    assert!(run.out.contains("error[E0223]: cannot use `../shared/blocks.net`: outside the project"), "{}", run.out);
+    assert!(run.out.contains("error[E0223]: cannot use `../lib/blocks.net`: outside the project"), "{}", run.out);
 
     dir.write("netc.toml", "");
     let run = timed(&["check"], &[&main]);
