@@ -4,27 +4,16 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use netc::diagnostics::{FileName, TextRange};
 use netc::host::{Database, file_diagnostics};
 use netc::ide::{HintConfig, ScenarioRef, inlay_hints};
-use support::{Case, EDITS, cases};
+use support::{Case, EDITS, best, cases};
 
 /// The allocator of the `netc` binary (cli/src/main.rs), so that the figures are the server's.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn best(runs: usize, mut f: impl FnMut()) -> Duration {
-    (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .min()
-        .expect("runs > 0")
-}
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0

@@ -9,23 +9,13 @@
 //! - a block of `if/else` statements, each assigning a new name;
 //! - blocks on one line, separated by `;`, with distinct names and all with one name.
 
+mod support;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
 use netc::diagnostics::FileName;
 use netc::host::{Database, file_diagnostics};
-
-/// The best time of `runs` runs of `f`.
-fn best(runs: usize, mut f: impl FnMut()) -> Duration {
-    (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .min()
-        .expect("runs > 0")
-}
+use support::best;
 
 /// A file of `n` small blocks and models, about 180 bytes each.
 fn blocks_file(n: usize) -> String {

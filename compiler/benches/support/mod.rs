@@ -1,7 +1,21 @@
-//! What the benches share (the `ide` and `shapes` benches here, and `netc-lsp`'s `latency`,
+//! What the benches share (the `ide`, `shapes` and `scaling` benches here, and `netc-lsp`'s `latency`,
 //! which includes this file by path). Each uses a part of it.
 
 #![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+/// The best time of `runs` runs of `f`.
+pub fn best(runs: usize, mut f: impl FnMut()) -> Duration {
+    (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .min()
+        .expect("runs > 0")
+}
 
 /// A generated file of `blocks` blocks (each a documented block of five ops with a comment),
 /// a model chaining them, and a training scenario: the large file of the `ide` and `shapes`
