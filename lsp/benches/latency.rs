@@ -25,6 +25,18 @@ struct Client {
 }
 
 impl Client {
+    /// Starts a server on an in-memory pipe and initializes it.
+    async fn connect() -> Client {
+        let (client_side, server_side) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_side);
+        tokio::spawn(netc_lsp::serve(server_read, server_write));
+        let (read, write) = tokio::io::split(client_side);
+        let mut client = Client { read: BufReader::new(read), write, next_id: 0 };
+        client.request("initialize", json!({ "processId": null, "rootUri": null, "capabilities": {} })).await;
+        client.notify("initialized", json!({})).await;
+        client
+    }
+
     async fn send(&mut self, message: Value) {
         let frame = netc_lsp::input::frame(message.to_string().as_bytes());
         self.write.write_all(&frame).await.expect("the server reads");
@@ -111,13 +123,7 @@ async fn measure_typo() {
     let (_, zoo) = netc::db::STDLIB_SOURCES.iter().find(|(m, _)| *m == "std.models.gpt2").expect("GPT-2's zoo file");
     let at = zoo.find("1600, 48, 25").expect("GPT-2 XL's layer count") + "1600, 48".len();
     let typed = position_at(zoo, at);
-    let (client_side, server_side) = tokio::io::duplex(1 << 20);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    tokio::spawn(netc_lsp::serve(server_read, server_write));
-    let (read, write) = tokio::io::split(client_side);
-    let mut client = Client { read: BufReader::new(read), write, next_id: 0 };
-    client.request("initialize", json!({ "processId": null, "rootUri": null, "capabilities": {} })).await;
-    client.notify("initialized", json!({})).await;
+    let mut client = Client::connect().await;
     let uri = "file:///bench/gpt2.net";
     let document = json!({ "uri": uri, "languageId": "net", "version": 1, "text": zoo });
     client.notify("textDocument/didOpen", json!({ "textDocument": document })).await;
@@ -163,13 +169,7 @@ async fn measure_typo() {
 }
 
 async fn measure(case: Case) {
-    let (client_side, server_side) = tokio::io::duplex(1 << 20);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    tokio::spawn(netc_lsp::serve(server_read, server_write));
-    let (read, write) = tokio::io::split(client_side);
-    let mut client = Client { read: BufReader::new(read), write, next_id: 0 };
-    client.request("initialize", json!({ "processId": null, "rootUri": null, "capabilities": {} })).await;
-    client.notify("initialized", json!({})).await;
+    let mut client = Client::connect().await;
     let uri = format!("file:///bench/{}", case.name);
     let start = Instant::now();
     client
