@@ -18,19 +18,7 @@ fn paste(old: &[u8], seed: u64) -> Vec<u8> {
 /// `old` with one of its numbers (a run of digits), chosen by `seed`, replaced by another:
 /// in a scenario, an edit of its sizes only (a batch, a `dim`); `None` without a number.
 fn renumber(old: &[u8], seed: u64) -> Option<Vec<u8>> {
-    let mut runs = Vec::new();
-    let mut at = 0;
-    while at < old.len() {
-        if old[at].is_ascii_digit() {
-            let start = at;
-            while at < old.len() && old[at].is_ascii_digit() {
-                at += 1;
-            }
-            runs.push((start, at));
-        } else {
-            at += 1;
-        }
-    }
+    let runs = digit_runs(old);
     let (start, end) = *runs.get((seed % runs.len().max(1) as u64) as usize)?;
     let number = ((seed >> 16) % 64 + 1).to_string();
     Some([&old[..start], number.as_bytes(), &old[end..]].concat())
@@ -49,4 +37,22 @@ pub fn old_and_new(data: &[u8]) -> (String, String) {
         }
     };
     (String::from_utf8_lossy(&old).into_owned(), String::from_utf8_lossy(&new).into_owned())
+}
+
+/// The byte ranges of the runs of digits of `text` (its numbers), in order.
+pub fn digit_runs(text: &[u8]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        if text[at].is_ascii_digit() {
+            let start = at;
+            while at < text.len() && text[at].is_ascii_digit() {
+                at += 1;
+            }
+            runs.push((start, at));
+        } else {
+            at += 1;
+        }
+    }
+    runs
 }

@@ -8,6 +8,11 @@
 
 #![no_main]
 
+// The digit runs of the edit targets' inputs (its other functions are theirs).
+#[allow(dead_code)]
+#[path = "edit.rs"]
+mod edit;
+
 use libfuzzer_sys::fuzz_target;
 use netc::db::STDLIB_SOURCES;
 use netc::diagnostics::FileName;
@@ -31,25 +36,6 @@ fn replacement(number: &str, choice: u8) -> String {
     }
 }
 
-/// The byte ranges of the runs of digits of `text`.
-fn numbers(text: &str) -> Vec<(usize, usize)> {
-    let bytes = text.as_bytes();
-    let mut runs = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at].is_ascii_digit() {
-            let start = at;
-            while at < bytes.len() && bytes[at].is_ascii_digit() {
-                at += 1;
-            }
-            runs.push((start, at));
-        } else {
-            at += 1;
-        }
-    }
-    runs
-}
-
 fuzz_target!(|data: &[u8]| {
     let Some((&which, steps)) = data.split_first() else { return };
     let module = FILES[which as usize % FILES.len()];
@@ -60,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
     let config = HintConfig::default();
     // At most 8 edits per input, each two bytes: which number, what replaces it.
     for step in steps.chunks_exact(2).take(8) {
-        let runs = numbers(&text);
+        let runs = edit::digit_runs(text.as_bytes());
         let Some(&(start, end)) = runs.get(step[0] as usize % runs.len().max(1)) else { return };
         let new = replacement(&text[start..end], step[1]);
         text.replace_range(start..end, &new);
