@@ -349,11 +349,6 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
         }
         let path = crate::snapshot::snapshot_path(&name);
         let shown = crate::workspace::file_name_of(&path);
-        if let Some(source) = crate::workspace::same_file_as(&db, &path, &checked.loaded) {
-            let _ = writeln!(err, "error: cannot write `{shown}`: it is the source file `{}`", source.name(&db));
-            code = 2;
-            continue;
-        }
         let stored = match crate::workspace::read_generated(&path) {
             Ok(stored) => stored,
             Err(reason) => {

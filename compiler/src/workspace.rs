@@ -541,8 +541,6 @@ pub struct Checked {
     pub files: usize,
     /// The files named (directories expanded), in order.
     pub roots: Vec<SourceFile>,
-    /// Every user file loaded: the roots, then the files they import.
-    pub loaded: Vec<SourceFile>,
     /// Whether any file could not be read, or a `netc.toml` is malformed (exit code 2).
     pub io_failed: bool,
     /// Texts of every file a diagnostic may point into.
@@ -572,7 +570,6 @@ pub fn check_paths(db: &mut Database, paths: &[PathBuf]) -> Checked {
         diagnostics,
         files: loaded.files.len(),
         roots: loaded.roots.clone(),
-        loaded: loaded.files.clone(),
         io_failed: !loaded.io_errors.is_empty() || configured.failed,
         sources,
     }
@@ -592,12 +589,4 @@ pub fn read_generated(path: &Path) -> Result<Option<String>, String> {
         Ok(_) => {}
     }
     read_regular_text(path).map(Some).map_err(|e| e.to_string())
-}
-
-/// The loaded file among `files` that `path` names, however either is spelled (`./a.net`,
-/// `dir/../a.net`, a link to it): their canonical paths are compared. `None` when `path` does
-/// not exist.
-pub fn same_file_as(db: &Database, path: &Path, files: &[SourceFile]) -> Option<SourceFile> {
-    let wanted = path.canonicalize().ok()?;
-    files.iter().copied().find(|f| Path::new(f.name(db).as_str()).canonicalize().is_ok_and(|p| p == wanted))
 }

@@ -254,8 +254,8 @@ fn only_net_files_get_snapshots() {
 }
 
 // A `.net` file may name a file whose name is its snapshot's in a `use`: that file is not
-// read (E0223: not a `.net` file), so it is never compared as a snapshot nor overwritten
-// (`workspace::same_file_as` also refuses to write over any loaded source).
+// read (E0223: not a `.net` file), so it is never compared as a snapshot nor overwritten.
+// Only `.net` files are loaded, so no source can be a snapshot.
 #[test]
 fn a_snapshot_never_replaces_a_source_file() {
     let dir = TempDir::new("source");
