@@ -71,6 +71,9 @@ fn loc(db: &Database, index: u32) -> ItemLoc<'_> {
     ItemLoc::new(db, db.file(&FileName::new("gpt2.net")).expect("the file"), index)
 }
 
+/// Elaboration unwinds at its reads of other queries (salsa checks there) and at its own
+/// check every 1,024 ops: this holds with either alone. The simulation has no query reads,
+/// so its own check is what the next test holds (it fails without it).
 #[test]
 fn an_edit_cancels_the_elaboration_of_a_model_made_huge_by_a_typo() {
     let (db, index) = huge_gpt2();
