@@ -7,7 +7,9 @@
 //! - an import chain (each file uses the next) and an import cycle (the last uses the first),
 //!   checked in one database;
 //! - a block of `if/else` statements, each assigning a new name;
-//! - blocks on one line, separated by `;`, with distinct names and all with one name.
+//! - blocks on one line, separated by `;`, with distinct names and all with one name;
+//! - the diagnostics of one long line (an undefined name each, after a non-ASCII string)
+//!   rendered in each format: the columns were counted from the line's start each time.
 
 mod support;
 
@@ -68,6 +70,29 @@ fn import_chain(n: usize, cycle: bool) -> Vec<(String, String)> {
         .collect()
 }
 
+/// One line that uses `n` undefined names, after characters of one, two and four bytes.
+fn undefined_names_line(n: usize) -> String {
+    let names: Vec<String> = (0..n).map(|i| format!("a{i}")).collect();
+    format!("model m(x: f32[1]) {{ s = \"\u{e9}\u{1F600}\"; return concat([x, {}]) }}\n", names.join(", "))
+}
+
+/// Checks `text` and renders its diagnostics in `format`.
+fn render(text: &str, format: &str) {
+    let mut db = Database::new();
+    let name = FileName::new("long.net");
+    let file = db.set_file(name.clone(), text.to_string());
+    let diagnostics = file_diagnostics(&db, file);
+    let sources = std::collections::BTreeMap::from([(name, text.to_string())]);
+    let out = match format {
+        "human" => netc::render::human(diagnostics, &sources, false),
+        "short" => netc::render::short(diagnostics, &sources, false),
+        "json" => netc::render::json(diagnostics, &sources, 1),
+        "sarif" => netc::render::sarif(diagnostics, &sources),
+        _ => netc::render::github(diagnostics, &sources),
+    };
+    black_box(out.len());
+}
+
 fn semantic_tokens(text: &str) {
     let mut db = Database::new();
     let file = db.set_file(FileName::new("big.net"), text.to_string());
@@ -85,6 +110,11 @@ fn main() {
         ("if/else, statements", 1_000 * scale, Box::new(|n| check(&[("b.net".into(), if_else_file(n))]))),
         ("one line, blocks", 2_000 * scale, Box::new(|n| check(&[("b.net".into(), one_line_file(n, false))]))),
         ("one line, same name", 2_000 * scale, Box::new(|n| check(&[("b.net".into(), one_line_file(n, true))]))),
+        ("one line, human", 5_000 * scale, Box::new(|n| render(&undefined_names_line(n), "human"))),
+        ("one line, short", 5_000 * scale, Box::new(|n| render(&undefined_names_line(n), "short"))),
+        ("one line, json", 5_000 * scale, Box::new(|n| render(&undefined_names_line(n), "json"))),
+        ("one line, sarif", 5_000 * scale, Box::new(|n| render(&undefined_names_line(n), "sarif"))),
+        ("one line, github", 5_000 * scale, Box::new(|n| render(&undefined_names_line(n), "github"))),
     ];
     println!();
     println!("Inputs that were quadratic, best of {runs} runs: the ratio is about 4 when linear, 16 when quadratic");

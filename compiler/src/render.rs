@@ -12,7 +12,6 @@
 use std::fmt;
 
 use codespan_reporting::diagnostic as cs;
-use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan,
@@ -62,13 +61,6 @@ pub fn line_col(text: &str, offset: u32) -> LineCol {
     LineCol { line, column: before.chars().count() as u32 + 1 }
 }
 
-/// The line and column of `offset` in `text`, the column counted in UTF-16 code units (as
-/// SARIF and LSP clients count them).
-pub fn line_col_utf16(text: &str, offset: u32) -> LineCol {
-    let (line, before) = line_and_prefix(text, offset);
-    LineCol { line, column: before.encode_utf16().count() as u32 + 1 }
-}
-
 /// The 1-based line of `offset` (clamped to the text and to a character boundary) and the
 /// text of that line before it.
 fn line_and_prefix(text: &str, offset: u32) -> (u32, &str) {
@@ -82,8 +74,8 @@ fn line_and_prefix(text: &str, offset: u32) -> (u32, &str) {
 }
 
 /// `text` with each lone `\r` made a `\n`: the same length, so the same offsets, and the
-/// same lines for miette and codespan-reporting, which count lines their own way (codespan
-/// on `\n` only), as the reports and the language server count them.
+/// same lines for miette, which counts lines its own way, as the reports and the language
+/// server count them.
 fn lf_breaks(text: &str) -> String {
     let bytes = text.as_bytes();
     if !bytes.contains(&b'\r') {
@@ -124,31 +116,55 @@ struct MietteView<'a> {
     snippets: bool,
 }
 
-/// The line starts of a text, found once for all of a file's diagnostics (finding each
-/// diagnostic's line from the start of the file made 50,000 diagnostics quadratic).
+/// The lines of one file, indexed once for all of its diagnostics: finding each
+/// diagnostic's line from the start of the file made 50,000 diagnostics quadratic, and
+/// counting each column from its line's start made 80,000 diagnostics on one long line
+/// quadratic too (49 s in the short format).
 struct Lines<'a> {
     text: &'a str,
-    starts: Vec<usize>,
-    /// The text is ASCII: a column is a byte count (a line of 80,000 items is long).
+    /// Each line's first byte ([`line_starts`]: `\n`, `\r\n` and a lone `\r` end a line).
+    starts: Vec<u32>,
+    /// The text is ASCII: a column is a byte count.
     ascii: bool,
+    /// The last position counted (byte offset, characters and UTF-16 units from its line's
+    /// start): diagnostics come in source order, so the next column on the same line is
+    /// counted from there, not from the line's start.
+    last: std::cell::Cell<(usize, usize, usize)>,
+}
+
+/// A position as the renderers give it: 1-based line, and 1-based column in characters and
+/// in UTF-16 code units.
+#[derive(Debug, Clone, Copy)]
+struct Position {
+    line: u32,
+    chars: u32,
+    utf16: u32,
+}
+
+impl Position {
+    fn line_col(self) -> LineCol {
+        LineCol { line: self.line, column: self.chars }
+    }
+
+    fn line_col_utf16(self) -> LineCol {
+        LineCol { line: self.line, column: self.utf16 }
+    }
 }
 
 impl<'a> Lines<'a> {
     fn new(text: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-        Lines { text, starts, ascii: text.is_ascii() }
+        Lines { text, starts: line_starts(text), ascii: text.is_ascii(), last: std::cell::Cell::new((0, 0, 0)) }
     }
 
     /// The 0-based line of byte `offset`.
     fn line(&self, offset: usize) -> usize {
-        self.starts.partition_point(|&s| s <= offset) - 1
+        self.starts.partition_point(|&s| s as usize <= offset) - 1
     }
 
     /// The bytes of lines `first..=last` (0-based, clamped), with their line ends.
     fn span(&self, first: usize, last: usize) -> std::ops::Range<usize> {
-        let start = self.starts[first.min(self.starts.len() - 1)];
-        let end = self.starts.get(last + 1).copied().unwrap_or(self.text.len());
+        let start = self.starts[first.min(self.starts.len() - 1)] as usize;
+        let end = self.starts.get(last + 1).map_or(self.text.len(), |&s| s as usize);
         start..end
     }
 
@@ -158,13 +174,66 @@ impl<'a> Lines<'a> {
         self.text[r].trim_end_matches(['\n', '\r']).len()
     }
 
-    /// The line and column of `offset`, as [`line_col`] gives them.
-    fn line_col(&self, offset: u32) -> LineCol {
+    /// The position of byte `offset` (clamped to the text and to a character boundary).
+    fn position(&self, offset: u32) -> Position {
         let at = clamp(self.text, TextRange::empty(offset)).start;
         let line = self.line(at);
-        let before = &self.text[self.starts[line]..at];
-        let column = if self.ascii { before.len() } else { before.chars().count() };
-        LineCol { line: line as u32 + 1, column: column as u32 + 1 }
+        let line_start = self.starts[line] as usize;
+        let (chars, utf16) = if self.ascii {
+            (at - line_start, at - line_start)
+        } else {
+            let count = |piece: &str| piece.chars().fold((0, 0), |(n, u), c| (n + 1, u + c.len_utf16()));
+            let (last, chars, utf16) = self.last.get();
+            let next_line = self.starts.get(line + 1).map_or(usize::MAX, |&s| s as usize);
+            let counted = if line_start <= last && last <= at && at - last <= at - line_start {
+                let (n, u) = count(&self.text[last..at]);
+                (chars + n, utf16 + u)
+            } else if at < last && last < next_line && last - at < at - line_start {
+                // A label before the last one on the same line: count back from the last.
+                let (n, u) = count(&self.text[at..last]);
+                (chars - n, utf16 - u)
+            } else {
+                count(&self.text[line_start..at])
+            };
+            self.last.set((at, counted.0, counted.1));
+            counted
+        };
+        Position { line: line as u32 + 1, chars: chars as u32 + 1, utf16: utf16 as u32 + 1 }
+    }
+
+    /// The line and column of `offset`, as [`line_col`] gives them.
+    fn line_col(&self, offset: u32) -> LineCol {
+        self.position(offset).line_col()
+    }
+}
+
+/// The [`Lines`] of every file that a label of `diagnostics` points into, each indexed once.
+struct Index<'a> {
+    files: std::collections::HashMap<&'a FileName, Lines<'a>>,
+    empty: Lines<'static>,
+}
+
+impl<'a> Index<'a> {
+    fn new(diagnostics: &'a [Diagnostic], sources: &'a dyn Sources) -> Self {
+        let mut files = std::collections::HashMap::new();
+        let labels = diagnostics.iter().flat_map(|d| &d.labels).map(|l| &l.file);
+        let edits = diagnostics.iter().flat_map(|d| &d.fixes).flat_map(|f| &f.edits).map(|e| &e.file);
+        for file in labels.chain(edits) {
+            files.entry(file).or_insert_with(|| Lines::new(sources.text(file).unwrap_or("")));
+        }
+        Index { files, empty: Lines::new("") }
+    }
+
+    /// The lines of `file` (empty when its text is unknown).
+    fn of(&self, file: &FileName) -> &Lines<'_> {
+        self.files.get(file).unwrap_or(&self.empty)
+    }
+
+    /// The position of `label`'s start and end.
+    fn bounds(&self, label: &Label) -> (Position, Position) {
+        let lines = self.of(&label.file);
+        let range = range_of(label);
+        (lines.position(range.start), lines.position(range.end))
     }
 }
 
@@ -375,14 +444,69 @@ pub fn human(diagnostics: &[Diagnostic], sources: &dyn Sources, color: bool) -> 
 // ---------------------------------------------------------------------------------------
 // Short: codespan-reporting
 
+/// The files as codespan-reporting reads them: names and texts by index, with lines and
+/// columns from [`Lines`] (codespan's own `SimpleFiles` counts each column from its line's
+/// start, and lines on `\n` only).
+struct CodespanFiles<'a> {
+    names: Vec<String>,
+    lines: Vec<Lines<'a>>,
+}
+
+impl<'a> codespan_reporting::files::Files<'a> for CodespanFiles<'a> {
+    type FileId = usize;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: usize) -> Result<&'a str, codespan_reporting::files::Error> {
+        self.names.get(id).map(String::as_str).ok_or(codespan_reporting::files::Error::FileMissing)
+    }
+
+    fn source(&'a self, id: usize) -> Result<&'a str, codespan_reporting::files::Error> {
+        self.lines.get(id).map(|l| l.text).ok_or(codespan_reporting::files::Error::FileMissing)
+    }
+
+    fn line_index(&'a self, id: usize, byte_index: usize) -> Result<usize, codespan_reporting::files::Error> {
+        let lines = self.lines.get(id).ok_or(codespan_reporting::files::Error::FileMissing)?;
+        Ok(lines.line(byte_index.min(lines.text.len())))
+    }
+
+    fn column_number(
+        &'a self,
+        id: usize,
+        _line_index: usize,
+        byte_index: usize,
+    ) -> Result<usize, codespan_reporting::files::Error> {
+        let lines = self.lines.get(id).ok_or(codespan_reporting::files::Error::FileMissing)?;
+        Ok(lines.position(byte_index as u32).chars as usize)
+    }
+
+    fn line_range(
+        &'a self,
+        id: usize,
+        line_index: usize,
+    ) -> Result<std::ops::Range<usize>, codespan_reporting::files::Error> {
+        let lines = self.lines.get(id).ok_or(codespan_reporting::files::Error::FileMissing)?;
+        if line_index >= lines.starts.len() {
+            return Err(codespan_reporting::files::Error::LineTooLarge {
+                given: line_index,
+                max: lines.starts.len() - 1,
+            });
+        }
+        Ok(lines.span(line_index, line_index))
+    }
+}
+
 /// Renders one line per diagnostic, rustc's `--error-format=short` style.
 pub fn short(diagnostics: &[Diagnostic], sources: &dyn Sources, color: bool) -> String {
-    let mut files = SimpleFiles::new();
-    let mut ids = std::collections::BTreeMap::new();
-    let mut file_id = |files: &mut SimpleFiles<String, String>, name: &FileName| {
-        *ids.entry(name.clone())
-            .or_insert_with(|| files.add(name.to_string(), lf_breaks(sources.text(name).unwrap_or(""))))
-    };
+    let mut files = CodespanFiles { names: Vec::new(), lines: Vec::new() };
+    let mut ids = std::collections::HashMap::new();
+    for label in diagnostics.iter().flat_map(|d| &d.labels) {
+        ids.entry(&label.file).or_insert_with(|| {
+            files.names.push(label.file.to_string());
+            files.lines.push(Lines::new(sources.text(&label.file).unwrap_or("")));
+            files.names.len() - 1
+        });
+    }
     let config = term::Config { display_style: term::DisplayStyle::Short, ..term::Config::default() };
     let mut buffer = if color { term::termcolor::Buffer::ansi() } else { term::termcolor::Buffer::no_color() };
     for d in diagnostics {
@@ -395,9 +519,8 @@ pub fn short(diagnostics: &[Diagnostic], sources: &dyn Sources, color: bool) -> 
             .labels
             .iter()
             .map(|l| {
-                let id = file_id(&mut files, &l.file);
-                let text = sources.text(&l.file).unwrap_or("");
-                let r = clamp(text, range_of(l));
+                let id = ids[&l.file];
+                let r = clamp(files.lines[id].text, range_of(l));
                 let label = if l.primary { cs::Label::primary(id, r) } else { cs::Label::secondary(id, r) };
                 label.with_message(l.message.clone())
             })
@@ -483,17 +606,17 @@ pub struct JsonReport {
 
 /// Builds the JSON report of `diagnostics` over `files` checked files.
 pub fn json_report(diagnostics: &[Diagnostic], sources: &dyn Sources, files: usize) -> JsonReport {
+    let index = Index::new(diagnostics, sources);
     let labels = |d: &Diagnostic| -> Vec<JsonLabel> {
         d.labels
             .iter()
             .map(|l| {
-                let text = sources.text(&l.file).unwrap_or("");
-                let r = range_of(l);
+                let (start, end) = index.bounds(l);
                 JsonLabel {
                     file: l.file.clone(),
-                    range: r,
-                    start: line_col(text, r.start),
-                    end: line_col(text, r.end),
+                    range: range_of(l),
+                    start: start.line_col(),
+                    end: end.line_col(),
                     message: l.message.clone(),
                     primary: l.primary,
                 }
@@ -527,4 +650,46 @@ pub fn json_report(diagnostics: &[Diagnostic], sources: &dyn Sources, files: usi
 /// Renders the JSON report, pretty-printed.
 pub fn json(diagnostics: &[Diagnostic], sources: &dyn Sources, files: usize) -> String {
     serde_json::to_string_pretty(&json_report(diagnostics, sources, files)).expect("plain data serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The position of `offset` counted from the start of the text, the slow and plain way.
+    fn counted(text: &str, offset: usize) -> (u32, u32, u32) {
+        let before = &text[..offset];
+        let line_start = line_start(text, offset);
+        let line = line_starts(text).iter().filter(|&&s| s as usize <= offset).count();
+        let in_line = &before[line_start..];
+        (line as u32, in_line.chars().count() as u32 + 1, in_line.encode_utf16().count() as u32 + 1)
+    }
+
+    #[test]
+    fn columns_count_characters_and_utf16_code_units() {
+        let text = "# \u{e9}\u{1F600}x\nab";
+        let lines = Lines::new(text);
+        let x = text.find('x').expect("x") as u32;
+        // `# ` is 2 characters and units, `é` 1 and 1, the emoji 1 and 2.
+        let at_x = lines.position(x);
+        assert_eq!((at_x.line, at_x.chars, at_x.utf16), (1, 5, 6));
+        let end = lines.position(text.len() as u32);
+        assert_eq!((end.line, end.chars, end.utf16), (2, 3, 3));
+    }
+
+    #[test]
+    fn positions_in_any_order_match_counting_from_the_start() {
+        // Long non-ASCII lines, every line break, and queries forwards, backwards, across
+        // lines and inside a character: each answer is the one counted from scratch.
+        let text = "a\u{e9}b\u{1F600}c d\u{e9}\u{e9}\re\u{1F600}f\r\ng\u{e9}\nh\u{1F600}\u{1F600}i";
+        let lines = Lines::new(text);
+        let n = text.len();
+        let order: Vec<usize> = (0..=n).chain((0..=n).rev()).chain((0..=n).map(|i| i * 7 % (n + 1))).collect();
+        for offset in order {
+            let at = clamp(text, TextRange::empty(offset as u32)).start;
+            let p = lines.position(offset as u32);
+            assert_eq!((p.line, p.chars, p.utf16), counted(text, at), "offset {offset}");
+            assert_eq!(p.line_col(), line_col(text, offset as u32), "offset {offset}");
+        }
+    }
 }

@@ -7,7 +7,7 @@
 //! on one line); the message carries the notes and help on lines of their own. Property
 //! values escape `%`, `\r`, `\n`, `:` and `,`; the message escapes `%`, `\r` and `\n`.
 
-use super::{Sources, line_col, range_of};
+use super::{Index, Sources};
 use crate::diagnostics::{Diagnostic, Severity};
 
 /// Escapes the message of a workflow command.
@@ -23,6 +23,7 @@ pub fn escape_property(text: &str) -> String {
 /// Renders one workflow command per diagnostic, each on its own line.
 pub fn github(diagnostics: &[Diagnostic], sources: &dyn Sources) -> String {
     let mut out = String::new();
+    let index = Index::new(diagnostics, sources);
     for d in diagnostics {
         let command = match d.severity {
             Severity::Error => "error",
@@ -30,9 +31,8 @@ pub fn github(diagnostics: &[Diagnostic], sources: &dyn Sources) -> String {
             Severity::Help => "notice",
         };
         let primary = d.primary();
-        let text = sources.text(&primary.file).unwrap_or("");
-        let range = range_of(primary);
-        let (start, end) = (line_col(text, range.start), line_col(text, range.end));
+        let (start, end) = index.bounds(primary);
+        let (start, end) = (start.line_col(), end.line_col());
         let info = d.code.info();
         let mut message = d.message.clone();
         for note in &d.notes {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::{Sources, range_of};
+use super::{Index, Sources, range_of};
 use crate::diagnostics::{Code, CodeInfo, Diagnostic, Edit, FileName, Label, Place, Severity, TextRange};
 
 /// The JSON schema that `$schema` names.
@@ -64,29 +64,22 @@ pub fn file_uri(name: &FileName) -> String {
     out
 }
 
-/// A 1-based line and UTF-16 column of `offset` in `text` (clamped to the text).
-fn utf16_line_col(text: &str, offset: u32) -> (u32, u32) {
-    let lc = super::line_col_utf16(text, offset);
-    (lc.line, lc.column)
-}
-
-fn region(sources: &dyn Sources, file: &FileName, range: TextRange) -> Value {
-    let text = sources.text(file).unwrap_or("");
-    let (start_line, start_column) = utf16_line_col(text, range.start);
-    let (end_line, end_column) = utf16_line_col(text, range.end);
+fn region(index: &Index<'_>, file: &FileName, range: TextRange) -> Value {
+    let lines = index.of(file);
+    let (start, end) = (lines.position(range.start).line_col_utf16(), lines.position(range.end).line_col_utf16());
     json!({
-        "startLine": start_line,
-        "startColumn": start_column,
-        "endLine": end_line,
-        "endColumn": end_column,
+        "startLine": start.line,
+        "startColumn": start.column,
+        "endLine": end.line,
+        "endColumn": end.column,
     })
 }
 
-fn location(sources: &dyn Sources, label: &Label) -> Value {
+fn location(index: &Index<'_>, label: &Label) -> Value {
     let mut location = json!({
         "physicalLocation": {
             "artifactLocation": { "uri": file_uri(&label.file) },
-            "region": region(sources, &label.file, range_of(label)),
+            "region": region(index, &label.file, range_of(label)),
         }
     });
     if !label.message.is_empty() {
@@ -107,21 +100,21 @@ fn message_text(d: &Diagnostic) -> String {
     text
 }
 
-fn edit_region(sources: &dyn Sources, edit: &Edit) -> Value {
+fn edit_region(index: &Index<'_>, edit: &Edit) -> Value {
     let range = match edit.place {
         Place::Range(r) if edit.insert_after => TextRange::empty(r.end),
         Place::Range(r) => r,
         Place::Node(_) => TextRange::default(),
     };
-    region(sources, &edit.file, range)
+    region(index, &edit.file, range)
 }
 
-fn fix(sources: &dyn Sources, fix: &crate::diagnostics::Fix) -> Value {
+fn fix(index: &Index<'_>, fix: &crate::diagnostics::Fix) -> Value {
     // One artifactChange per file, its replacements in the fix's order.
     let mut by_file: BTreeMap<&FileName, Vec<Value>> = BTreeMap::new();
     for edit in &fix.edits {
         by_file.entry(&edit.file).or_default().push(json!({
-            "deletedRegion": edit_region(sources, edit),
+            "deletedRegion": edit_region(index, edit),
             "insertedContent": { "text": edit.text },
         }));
     }
@@ -156,6 +149,7 @@ fn rule(info: CodeInfo) -> Value {
 /// The SARIF log of `diagnostics` as a JSON value.
 pub fn sarif_log(diagnostics: &[Diagnostic], sources: &dyn Sources) -> Value {
     let rules: Vec<Value> = Code::ALL.iter().map(|c| rule(c.info())).collect();
+    let index = Index::new(diagnostics, sources);
     let results: Vec<Value> = diagnostics
         .iter()
         .map(|d| {
@@ -165,7 +159,7 @@ pub fn sarif_log(diagnostics: &[Diagnostic], sources: &dyn Sources) -> Value {
                 "ruleIndex": Code::ALL.iter().position(|&c| c == d.code).unwrap_or(0),
                 "level": level(d.severity),
                 "message": { "text": message_text(d) },
-                "locations": [location(sources, d.primary())],
+                "locations": [location(&index, d.primary())],
             });
             let related: Vec<Value> = d
                 .labels
@@ -173,7 +167,7 @@ pub fn sarif_log(diagnostics: &[Diagnostic], sources: &dyn Sources) -> Value {
                 .filter(|l| !l.primary)
                 .enumerate()
                 .map(|(id, l)| {
-                    let mut location = location(sources, l);
+                    let mut location = location(&index, l);
                     location["id"] = json!(id);
                     location
                 })
@@ -181,7 +175,7 @@ pub fn sarif_log(diagnostics: &[Diagnostic], sources: &dyn Sources) -> Value {
             if !related.is_empty() {
                 result["relatedLocations"] = json!(related);
             }
-            let fixes: Vec<Value> = d.fixes.iter().filter(|f| !f.edits.is_empty()).map(|f| fix(sources, f)).collect();
+            let fixes: Vec<Value> = d.fixes.iter().filter(|f| !f.edits.is_empty()).map(|f| fix(&index, f)).collect();
             if !fixes.is_empty() {
                 result["fixes"] = json!(fixes);
             }
@@ -223,16 +217,6 @@ mod tests {
         assert_eq!(file_uri(&FileName::new("<std>/nn.net")), "%3Cstd%3E/nn.net");
         assert_eq!(file_uri(&FileName::new("a:b.net")), "a%3Ab.net");
         assert_eq!(file_uri(&FileName::new("caf\u{e9}.net")), "caf%C3%A9.net");
-    }
-
-    #[test]
-    fn columns_count_utf16_code_units() {
-        let text = "# \u{e9}\u{1F600}x\nab";
-        assert_eq!(utf16_line_col(text, 0), (1, 1));
-        let x = text.find('x').expect("x") as u32;
-        // `# ` is 2 units, `é` 1, the emoji 2: `x` is at column 6.
-        assert_eq!(utf16_line_col(text, x), (1, 6));
-        assert_eq!(utf16_line_col(text, text.len() as u32), (2, 3));
     }
 
     #[test]
