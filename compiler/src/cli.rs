@@ -419,7 +419,7 @@ fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) 
     let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
     let mut db = Database::new();
     // Only the named files (directories expanded) are formatted, not the files they import.
-    let loaded = crate::workspace::load(&mut db, &paths);
+    let loaded = crate::workspace::load_roots(&mut db, &paths);
     let mut sources: BTreeMap<crate::diagnostics::FileName, String> = loaded.extra_sources.clone();
     let mut broken = Vec::new();
     let mut unformatted = Vec::new();

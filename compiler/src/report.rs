@@ -304,7 +304,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
     let costs = scenario_costs(db, loc).as_ref()?;
     let lines = unlocated_lines(db, loc).as_ref()?.with_shapes(graph);
     let model_name = match item_tree(db, ItemLoc::new(db, setup.model.0, setup.model.1)).as_deref() {
-        Some(Item::Model(m)) => m.name.text.clone(),
+        Some(Item::Model(m)) => m.name.text.to_string(),
         _ => String::new(),
     };
     let simulation = &costs.simulation;
@@ -320,7 +320,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         runtime: costs.runtime,
     };
     let report = ScenarioReport {
-        name: scenario.name.text.clone(),
+        name: scenario.name.text.to_string(),
         kind: scenario.kind.keyword(),
         file: file.name(db).clone(),
         model: model_name,
@@ -400,7 +400,7 @@ pub struct BlockTotals {
 fn block_name(db: &dyn Db, site: &Site) -> Option<String> {
     let file = lookup_file(db, &site.file)?;
     match syntax_tree(db, file).get(site.at.item as usize)? {
-        Item::Block(b) => Some(b.name.text.clone()),
+        Item::Block(b) => Some(b.name.text.to_string()),
         _ => None,
     }
 }

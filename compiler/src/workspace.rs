@@ -332,17 +332,21 @@ fn read_admitted(db: &mut Database, project: &Project, path: &Path, loaded: &mut
     read_into(db, path, loaded)
 }
 
-/// Loads `paths` (files or directories) and everything they import into `db`. Only the
-/// `.net` files of the paths' [`Project`] are read; a `use` of anything else is recorded
-/// with why ([`Database::refuse`]), for its E0223.
-pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
+/// Loads `paths` (files or directories) into `db`, without the files they import: what
+/// `netc fmt` needs (it formats the named files only, and a parse of every import would
+/// only hold memory).
+pub fn load_roots(db: &mut Database, paths: &[PathBuf]) -> Loaded {
+    load_paths(db, &Project::of(paths), paths)
+}
+
+/// Reads the `.net` files named or found under `paths` that `project` admits.
+fn load_paths(db: &mut Database, project: &Project, paths: &[PathBuf]) -> Loaded {
     let mut loaded = Loaded::default();
-    let project = Project::of(paths);
     // The roots so far, to keep each once (a directory can hold tens of thousands).
     let mut is_root: HashSet<SourceFile> = HashSet::new();
     for path in paths {
         if path.is_dir() {
-            let found = walk(path, &project);
+            let found = walk(path, project);
             for (dir, e) in &found.unreadable {
                 let name = file_name_of(dir);
                 loaded.io_errors.push(file_error(
@@ -352,18 +356,27 @@ pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
                 ));
             }
             for file in found.files {
-                if let Some(f) = read_admitted(db, &project, &file, &mut loaded)
+                if let Some(f) = read_admitted(db, project, &file, &mut loaded)
                     && is_root.insert(f)
                 {
                     loaded.roots.push(f);
                 }
             }
-        } else if let Some(f) = read_admitted(db, &project, path, &mut loaded)
+        } else if let Some(f) = read_admitted(db, project, path, &mut loaded)
             && is_root.insert(f)
         {
             loaded.roots.push(f);
         }
     }
+    loaded
+}
+
+/// Loads `paths` (files or directories) and everything they import into `db`. Only the
+/// `.net` files of the paths' [`Project`] are read; a `use` of anything else is recorded
+/// with why ([`Database::refuse`]), for its E0223.
+pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
+    let project = Project::of(paths);
+    let mut loaded = load_paths(db, &project, paths);
     // Follow `use "..."` to a fixed point. Missing files are reported by `file_imports`.
     let mut next = 0;
     while next < loaded.files.len() {

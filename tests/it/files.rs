@@ -321,3 +321,26 @@ fn a_netc_toml_makes_its_directory_the_project() {
     assert_eq!(run.code, 0, "{}{}", run.out, run.err);
     assert_eq!(run.out, "checked 2 files: no problems found\n");
 }
+
+/// `netc fmt` formats the files it is given and reads nothing they import: a 50 MB file's
+/// formatting held the parses of its imports too (finding 12 of issue 21).
+#[test]
+fn the_formatter_loads_the_files_it_formats_and_not_their_imports() {
+    let dir = TempDir::new("fmt-roots");
+    dir.write("lib.net", "block helper(x) {\n    return relu(x)\n}\n");
+    let main =
+        dir.write("main.net", "use \"lib.net\"\n\nmodel m() {\n    input x: f32[N, 8]\n    return helper(x)\n}\n");
+    let lib = netc::diagnostics::FileName::new(dir.path("lib.net").to_string_lossy());
+
+    let mut db = netc::host::Database::new();
+    let loaded = netc::workspace::load_roots(&mut db, std::slice::from_ref(&main));
+    assert_eq!(loaded.roots.len(), 1);
+    assert_eq!(loaded.files, loaded.roots);
+    assert!(db.file(&lib).is_none(), "the formatter read an import");
+
+    // `check` follows the same `use`.
+    let mut db = netc::host::Database::new();
+    let loaded = netc::workspace::load(&mut db, &[main]);
+    assert_eq!(loaded.files.len(), 2);
+    assert!(db.file(&lib).is_some());
+}

@@ -57,7 +57,7 @@ impl<'a> Dump<'a> {
         let r = self.range(n.id);
         let written = self.text.get(r.to_range()).unwrap_or("<out of range>");
         assert_eq!(written, n.text, "the node of name `{}` covers `{written}`", n.text);
-        n.text.clone()
+        n.text.to_string()
     }
 
     fn expr(&self, e: &Expr) -> String {

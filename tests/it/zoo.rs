@@ -397,7 +397,7 @@ fn every_zoo_model_has_a_train_and_an_infer_scenario_with_a_device_and_a_budget(
         for item in tree.iter() {
             match item {
                 Item::Model(m) => {
-                    kinds.entry(m.name.text.clone()).or_default();
+                    kinds.entry(m.name.text.to_string()).or_default();
                 }
                 Item::Scenario(s) => {
                     let setting = |key: &str| s.settings.iter().find(|x| x.key.text == key);
@@ -408,8 +408,8 @@ fn every_zoo_model_has_a_train_and_an_infer_scenario_with_a_device_and_a_budget(
                     }
                     let model = match setting("model").map(|x| &x.value) {
                         Some(SettingValue::Value(e)) => match &e.kind {
-                            ExprKind::Call { callee, .. } => callee.text.clone(),
-                            ExprKind::Name(n) => n.text.clone(),
+                            ExprKind::Call { callee, .. } => callee.text.to_string(),
+                            ExprKind::Name(n) => n.text.to_string(),
                             other => panic!("{module}: scenario `{}`: model {other:?}", s.name.text),
                         },
                         _ => panic!("{module}: scenario `{}` has no model", s.name.text),

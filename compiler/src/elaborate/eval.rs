@@ -10,7 +10,7 @@ impl<'db> Elaborator<'db, '_> {
         let ctx = Ctx { file, name: file.name(self.db), item: self.request.item, stmt: Default::default() };
         let mut env = Env::new();
         for p in &model.params {
-            let value = match self.request.args.get(&p.name.text) {
+            let value = match self.request.args.get(p.name.text.as_str()) {
                 Some(v) => v.clone(),
                 None => match &p.default {
                     Some(d) => self.eval_in(d, &Env::new(), &ctx)?,
@@ -61,7 +61,7 @@ impl<'db> Elaborator<'db, '_> {
                     }
                     let value = self.input(name.text.as_str(), ty, env, ctx)?;
                     if let Value::Tensor(t) = value {
-                        self.graph.inputs.push((name.text.clone(), t));
+                        self.graph.inputs.push((name.text.to_string(), t));
                         self.record(stmt_site, stmt_start, Arc::from([t]));
                     }
                     self.assign(env, &name.text, value);
@@ -141,7 +141,7 @@ impl<'db> Elaborator<'db, '_> {
         for dim in dims {
             let v = match &dim.kind {
                 ExprKind::Name(n) if !env.contains_key(n.text.as_str()) => {
-                    let value = match self.request.dims.get(&n.text) {
+                    let value = match self.request.dims.get(n.text.as_str()) {
                         Some(v) => Dim::Known(*v),
                         None if self.request.require_bound => {
                             self.unbound_dimension(&n.text, name, ctx, dim.id);

@@ -42,7 +42,7 @@ fn all_scenarios(db: &dyn Db) -> Vec<(SourceFile, u32, String)> {
     for &file in db.workspace().files(db).values() {
         for (index, item) in syntax_tree(db, file).iter().enumerate() {
             if let Item::Scenario(s) = item {
-                out.push((file, index as u32, s.name.text.clone()));
+                out.push((file, index as u32, s.name.text.to_string()));
             }
         }
     }
@@ -287,7 +287,7 @@ fn line_rows(
     let scenario_lines = unlocated_lines(db, loc).as_ref()?;
     let graph = scenario_graph(db, loc).as_ref()?;
     let scenario_rows = &scenario_lines.rows;
-    let scenario = ScenarioRef { file: sf.name(db).clone(), name: s.name.text.clone() };
+    let scenario = ScenarioRef { file: sf.name(db).clone(), name: s.name.text.to_string() };
     let name = file.name(db);
     let starts = line_starts(db, file);
     // Each line's hint offset and statements; only the lines asked for are kept (a range
@@ -418,7 +418,7 @@ pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) 
         out.push(CodeLens {
             range: spans.range(s.name.id),
             title,
-            scenario: ScenarioRef { file: file.name(db).clone(), name: s.name.text.clone() },
+            scenario: ScenarioRef { file: file.name(db).clone(), name: s.name.text.to_string() },
             active: is_active,
             total_bytes: report.map(|r| r.total_bytes),
             budget_bytes: report.and_then(|r| r.budget_bytes),

@@ -150,12 +150,12 @@ impl Walker<'_> {
             return;
         }
         let seq = self.out.len() as u32;
-        self.out.push(Occurrence { range, text: name.text.clone(), symbol, def, item: self.item, seq });
+        self.out.push(Occurrence { range, text: name.text.to_string(), symbol, def, item: self.item, seq });
     }
 
     fn define_local(&mut self, name: &Name, kind: LocalKind) {
-        let kind = *self.env.entry(name.text.clone()).or_insert(kind);
-        let symbol = Symbol::Local { item: self.item, name: name.text.clone(), kind };
+        let kind = *self.env.entry(name.text.to_string()).or_insert(kind);
+        let symbol = Symbol::Local { item: self.item, name: name.text.to_string(), kind };
         self.push(name, symbol, true);
     }
 
@@ -215,10 +215,10 @@ impl Walker<'_> {
                             }
                             (Some("model"), ExprKind::Call { callee, args }) => self.call(callee, args),
                             (Some(key), ExprKind::Name(n)) => {
-                                self.push(n, Symbol::SettingValue { key, value: n.text.clone() }, false)
+                                self.push(n, Symbol::SettingValue { key, value: n.text.to_string() }, false)
                             }
                             (Some(key), ExprKind::Call { callee, args }) => {
-                                self.push(callee, Symbol::SettingValue { key, value: callee.text.clone() }, false);
+                                self.push(callee, Symbol::SettingValue { key, value: callee.text.to_string() }, false);
                                 for a in args {
                                     self.expr(&a.value);
                                 }
@@ -226,7 +226,7 @@ impl Walker<'_> {
                             _ => self.expr(e),
                         },
                         SettingValue::Dim { name, value } => {
-                            self.push(name, Symbol::Dim(name.text.clone()), false);
+                            self.push(name, Symbol::Dim(name.text.to_string()), false);
                             self.expr(value);
                         }
                         SettingValue::Args(args) => {
@@ -297,7 +297,7 @@ impl Walker<'_> {
         if let TypeExpr::Tensor { dims, .. } = ty {
             for d in dims {
                 match &d.kind {
-                    ExprKind::Name(n) if declares_dims && !self.env.contains_key(&n.text) => {
+                    ExprKind::Name(n) if declares_dims && !self.env.contains_key(n.text.as_str()) => {
                         self.define_local(n, LocalKind::Dim)
                     }
                     _ => self.expr(d),
@@ -315,7 +315,7 @@ impl Walker<'_> {
             if let (Some(kw), Some(def)) = (&a.keyword, &target)
                 && matches!(def.kind, DefKind::Op | DefKind::Block | DefKind::Model)
             {
-                let symbol = Symbol::Param { file: def.file.clone(), item: def.item, name: kw.text.clone() };
+                let symbol = Symbol::Param { file: def.file.clone(), item: def.item, name: kw.text.to_string() };
                 self.push(kw, symbol, false);
             }
             self.expr(&a.value);
@@ -325,8 +325,8 @@ impl Walker<'_> {
     fn expr(&mut self, e: &Expr) {
         match &e.kind {
             ExprKind::Name(n) => {
-                if let Some(kind) = self.env.get(&n.text) {
-                    let symbol = Symbol::Local { item: self.item, name: n.text.clone(), kind: *kind };
+                if let Some(kind) = self.env.get(n.text.as_str()) {
+                    let symbol = Symbol::Local { item: self.item, name: n.text.to_string(), kind: *kind };
                     self.push(n, symbol, false);
                 } else if let Some(sym) = self.item_symbol(&n.text) {
                     self.push(n, sym, false);
@@ -345,7 +345,7 @@ impl Walker<'_> {
             }
             ExprKind::Field { base, field } => {
                 self.expr(base);
-                self.push(field, Symbol::Field(field.text.clone()), false);
+                self.push(field, Symbol::Field(field.text.to_string()), false);
             }
             ExprKind::Index { base, index } => {
                 self.expr(base);
@@ -355,7 +355,7 @@ impl Walker<'_> {
                 self.expr(count);
                 self.expr(call);
             }
-            ExprKind::Size { unit, .. } => self.push(unit, Symbol::Unit(unit.text.clone()), false),
+            ExprKind::Size { unit, .. } => self.push(unit, Symbol::Unit(unit.text.to_string()), false),
             ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::Error => {}
         }
     }

@@ -54,8 +54,8 @@ pub fn document_symbols(db: &dyn Db, file: SourceFile) -> Vec<DocumentSymbol> {
                 let text = header.clone().unwrap_or_default();
                 (text.trim_start_matches("use ").to_string(), SymbolKind::Import, range, Vec::new())
             }
-            Item::Op(op) => (op.name.text.clone(), SymbolKind::Op, spans.range(op.name.id), Vec::new()),
-            Item::Block(c) => (c.name.text.clone(), SymbolKind::Block, spans.range(c.name.id), Vec::new()),
+            Item::Op(op) => (op.name.text.to_string(), SymbolKind::Op, spans.range(op.name.id), Vec::new()),
+            Item::Block(c) => (c.name.text.to_string(), SymbolKind::Block, spans.range(c.name.id), Vec::new()),
             Item::Model(c) => {
                 let inputs = c
                     .body
@@ -63,7 +63,7 @@ pub fn document_symbols(db: &dyn Db, file: SourceFile) -> Vec<DocumentSymbol> {
                     .iter()
                     .filter_map(|s| match &s.kind {
                         StmtKind::Input { name, ty } => Some(DocumentSymbol {
-                            name: name.text.clone(),
+                            name: name.text.to_string(),
                             detail: file.text(db).get(spans.range(ty.id()).to_range()).map(str::to_string),
                             kind: SymbolKind::Input,
                             range: spans.range(s.id),
@@ -73,9 +73,9 @@ pub fn document_symbols(db: &dyn Db, file: SourceFile) -> Vec<DocumentSymbol> {
                         _ => None,
                     })
                     .collect();
-                (c.name.text.clone(), SymbolKind::Model, spans.range(c.name.id), inputs)
+                (c.name.text.to_string(), SymbolKind::Model, spans.range(c.name.id), inputs)
             }
-            Item::Scenario(s) => (s.name.text.clone(), SymbolKind::Scenario, spans.range(s.name.id), Vec::new()),
+            Item::Scenario(s) => (s.name.text.to_string(), SymbolKind::Scenario, spans.range(s.name.id), Vec::new()),
         };
         if range.start == 0 && range.end == 0 && index > 0 {
             continue;

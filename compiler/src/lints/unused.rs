@@ -69,7 +69,7 @@ impl Lint for Unused {
         if program {
             for (index, item) in cx.tree.iter().enumerate() {
                 if let Item::Block(c) = item
-                    && !called.contains(&c.name.text)
+                    && !called.contains(c.name.text.as_str())
                     && !c.name.text.starts_with('_')
                 {
                     let place = Place::Node(NodeRef { item: index as u32, node: c.name.id.0 });
@@ -98,7 +98,7 @@ fn walk_body(
     for stmt in &body.stmts {
         match &stmt.kind {
             StmtKind::Input { name, ty } => {
-                defs.entry(name.text.clone()).or_insert((name.id, "input"));
+                defs.entry(name.text.to_string()).or_insert((name.id, "input"));
                 if let TypeExpr::Tensor { dims, .. } = ty {
                     for d in dims {
                         // Dimension names are declared here, not read.
@@ -111,7 +111,7 @@ fn walk_body(
             StmtKind::Assign { targets, value } => {
                 collect(value, reads, called);
                 for t in targets {
-                    defs.entry(t.text.clone()).or_insert((t.id, "variable"));
+                    defs.entry(t.text.to_string()).or_insert((t.id, "variable"));
                 }
             }
             StmtKind::Return { values } => {
@@ -138,10 +138,10 @@ fn collect_calls(e: &Expr, called: &mut BTreeSet<String>) {
 fn collect(e: &Expr, reads: &mut BTreeSet<String>, called: &mut BTreeSet<String>) {
     match &e.kind {
         ExprKind::Name(n) => {
-            reads.insert(n.text.clone());
+            reads.insert(n.text.to_string());
         }
         ExprKind::Call { callee, args } => {
-            called.insert(callee.text.clone());
+            called.insert(callee.text.to_string());
             for a in args {
                 collect(&a.value, reads, called);
             }

@@ -31,7 +31,7 @@ pub fn check_scenario(cx: &mut ItemChecker<'_>, scenario: &Scenario) {
         // `dim` may appear once per dimension.
         let identity = match &s.value {
             SettingValue::Dim { name, .. } => format!("dim {}", name.text),
-            _ => s.key.text.clone(),
+            _ => s.key.text.to_string(),
         };
         if let Some(prev) = first.get(&identity) {
             let file = cx.file.clone();

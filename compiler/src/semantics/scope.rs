@@ -162,7 +162,7 @@ fn signature_of(params: &[Param], outputs: Outputs, broken: bool) -> Signature {
         params: params
             .iter()
             .map(|p| ParamSig {
-                name: p.name.text.clone(),
+                name: p.name.text.to_string(),
                 kind: param_kind(p),
                 has_default: p.default.is_some(),
                 typed: p.ty.is_some() || p.default.is_some(),
@@ -206,7 +206,7 @@ pub fn definitions(file: &FileName, tree: &SourceTree) -> Vec<(String, Definitio
         };
         let name = item.name().expect("every item but `use` has a name");
         defs.push((
-            name.text.clone(),
+            name.text.to_string(),
             Definition { file: file.clone(), item: index as u32, name_node: name.id, kind, signature },
         ));
     }

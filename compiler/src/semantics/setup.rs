@@ -145,7 +145,7 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
                         Some(k) => k.text.clone(),
                         None => m.params.get(position)?.name.text.clone(),
                     };
-                    setup.args.insert(name, graph::literal_value(&arg.value));
+                    setup.args.insert(name.to_string(), graph::literal_value(&arg.value));
                 }
                 model = Some((lookup_file(db, &def.file)?, def.item));
             }
@@ -157,7 +157,7 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
                 setup.dims.insert("S".into(), *n as i128);
             }
             ("dim", SettingValue::Dim { name, value: Expr { kind: ExprKind::Int(n), .. } }) => {
-                setup.dims.insert(name.text.clone(), *n as i128);
+                setup.dims.insert(name.text.to_string(), *n as i128);
             }
             ("no_grad", _) => setup.run.no_grad = true,
             ("fsdp", _) => setup.run.fsdp = true,

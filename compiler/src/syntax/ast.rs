@@ -18,8 +18,8 @@ pub struct NodeId(pub u32);
 pub struct Name {
     /// The node of the name itself.
     pub id: NodeId,
-    /// The text.
-    pub text: String,
+    /// The text (names are short: held inline, without an allocation of their own).
+    pub text: smol_str::SmolStr,
 }
 
 /// A parsed file: its top-level items in order.

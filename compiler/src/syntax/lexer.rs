@@ -325,6 +325,9 @@ pub fn lex(file: &FileName, text: &str) -> Lexed {
     flush_invalid(&mut invalid_run, &mut out.errors);
     let end = text.len() as u32;
     out.tokens.push(Token { kind: TokenKind::Eof, range: TextRange::empty(end) });
+    // The tokens live as long as the file's parse (an edit relexes from them): not twice.
+    out.tokens.shrink_to_fit();
+    out.comments.shrink_to_fit();
     out
 }
 

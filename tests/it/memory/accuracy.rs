@@ -138,7 +138,7 @@ pub fn load(name: &str, source: String) -> (Database, netc::db::SourceFile, BTre
         .iter()
         .enumerate()
         .filter_map(|(i, item)| match item {
-            Item::Scenario(s) => Some((s.name.text.clone(), i as u32)),
+            Item::Scenario(s) => Some((s.name.text.to_string(), i as u32)),
             _ => None,
         })
         .collect();

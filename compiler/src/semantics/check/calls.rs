@@ -166,7 +166,7 @@ impl<'a> ItemChecker<'a> {
         }
         let ExprKind::Call { callee, args } = &call.kind else { return ValueKind::Unknown };
         let kind = self.call_kind(call.id, callee, args, env, 1);
-        if let Some(Binding::Unique(def)) = self.scope.names.get(&callee.text)
+        if let Some(Binding::Unique(def)) = self.scope.names.get(callee.text.as_str())
             && let Some(sig) = &def.signature
             && !sig.broken
         {

@@ -266,7 +266,7 @@ impl<'a> ItemChecker<'a> {
                         Some("declare inputs at the top of the model's body".into());
                 }
                 self.check_type(ty, true);
-                if env.defined.contains_key(&name.text) {
+                if env.defined.contains_key(name.text.as_str()) {
                     self.error(Code::DuplicateDefinition, name.id, format!("`{}` is already defined", name.text));
                     // The first definition stays; going on with a rebound name would cascade.
                     return;
@@ -358,7 +358,7 @@ impl<'a> ItemChecker<'a> {
 
     fn declare_dims(&mut self, dim: &Expr, env: &mut Env) {
         match &dim.kind {
-            ExprKind::Name(n) if !env.defined.contains_key(&n.text) => {
+            ExprKind::Name(n) if !env.defined.contains_key(n.text.as_str()) => {
                 env.declare(&n.text, Var { kind: ValueKind::Int, def: n.id });
             }
             _ => {
@@ -523,10 +523,10 @@ impl<'a> ItemChecker<'a> {
     }
 
     fn name_kind(&mut self, n: &Name, env: &Env) -> ValueKind {
-        if let Some(var) = env.defined.get(&n.text) {
+        if let Some(var) = env.defined.get(n.text.as_str()) {
             return var.kind;
         }
-        if let Some(assigned) = env.maybe.get(&n.text) {
+        if let Some(assigned) = env.maybe.get(n.text.as_str()) {
             let file = self.file.clone();
             let at = self.at(*assigned);
             self.error(Code::PossiblyUndefined, n.id, format!("`{}` may be undefined here", n.text))
@@ -534,7 +534,7 @@ impl<'a> ItemChecker<'a> {
                 .help = Some(format!("assign `{}` before the `if`, or in every branch (add an `else`)", n.text));
             return ValueKind::Unknown;
         }
-        if let Some(binding) = self.scope.names.get(&n.text) {
+        if let Some(binding) = self.scope.names.get(n.text.as_str()) {
             let what = match binding {
                 Binding::Unique(def) => def.kind.describe(),
                 Binding::Ambiguous(_) => "definition",
@@ -559,7 +559,7 @@ impl<'a> ItemChecker<'a> {
 
     /// Resolves a callee and checks its kind; `None` when it is not callable here (reported).
     pub(crate) fn resolve_callee(&mut self, callee: &Name, allowed: &[DefKind]) -> Option<Definition> {
-        match self.scope.names.get(&callee.text) {
+        match self.scope.names.get(callee.text.as_str()) {
             // The name may be defined in a file that failed to import (already reported).
             None if self.scope.incomplete => None,
             None => {

@@ -284,7 +284,7 @@ pub(super) fn number_literal(i: In<'_>) -> PResult<'_, Expr> {
     if let Some(unit_tok) = unit_tok {
         let rest = In { toks: &rest.toks[1..], cx };
         let unit_id = cx.node(unit_tok.range);
-        let unit = Name { id: unit_id, text: cx.text_of(unit_tok).to_string() };
+        let unit = Name { id: unit_id, text: cx.text_of(unit_tok).into() };
         let id = cx.node(i.range_to(rest));
         let kind = match value {
             Some(v) if v.is_finite() => ExprKind::Size { value: v.to_bits(), integer: is_int, unit },

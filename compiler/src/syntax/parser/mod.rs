@@ -351,7 +351,7 @@ fn name(i: In<'_>) -> PResult<'_, Name> {
     if tok.kind == TokenKind::Ident && !KEYWORDS.contains(&i.cx.text_of(tok)) {
         let (rest, tok) = i.bump();
         let id = i.cx.node(tok.range);
-        Ok((rest, Name { id, text: i.cx.text_of(tok).to_string() }))
+        Ok((rest, Name { id, text: i.cx.text_of(tok).into() }))
     } else {
         expected(i, "a name")
     }
@@ -363,7 +363,7 @@ fn word(i: In<'_>) -> PResult<'_, Name> {
     if tok.kind == TokenKind::Ident {
         let (rest, tok) = i.bump();
         let id = i.cx.node(tok.range);
-        Ok((rest, Name { id, text: i.cx.text_of(tok).to_string() }))
+        Ok((rest, Name { id, text: i.cx.text_of(tok).into() }))
     } else {
         expected(i, "a name")
     }
@@ -433,6 +433,9 @@ fn delimited_list<'a, O>(
         loop {
             if i.peek_is(close) {
                 let (rest, _) = i.bump();
+                // Trees are kept for as long as the file is open: a list grown by doubling
+                // holds up to twice its items (a 50 MB file's tree took gigabytes).
+                out.shrink_to_fit();
                 return Ok((rest, out));
             }
             let (rest, value) = cut(item(i).map_err(|e| {

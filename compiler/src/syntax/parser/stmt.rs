@@ -69,6 +69,7 @@ pub(super) fn statement(i: In<'_>) -> PResult<'_, Stmt> {
                 }
                 rest = rest.bump().0;
             }
+            values.shrink_to_fit();
             (rest, StmtKind::Return { values })
         }
         "if" => if_statement(i)?,
@@ -312,6 +313,7 @@ pub(super) fn statements(i: In<'_>, item_body: bool) -> PResult<'_, Body> {
     }
     cx.brackets.set(saved_brackets);
     let id = cx.node(i.range_to(rest));
+    stmts.shrink_to_fit();
     Ok((rest, Body { id, stmts, recovered }))
 }
 
@@ -326,5 +328,6 @@ pub(super) fn assignment_targets(i: In<'_>) -> (In<'_>, Vec<Name>) {
         }
         rest = rest.bump().0;
     }
+    targets.shrink_to_fit();
     (rest, targets)
 }
