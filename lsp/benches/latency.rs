@@ -1,8 +1,9 @@
 //! Editor latency through the language server: from a one-line `textDocument/didChange` to
 //! the answer of `textDocument/inlayHint` for the first 60 lines, over the JSON-RPC protocol
 //! of `netc lsp` (in-process, on an in-memory pipe instead of stdio). The `ide` bench of the
-//! library measures the same without the protocol. Prints a table; run with
-//! `cargo bench -p netc-lsp --bench latency`.
+//! library measures the same without the protocol. Then the time to answer after the edit
+//! that once froze the editor, and the server's resident memory over 10,000 edits (Linux).
+//! Prints tables; run with `cargo bench -p netc-lsp --bench latency`.
 
 #[path = "../../compiler/benches/support/mod.rs"]
 mod support;
@@ -113,6 +114,74 @@ fn main() {
     );
     println!();
     runtime.block_on(measure_typo());
+    println!();
+    runtime.block_on(measure_rss());
+}
+
+/// The process's resident set in MiB, from `/proc/self/status` (`None` off Linux). The
+/// server runs in this process; the client's share is a few buffers.
+fn rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: f64 = line.trim_start_matches("VmRSS:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Resident memory over 10,000 edits of the three bench files, open side by side: each edit
+/// of each kind is made and undone in turn, with the hints after every edit and the code
+/// lenses after every tenth (what an editor asks while a user types). Memory that an edit
+/// leaves behind grows the column; a server that keeps its caches to the current texts
+/// stays flat after the first round.
+async fn measure_rss() {
+    const EDITS_MADE: usize = 10_000;
+    let mut client = Client::connect().await;
+    let mut files = Vec::new();
+    for case in cases() {
+        let uri = format!("file:///bench/{}", case.name);
+        let document = json!({ "uri": uri, "languageId": "net", "version": 1, "text": case.text });
+        client.notify("textDocument/didOpen", json!({ "textDocument": document })).await;
+        let command = json!({ "command": netc_lsp::SET_ACTIVE_SCENARIO, "arguments": [uri, case.scenario] });
+        client.request("workspace/executeCommand", command).await;
+        let edits: Vec<(&str, &str)> = case.edits.iter().flatten().copied().collect();
+        files.push((uri, case.text, edits));
+    }
+    let range = json!({ "start": { "line": 0, "character": 0 }, "end": { "line": 60, "character": 0 } });
+    let Some(opened) = rss_mib() else {
+        println!("resident memory over {EDITS_MADE} edits: not measured (no /proc/self/status)");
+        return;
+    };
+    println!("Resident memory over {EDITS_MADE} edits of the three files (each edit made, then undone):");
+    println!();
+    println!("| edits | RSS (MiB) |");
+    println!("|---:|---:|");
+    println!("| 0 | {opened:.0} |");
+    let started = Instant::now();
+    let mut version = 1;
+    for made in 1..=EDITS_MADE {
+        let (uri, text, edits) = &mut files[made % 3];
+        // Edit k made on its way out (odd rounds) and undone on its way back.
+        let (from, to) = edits[(made / 6) % edits.len()];
+        let (old, new) = if (made / 3) % 2 == 0 { (from, to) } else { (to, from) };
+        let Some(at) = text.find(old) else { continue };
+        let (start, end) = (position_at(text, at), position_at(text, at + old.len()));
+        text.replace_range(at..at + old.len(), new);
+        version += 1;
+        let change = json!({ "range": { "start": start, "end": end }, "text": new });
+        let document = json!({ "uri": uri, "version": version });
+        client.notify("textDocument/didChange", json!({ "textDocument": document, "contentChanges": [change] })).await;
+        let hints = json!({ "textDocument": { "uri": uri }, "range": range });
+        client.request("textDocument/inlayHint", hints).await;
+        if made % 10 == 0 {
+            client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri } })).await;
+        }
+        if made % 1_000 == 0 {
+            println!("| {made} | {:.0} |", rss_mib().unwrap_or(f64::NAN));
+        }
+    }
+    println!();
+    println!("({:.1} s in all; release build, mimalloc as in the `netc` binary)", started.elapsed().as_secs_f64());
+    client.request("shutdown", Value::Null).await;
+    client.notify("exit", Value::Null).await;
 }
 
 /// The edit that froze the editor: `000` typed after GPT-2 XL's layer count (48 layers become
