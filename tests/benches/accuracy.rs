@@ -1,7 +1,8 @@
 //! The accuracy of the memory simulation, as a table: every calibration case on each device
 //! (`cpu` against memory.json, `a100_80gb` against memory_cuda.json), predicted against
 //! measured, then per device the mean absolute error and the worst case, and last the
-//! relative errors as one Markdown table (the one in spec/memory.md).
+//! relative errors as one Markdown table (the one in spec/memory.md); then the precision set
+//! (memory_precision.json) the same way.
 //!
 //! `cargo bench -p netc-tests --bench accuracy`. The driver is the accuracy tests'
 //! (tests/it/memory/accuracy.rs, used by tests/it/memory.rs), so the table is the one the
@@ -15,8 +16,8 @@ use std::fmt::Write as _;
 use accuracy::Case;
 
 fn main() {
-    let cpu = accuracy::cases("cpu", accuracy::CPU_FIXTURE);
-    let cuda = accuracy::cases("a100_80gb", accuracy::CUDA_FIXTURE);
+    let cpu = accuracy::cases("cpu", accuracy::CPU_FIXTURE, accuracy::SCENARIOS);
+    let cuda = accuracy::cases("a100_80gb", accuracy::CUDA_FIXTURE, accuracy::SCENARIOS);
     for cases in [&cpu, &cuda] {
         println!("{}", accuracy::table(cases));
     }
@@ -27,6 +28,39 @@ fn main() {
     );
     println!("{}{}", accuracy::summary(&cpu), accuracy::summary(&cuda));
     print!("{}", markdown(&cpu, &cuda));
+    println!();
+    let precision = accuracy::cases("a100_80gb", accuracy::PRECISION_FIXTURE, accuracy::PRECISION_SCENARIOS);
+    println!("The precision set (memory_precision.json), a100_80gb:\n");
+    println!("{}", accuracy::table(&precision));
+    println!("{}", accuracy::summary(&precision));
+    print!("{}", precision_markdown(&precision));
+}
+
+/// One row per model and scenario of the precision set: the error of the peak and of the
+/// rounded peak at each batch size (a case the harness skipped is empty).
+fn precision_markdown(cases: &[Case]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "| model | scenario | batch | peak | rounded | batch | peak | rounded |");
+    let _ = writeln!(out, "|---|---|---|---:|---:|---|---:|---:|");
+    let mut rows: Vec<(&str, &str)> = Vec::new();
+    for c in cases {
+        if !rows.contains(&(c.model, c.scenario)) {
+            rows.push((c.model, c.scenario));
+        }
+    }
+    for (model, scenario) in rows {
+        let _ = write!(out, "| {model} | {scenario} |");
+        let of_row: Vec<&Case> = cases.iter().filter(|c| c.model == model && c.scenario == scenario).collect();
+        if of_row.len() == 1 {
+            let _ = write!(out, " | | |");
+        }
+        for c in of_row {
+            let rounded = c.rounded_error().map(percent).unwrap_or_default();
+            let _ = write!(out, " {} | {} | {rounded} |", c.batch, percent(c.error()));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// A relative error in percent, signed, `0.00 %` when it rounds to nothing.

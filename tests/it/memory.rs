@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use netc::report::{ScenarioReport, bytes, scenario_report};
 
-use self::accuracy::{CPU_FIXTURE, CUDA_FIXTURE, Case, cases, load, summary, table};
+use self::accuracy::{CPU_FIXTURE, CUDA_FIXTURE, Case, SCENARIOS, cases, load, summary, table};
 
 /// Asserts that every case is within the bar; prints the table either way.
 fn assert_within_bar(cases: &[Case]) {
@@ -27,14 +27,14 @@ fn assert_within_bar(cases: &[Case]) {
 
 #[test]
 fn cpu_peaks_match_pytorch() {
-    let cases = cases("cpu", CPU_FIXTURE);
+    let cases = cases("cpu", CPU_FIXTURE, SCENARIOS);
     assert_eq!(cases.len(), 96);
     assert_within_bar(&cases);
 }
 
 #[test]
 fn cuda_peaks_match_pytorch() {
-    let cases = cases("a100_80gb", CUDA_FIXTURE);
+    let cases = cases("a100_80gb", CUDA_FIXTURE, SCENARIOS);
     assert_eq!(cases.len(), 96);
     assert!(cases.iter().all(|c| c.rounded.is_some()), "memory_cuda.json has peak_alloc512_bytes everywhere");
     assert_within_bar(&cases);

@@ -23,6 +23,9 @@ use serde_json::Value;
 pub const CPU_FIXTURE: &str = include_str!("../../fixtures/calibration/memory.json");
 /// The CUDA figures (results_cuda.json), with `peak_alloc512_bytes`.
 pub const CUDA_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_cuda.json");
+/// The precision set's figures (results_precision.json: half models, autocast, bf16
+/// training, accumulation, checkpointing), CUDA semantics, with `peak_alloc512_bytes`.
+pub const PRECISION_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_precision.json");
 
 /// Relative error of the peaks allowed.
 pub const PEAK_BAR: f64 = 0.05;
@@ -40,8 +43,12 @@ const MODELS: &[(&str, &str)] = &[
     ("gpt2_small", include_str!("../../fixtures/calibration/gpt2_small.net")),
 ];
 
-/// The measured scenarios, as `.net` settings (the device is added).
-const SCENARIOS: &[(&str, &str, &str)] = &[
+/// A measured scenario: its name in the fixture, `infer` or `train`, and its `.net` settings
+/// (the device is added).
+pub type Scenario = (&'static str, &'static str, &'static str);
+
+/// The fp32 scenarios of memory.json and memory_cuda.json.
+pub const SCENARIOS: &[Scenario] = &[
     ("infer_nograd", "infer", "no_grad  eval"),
     ("infer_grad_eval", "infer", "eval"),
     ("train_sgd", "train", "optimizer sgd"),
@@ -50,6 +57,18 @@ const SCENARIOS: &[(&str, &str, &str)] = &[
     // CPU, foreach on CUDA. netc's `adam` follows the device the same way.
     ("train_adam", "train", "optimizer adam"),
     ("train_adam_foreach", "train", "optimizer adam(foreach=true)"),
+];
+
+/// The precision set of memory_precision.json (its README says what PyTorch ran for each).
+pub const PRECISION_SCENARIOS: &[Scenario] = &[
+    ("infer_nograd_fp16", "infer", "no_grad  eval  precision fp16"),
+    ("infer_nograd_bf16", "infer", "no_grad  eval  precision bf16"),
+    ("infer_nograd_amp", "infer", "no_grad  eval  precision amp"),
+    ("train_adam_amp", "train", "optimizer adam  precision amp"),
+    ("train_adam_amp_bf16", "train", "optimizer adam  precision amp_bf16"),
+    ("train_adam_bf16", "train", "optimizer adam  precision bf16"),
+    ("train_adam_accum2", "train", "optimizer adam  grad_accum 2"),
+    ("train_adam_ckpt", "train", "optimizer adam  checkpoint"),
 ];
 
 /// One predicted-vs-measured comparison.
@@ -113,11 +132,11 @@ fn model_name(text: &str) -> &str {
 }
 
 /// `text` with one scenario per measured scenario, named `c_<scenario>`.
-fn with_scenarios(model: &str, text: &str, batch: &str, device: &str) -> String {
+fn with_scenarios(model: &str, text: &str, batch: &str, device: &str, scenarios: &[Scenario]) -> String {
     let name = model_name(text);
     let seq = if model == "gpt2_small" { "  seq 512" } else { "" };
     let mut source = text.to_string();
-    for (scenario, kind, settings) in SCENARIOS {
+    for (scenario, kind, settings) in scenarios {
         let _ = write!(
             source,
             "\n{kind} c_{scenario} {{ model {name}()  batch {batch}{seq}  {settings}  device {device} }}\n"
@@ -145,17 +164,20 @@ pub fn load(name: &str, source: String) -> (Database, netc::db::SourceFile, BTre
     (db, file, scenarios)
 }
 
-/// Runs every calibration case on `device` against `fixture` (memory.json's structure).
-pub fn cases(device: &'static str, fixture: &str) -> Vec<Case> {
+/// Runs every calibration case of `scenarios` on `device` against `fixture` (memory.json's
+/// structure; a case the harness skipped is left out).
+pub fn cases(device: &'static str, fixture: &str, scenarios: &[Scenario]) -> Vec<Case> {
     let fixture: Value = serde_json::from_str(fixture).expect("the fixture parses");
     let mut out = Vec::new();
     for (model, text) in MODELS {
         for (batch, figures) in fixture["models"][model].as_object().expect("batches") {
-            let source = with_scenarios(model, text, batch.trim_start_matches("bs"), device);
-            let (db, file, scenarios) = load(&format!("{model}.net"), source);
-            for (scenario, _, _) in SCENARIOS {
+            let measured: Vec<Scenario> =
+                scenarios.iter().filter(|(s, _, _)| figures[*s].get("skipped").is_none()).copied().collect();
+            let source = with_scenarios(model, text, batch.trim_start_matches("bs"), device, &measured);
+            let (db, file, items) = load(&format!("{model}.net"), source);
+            for (scenario, _, _) in &measured {
                 let m = &figures[*scenario];
-                let index = scenarios[&format!("c_{scenario}")];
+                let index = items[&format!("c_{scenario}")];
                 let costs = scenario_costs(&db, ItemLoc::new(&db, file, index)).as_ref().expect("simulates");
                 let peak = &costs.simulation.peak;
                 let measured = m["peak_bytes"].as_i64().expect("peak") as i128;
