@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 
 use netc::report::{ScenarioReport, bytes, scenario_report};
 
-use self::accuracy::{CPU_FIXTURE, CUDA_FIXTURE, Case, SCENARIOS, cases, load, summary, table};
+use self::accuracy::{
+    CPU_FIXTURE, CUDA_FIXTURE, Case, PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, cases, load, summary, table,
+};
 
 /// Asserts that every case is within the bar; prints the table either way.
 fn assert_within_bar(cases: &[Case]) {
@@ -38,6 +40,70 @@ fn cuda_peaks_match_pytorch() {
     assert_eq!(cases.len(), 96);
     assert!(cases.iter().all(|c| c.rounded.is_some()), "memory_cuda.json has peak_alloc512_bytes everywhere");
     assert_within_bar(&cases);
+}
+
+/// The precision cases (model, batch, scenario) not yet within issue 17's bar, each for a
+/// mechanism netc does not simulate yet: MobileNetV2's and GPT-2's half-precision training
+/// (over), checkpoint recomputation's peak (CNNs) and accumulation's gradient sums (under).
+/// Every other case must be within the bar; a case listed here that comes within it fails
+/// the test too, so that the list only shrinks.
+const PRECISION_OPEN: &[(&str, &str, &str)] = &[
+    ("simple_cnn", "bs32", "train_adam_accum2"),
+    ("simple_cnn_relu", "bs32", "train_adam_accum2"),
+    ("resnet18", "bs32", "train_adam_accum2"),
+    ("resnet18", "bs32", "train_adam_ckpt"),
+    ("vgg16", "bs32", "train_adam_ckpt"),
+    ("mobilenet_v2", "bs1", "train_adam_amp"),
+    ("mobilenet_v2", "bs1", "train_adam_amp_bf16"),
+    ("mobilenet_v2", "bs1", "train_adam_bf16"),
+    ("mobilenet_v2", "bs1", "train_adam_ckpt"),
+    ("mobilenet_v2", "bs32", "train_adam_amp"),
+    ("mobilenet_v2", "bs32", "train_adam_amp_bf16"),
+    ("mobilenet_v2", "bs32", "train_adam_bf16"),
+    ("mobilenet_v2", "bs32", "train_adam_accum2"),
+    ("mobilenet_v2", "bs32", "train_adam_ckpt"),
+    ("alexnet", "bs32", "train_adam_accum2"),
+    ("gpt2_small", "bs1", "train_adam_amp"),
+    ("gpt2_small", "bs1", "train_adam_amp_bf16"),
+    ("gpt2_small", "bs1", "train_adam_bf16"),
+    ("gpt2_small", "bs8", "train_adam_amp"),
+    ("gpt2_small", "bs8", "train_adam_amp_bf16"),
+    ("gpt2_small", "bs8", "train_adam_bf16"),
+];
+
+/// Issue 17's bar for the precision set: the peak and the 512-byte-rounded peak within 1 %,
+/// never under by more than 0.5 %, and the peak's phase the measured one.
+fn precision_misses(c: &Case) -> Vec<String> {
+    let mut misses = Vec::new();
+    for (what, error) in [("peak", Some(c.error())), ("rounded peak", c.rounded_error())] {
+        if let Some(e) = error.filter(|e| !(-0.005..=0.01).contains(e)) {
+            misses.push(format!("{what} {:+.2}%", 100.0 * e));
+        }
+    }
+    if c.predicted_phase != c.measured_phase {
+        misses.push(format!("phase {} instead of {}", c.predicted_phase, c.measured_phase));
+    }
+    misses
+}
+
+/// Every case of the precision set (memory_precision.json: half models, autocast, bf16
+/// training, accumulation, checkpointing) within issue 17's bar, but the open ones.
+#[test]
+fn precision_peaks_match_pytorch() {
+    let cases = cases("a100_80gb", PRECISION_FIXTURE, PRECISION_SCENARIOS);
+    assert_eq!(cases.len(), 114);
+    println!("{}{}", table(&cases), summary(&cases));
+    let mut wrong = Vec::new();
+    for c in &cases {
+        let open = PRECISION_OPEN.contains(&(c.model, c.batch.as_str(), c.scenario));
+        let misses = precision_misses(c);
+        match (open, misses.is_empty()) {
+            (false, false) => wrong.push(format!("{} {} {}: {}", c.model, c.batch, c.scenario, misses.join(", "))),
+            (true, true) => wrong.push(format!("{} {} {}: within the bar, not open", c.model, c.batch, c.scenario)),
+            _ => {}
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// The per-line figures from the parameter set-up and the first forward pass alone (what an

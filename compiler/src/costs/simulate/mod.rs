@@ -309,6 +309,10 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
                 break 'run;
             }
             if !config.training {
+                // The autocast region ends with the forward pass.
+                for s in std::mem::take(&mut forward.cast_cache) {
+                    store.release(s);
+                }
                 break;
             }
             // Loss: cross-entropy over the output (log_softmax saved, then the scalar loss).
@@ -322,6 +326,11 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
                 loss_storages.push(store.alloc(4, Category::Activations));
                 store.check("nll_loss", None);
                 output_grad_bytes = run.sizes[o.0 as usize];
+            }
+            // The autocast region (forward and loss) exits before backward: its cast cache is
+            // cleared, and only the copies autograd saved stay.
+            for s in std::mem::take(&mut forward.cast_cache) {
+                store.release(s);
             }
             store.begin(step, Phase::Backward);
             // DDP's gradient buckets: a flat copy of the gradients for all-reduce.

@@ -10,6 +10,17 @@ pub(super) struct Forward {
     pub(super) requires_grad: Vec<bool>,
     /// For each checkpoint segment, the storages of its inputs, held until its backward.
     pub(super) segment_inputs: HashMap<u32, Vec<usize>>,
+    /// Autocast's cast cache: the half copies of the parameters the forward pass cast, held
+    /// until the autocast region exits (the caller releases them there).
+    pub(super) cast_cache: Vec<usize>,
+}
+
+/// What autocast's cast cache is keyed by: the parameter cast. A weight tied to another
+/// (`share="..."`) is one parameter, cast once, whichever node uses it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum CastKey<'g> {
+    Shared(&'g str, &'static str),
+    Own(usize, &'static str),
 }
 
 pub(super) fn run_forward(
@@ -39,6 +50,7 @@ pub(super) fn run_forward(
     }
     let mut kept: Vec<usize> = Vec::new();
     let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut cast_cache: HashMap<CastKey<'_>, usize> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         if i % CHECK_EVERY == 0 {
             (run.check)();
@@ -103,11 +115,35 @@ pub(super) fn run_forward(
             requires_grad[out.0 as usize] = needs_grad;
         }
         let mut extra_saved = Vec::new();
-        // Autocast: the half-precision copies of the weights (cached for the forward and
-        // saved for backward) and of float32 inputs.
+        // The half copies of this op's weights that autograd saves (held for backward).
+        let mut weight_copies = Vec::new();
+        // Autocast runs a lower-precision op on half copies of its float32 arguments
+        // (`cached_cast` in PyTorch's autocast_mode.cpp). A parameter's copy (a leaf that
+        // requires grad, under `no_grad` too) goes to the cast cache and lives until the
+        // autocast region exits: one copy per parameter, however many ops use it. The op
+        // saves its weight's copy, not its bias's (derivatives.yaml: convolution and addmm
+        // save the weight and the input). An activation's copy is made per op.
         if config.precision.mixed() && node.op.autocast() == Autocast::Half {
-            if let Some((_, elements)) = run.params.of_node[i] {
-                extra_saved.push(store.alloc(product(&[elements, 2]), Category::Activations));
+            let share = match node.args.values.get("share") {
+                // `share` defaults to "": a weight of its own.
+                Some(ArgValue::Str(key)) if !key.is_empty() => Some(key.as_str()),
+                _ => None,
+            };
+            for weight in &node.result.weights {
+                let key = match share {
+                    Some(key) => CastKey::Shared(key, weight.name),
+                    None => CastKey::Own(i, weight.name),
+                };
+                let copy = *cast_cache.entry(key).or_insert_with(|| {
+                    let s = store.alloc(product(&[known(Some(weight.numel.clone())), 2]), Category::Activations);
+                    if first_step {
+                        made_by(&mut producer, s, lines.of_node[i], true);
+                    }
+                    s
+                });
+                if weight.name != "bias" && !weight.name.ends_with("_bias") {
+                    weight_copies.push(copy);
+                }
             }
             for &input in inputs {
                 if run.sizes[input.0 as usize] == product(&[4, known(graph.tensor(input).numel())])
@@ -120,6 +156,10 @@ pub(super) fn run_forward(
         }
         if records {
             for &s in &extra_saved {
+                saved[i].push(s);
+            }
+            for &s in &weight_copies {
+                store.hold(s);
                 saved[i].push(s);
             }
             for s in behaviour.saved.as_slice() {
@@ -195,7 +235,7 @@ pub(super) fn run_forward(
             }
         }
     }
-    Forward { saved, requires_grad, segment_inputs }
+    Forward { saved, requires_grad, segment_inputs, cast_cache: cast_cache.into_values().collect() }
 }
 
 /// Recomputes a checkpoint segment before its backward: its nodes run again with autograd
