@@ -43,8 +43,8 @@ fn cuda_peaks_match_pytorch() {
 }
 
 /// The precision cases (model, batch, scenario) not yet within issue 17's bar, each for a
-/// mechanism netc does not simulate yet: MobileNetV2's and GPT-2's half-precision training
-/// (over), checkpoint recomputation's peak (CNNs) and accumulation's gradient sums (under).
+/// mechanism netc does not simulate yet: checkpoint recomputation's peak in backward (the
+/// CNNs) and gradient accumulation's out-of-place gradient sums (under by 0.25 to 1.8 %).
 /// Every other case must be within the bar; a case listed here that comes within it fails
 /// the test too, so that the list only shrinks.
 const PRECISION_OPEN: &[(&str, &str, &str)] = &[
@@ -53,22 +53,10 @@ const PRECISION_OPEN: &[(&str, &str, &str)] = &[
     ("resnet18", "bs32", "train_adam_accum2"),
     ("resnet18", "bs32", "train_adam_ckpt"),
     ("vgg16", "bs32", "train_adam_ckpt"),
-    ("mobilenet_v2", "bs1", "train_adam_amp"),
-    ("mobilenet_v2", "bs1", "train_adam_amp_bf16"),
-    ("mobilenet_v2", "bs1", "train_adam_bf16"),
     ("mobilenet_v2", "bs1", "train_adam_ckpt"),
-    ("mobilenet_v2", "bs32", "train_adam_amp"),
-    ("mobilenet_v2", "bs32", "train_adam_amp_bf16"),
-    ("mobilenet_v2", "bs32", "train_adam_bf16"),
     ("mobilenet_v2", "bs32", "train_adam_accum2"),
     ("mobilenet_v2", "bs32", "train_adam_ckpt"),
     ("alexnet", "bs32", "train_adam_accum2"),
-    ("gpt2_small", "bs1", "train_adam_amp"),
-    ("gpt2_small", "bs1", "train_adam_amp_bf16"),
-    ("gpt2_small", "bs1", "train_adam_bf16"),
-    ("gpt2_small", "bs8", "train_adam_amp"),
-    ("gpt2_small", "bs8", "train_adam_amp_bf16"),
-    ("gpt2_small", "bs8", "train_adam_bf16"),
 ];
 
 /// Issue 17's bar for the precision set: the peak and the 512-byte-rounded peak within 1 %,

@@ -34,6 +34,22 @@ pub enum Saved {
     Output(usize),
     /// A tensor made for backward only (a dropout mask, pooling indices, statistics).
     Extra(i128),
+    /// A copy of input `i` made before an in-place op overwrote it: as large as the input
+    /// is in the run (half under a half-precision policy).
+    CopyOfInput(usize),
+}
+
+impl Saved {
+    /// The bytes of a tensor this makes for backward (`None` for the node's own inputs and
+    /// outputs, and for nothing), given the node's inputs and the run's tensor sizes.
+    pub fn made_bytes(self, inputs: &[crate::graph::TensorId], sizes: &[i128]) -> Option<i128> {
+        match self {
+            Saved::Extra(bytes) => Some(bytes),
+            Saved::CopyOfInput(k) => inputs.get(k).map(|t| sizes[t.0 as usize]),
+            Saved::Input(_) | Saved::Output(_) => None,
+        }
+        .filter(|&bytes| bytes > 0)
+    }
 }
 
 /// How the gradient of an input is produced in backward.
@@ -117,11 +133,6 @@ fn numel(graph: &Graph, t: crate::graph::TensorId) -> i128 {
     graph.tensor(t).numel().and_then(|d| d.known()).unwrap_or(0)
 }
 
-/// Bytes of a tensor (0 when unknown).
-fn known_bytes(graph: &Graph, t: crate::graph::TensorId) -> i128 {
-    graph.tensor(t).bytes().and_then(|d| d.known()).unwrap_or(0)
-}
-
 /// The memory behaviour of `node` when run in `mode`.
 pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
     let fresh = |saved: &[Saved]| OpMemory {
@@ -186,9 +197,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             extras_always_made: true,
         },
         Op::Relu6 | Op::Silu | Op::Hardswish | Op::Hardsigmoid if inplace() => {
-            let bytes = node.inputs.first().map(|&t| known_bytes(graph, t)).unwrap_or(0);
             OpMemory {
-                saved: SavedList::new(&[Saved::Extra(bytes)]),
+                saved: SavedList::new(&[Saved::CopyOfInput(0)]),
                 // The copy is autograd's, made only when it records.
                 extras_always_made: false,
                 ..alias_all(false, GradFlow::New)

@@ -155,6 +155,35 @@ impl Run<'_> {
     }
 }
 
+/// The tensors of the implicit loss, `cross_entropy(output, labels)`, in bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Loss {
+    /// log_softmax's result (saved for backward), and its gradient. Under autocast float32:
+    /// log_softmax is on its "float32 with a dtype argument" list, so it runs as
+    /// `log_softmax(logits, dim, dtype=float32)`, whose CUDA kernel reads half logits and
+    /// writes float32 (`half_to_float`) without a float32 copy of the logits. Else in the
+    /// logits' dtype.
+    pub(super) log_probs: i128,
+    /// The scalar loss, and its gradient.
+    pub(super) scalar: i128,
+    /// The gradient of the logits, in their dtype (log_softmax's backward writes it
+    /// directly, in the input's dtype).
+    pub(super) logits: i128,
+}
+
+impl Loss {
+    fn of(run: &Run<'_>, output: TensorId) -> Loss {
+        let elements = known(run.graph.tensor(output).numel());
+        let logits = run.sizes[output.0 as usize];
+        if run.config.precision.mixed() {
+            Loss { log_probs: product(&[elements, 4]), scalar: 4, logits }
+        } else {
+            let element = if elements > 0 { logits / elements } else { 4 };
+            Loss { log_probs: logits, scalar: element, logits }
+        }
+    }
+}
+
 /// How much of a run [`replay`] goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Extent {
@@ -318,14 +347,13 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
             // Loss: cross-entropy over the output (log_softmax saved, then the scalar loss).
             store.begin(step, Phase::Loss);
             let mut loss_storages = Vec::new();
-            let mut output_grad_bytes = 0;
+            let mut loss = Loss::default();
             if implicit_loss && let Some(o) = output {
-                let log_probs = product(&[known(graph.tensor(o).numel()), 4]);
-                loss_storages.push(store.alloc(log_probs, Category::Activations));
+                loss = Loss::of(&run, o);
+                loss_storages.push(store.alloc(loss.log_probs, Category::Activations));
                 store.check(Op::CrossEntropy.name(), None);
-                loss_storages.push(store.alloc(4, Category::Activations));
+                loss_storages.push(store.alloc(loss.scalar, Category::Activations));
                 store.check("nll_loss", None);
-                output_grad_bytes = run.sizes[o.0 as usize];
             }
             // The autocast region (forward and loss) exits before backward: its cast cache is
             // cleared, and only the copies autograd saved stay.
@@ -339,14 +367,7 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
                 store.alloc(run.grad_bytes(elements), Category::Gradients);
                 buckets_made = true;
             }
-            run_backward(
-                &run,
-                &mut store,
-                &mut forward,
-                &storage_of,
-                &mut grads,
-                (&loss_storages, output_grad_bytes, output),
-            );
+            run_backward(&run, &mut store, &mut forward, &storage_of, &mut grads, (&loss_storages, loss, output));
             // The output and the loss are dropped after backward.
             for s in loss_storages {
                 store.release(s);

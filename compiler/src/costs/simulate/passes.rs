@@ -117,6 +117,8 @@ pub(super) fn run_forward(
         let mut extra_saved = Vec::new();
         // The half copies of this op's weights that autograd saves (held for backward).
         let mut weight_copies = Vec::new();
+        // The half copies of float32 inputs, by input: the op reads (and saves) the copy.
+        let mut input_copies: Vec<(usize, usize)> = Vec::new();
         // Autocast runs a lower-precision op on half copies of its float32 arguments
         // (`cached_cast` in PyTorch's autocast_mode.cpp). A parameter's copy (a leaf that
         // requires grad, under `no_grad` too) goes to the cast cache and lives until the
@@ -145,12 +147,12 @@ pub(super) fn run_forward(
                     weight_copies.push(copy);
                 }
             }
-            for &input in inputs {
+            for (k, &input) in inputs.iter().enumerate() {
                 if run.sizes[input.0 as usize] == product(&[4, known(graph.tensor(input).numel())])
                     && graph.tensor(input).dtype.is_float()
                 {
-                    extra_saved
-                        .push(store.alloc(product(&[known(graph.tensor(input).numel()), 2]), Category::Activations));
+                    let copy = store.alloc(product(&[known(graph.tensor(input).numel()), 2]), Category::Activations);
+                    input_copies.push((k, copy));
                 }
             }
         }
@@ -163,15 +165,24 @@ pub(super) fn run_forward(
                 saved[i].push(s);
             }
             for s in behaviour.saved.as_slice() {
+                let copy_of = |k: usize| input_copies.iter().find(|(j, _)| *j == k).map(|&(_, copy)| copy);
                 let storage = match *s {
+                    Saved::Input(k) if copy_of(k).is_some() => {
+                        // Autograd saves the half copy the op ran on, not the float32 input.
+                        let copy = copy_of(k).expect("checked by the guard");
+                        if !extra_saved.contains(&copy) {
+                            extra_saved.push(copy);
+                            saved[i].push(copy);
+                        }
+                        None
+                    }
                     Saved::Input(k) => inputs.get(k).and_then(|t| storage_of[t.0 as usize]),
                     Saved::Output(k) => outputs.get(k).and_then(|t| storage_of[t.0 as usize]),
-                    Saved::Extra(bytes) if bytes > 0 => {
+                    made => made.made_bytes(inputs, &run.sizes).map(|bytes| {
                         let s = store.alloc(bytes, Category::Activations);
                         extra_saved.push(s);
-                        Some(s)
-                    }
-                    Saved::Extra(_) => None,
+                        s
+                    }),
                 };
                 if let Some(storage) = storage {
                     if !extra_saved.contains(&storage) {
@@ -182,14 +193,14 @@ pub(super) fn run_forward(
             }
         }
         // Tensors the kernel makes for backward even when nothing records it: freed at once.
-        let mut scratch = Vec::new();
+        // So are the input copies that nothing saved.
+        let mut scratch: Vec<usize> =
+            input_copies.iter().map(|&(_, copy)| copy).filter(|copy| !extra_saved.contains(copy)).collect();
         if !records {
             scratch.append(&mut extra_saved);
             if behaviour.extras_always_made {
                 for s in behaviour.saved.as_slice() {
-                    if let Saved::Extra(bytes) = *s
-                        && bytes > 0
-                    {
+                    if let Some(bytes) = s.made_bytes(inputs, &run.sizes) {
                         scratch.push(store.alloc(bytes, Category::Activations));
                     }
                 }
@@ -283,12 +294,12 @@ pub(super) fn recompute(
             let s = match *saved {
                 Saved::Input(k) => inputs.get(k).and_then(|&t| storage(t, &recomputed)),
                 Saved::Output(k) => outputs.get(k).and_then(|&t| storage(t, &recomputed)),
-                Saved::Extra(bytes) if bytes > 0 => {
-                    let s = store.alloc(bytes, Category::Activations);
-                    forward.saved[j].push(s);
+                made => {
+                    if let Some(bytes) = made.made_bytes(inputs, &run.sizes) {
+                        forward.saved[j].push(store.alloc(bytes, Category::Activations));
+                    }
                     None
                 }
-                Saved::Extra(_) => None,
             };
             if let Some(s) = s {
                 store.hold(s);
@@ -315,7 +326,7 @@ pub(super) fn run_backward(
     forward: &mut Forward,
     storage_of: &[Option<usize>],
     grads: &mut [Option<usize>],
-    (loss_storages, output_grad_bytes, output): (&[usize], i128, Option<TensorId>),
+    (loss_storages, loss, output): (&[usize], Loss, Option<TensorId>),
 ) {
     let (graph, config) = (run.graph, run.config);
     // Gradient storages of tensors, shared when a gradient passes through (views, add).
@@ -323,13 +334,13 @@ pub(super) fn run_backward(
     let mut grad_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
     if let Some(o) = output {
         // dloss (a scalar), then the gradients of log_softmax and of the logits.
-        let dloss = store.alloc(4, Category::BackwardTemporaries);
+        let dloss = store.alloc(loss.scalar, Category::BackwardTemporaries);
         store.check("nll_loss backward", None);
-        let dlog_probs = store.alloc(product(&[known(graph.tensor(o).numel()), 4]), Category::BackwardTemporaries);
+        let dlog_probs = store.alloc(loss.log_probs, Category::BackwardTemporaries);
         store.check("nll_loss backward", None);
         store.release(dloss);
         // log_softmax's backward reads its saved result while writing the logits' gradient.
-        let dlogits = store.alloc(output_grad_bytes, Category::BackwardTemporaries);
+        let dlogits = store.alloc(loss.logits, Category::BackwardTemporaries);
         store.check("log_softmax backward", None);
         if let Some(&log_probs) = loss_storages.first() {
             store.release(log_probs);
