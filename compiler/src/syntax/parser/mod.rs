@@ -409,7 +409,9 @@ fn closes_later(cx: &Ctx<'_>, from: usize, close: TokenKind) -> bool {
             kind if kind == close => return true,
             TokenKind::RParen | TokenKind::RBracket => return false,
             TokenKind::LBrace | TokenKind::RBrace | TokenKind::Eof => return false,
-            _ if idx > from && cx.is_item_keyword_at(idx) => return false,
+            // The next item starts: the list is not closed in this one (and nothing past
+            // the item is read, so that reparsing the item alone gives the same answer).
+            _ if cx.is_item_keyword_at(idx) => return false,
             _ => {}
         }
     }
