@@ -161,6 +161,10 @@ pub struct Graph {
     pub nodes: Vec<Arc<Node>>,
     /// The model's inputs, by name.
     pub inputs: Vec<(String, TensorId)>,
+    /// The inputs whose declared shape uses the batch dimension `N`: a training step split
+    /// into micro-batches (`grad_accum`) holds the whole batch of these, and runs the model on
+    /// a view of each micro-batch in turn.
+    pub batched_inputs: Vec<TensorId>,
     /// The model's outputs.
     pub outputs: Vec<TensorId>,
     /// What each executed statement produced.

@@ -62,6 +62,11 @@ impl<'db> Elaborator<'db, '_> {
                     let value = self.input(name.text.as_str(), ty, env, ctx)?;
                     if let Value::Tensor(t) = value {
                         self.graph.inputs.push((name.text.to_string(), t));
+                        if let TypeExpr::Tensor { dims, .. } = ty
+                            && dims.iter().any(|d| mentions(d, "N"))
+                        {
+                            self.graph.batched_inputs.push(t);
+                        }
                         self.record(stmt_site, stmt_start, Arc::from([t]));
                     }
                     self.assign(env, &name.text, value);
@@ -470,5 +475,25 @@ impl<'db> Elaborator<'db, '_> {
             }
             _ => Unknown,
         })
+    }
+}
+
+/// Whether `expr` reads the name `name` (a dimension of an input's declared shape).
+fn mentions(expr: &Expr, name: &str) -> bool {
+    match &expr.kind {
+        ExprKind::Name(n) => n.text == name,
+        ExprKind::Unary { operand, .. } => mentions(operand, name),
+        ExprKind::Binary { lhs, rhs, .. } => mentions(lhs, name) || mentions(rhs, name),
+        ExprKind::Call { args, .. } => args.iter().any(|a| mentions(&a.value, name)),
+        ExprKind::List(items) => items.iter().any(|e| mentions(e, name)),
+        ExprKind::Field { base, .. } => mentions(base, name),
+        ExprKind::Index { base, index } => mentions(base, name) || mentions(index, name),
+        ExprKind::Repeat { count, call } => mentions(count, name) || mentions(call, name),
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Str(_)
+        | ExprKind::Size { .. }
+        | ExprKind::Error => false,
     }
 }

@@ -70,6 +70,7 @@ pub(super) fn instantiate(symbolic: &Graph, dims: &BTreeMap<String, i128>) -> Op
         tensors,
         nodes,
         inputs: symbolic.inputs.clone(),
+        batched_inputs: symbolic.batched_inputs.clone(),
         outputs: symbolic.outputs.clone(),
         stmt_values: symbolic.stmt_values.clone(),
         diagnostics: Vec::new(),

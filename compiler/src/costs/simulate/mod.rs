@@ -301,16 +301,20 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
         }
     }
     let mut storage_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
+    // A step of several micro-batches holds the whole batch, split into views (the graph is
+    // one micro-batch's): `x.chunk(n)`, as the calibration's accumulation runs it.
+    let whole_batch = if config.training { config.micro_batches.max(1) } else { 1 };
     for (_, t) in &graph.inputs {
-        storage_of[t.0 as usize] = Some(store.alloc(run.sizes[t.0 as usize], Category::Inputs));
+        let factor = if graph.batched_inputs.contains(t) { whole_batch } else { 1 };
+        storage_of[t.0 as usize] = Some(store.alloc(product(&[run.sizes[t.0 as usize], factor]), Category::Inputs));
     }
-    // Labels for the loss: one class index per position.
+    // Labels for the loss: one class index per position, for the whole batch.
     let output = graph.outputs.first().copied();
     let implicit_loss = config.training && output.is_some_and(|t| graph.tensor(t).rank() >= 1);
     if implicit_loss && let Some(o) = output {
         let t = graph.tensor(o);
         let positions: Vec<i128> = t.shape[..t.rank() - 1].iter().map(|d| d.known().unwrap_or(0)).collect();
-        store.alloc(product(&positions).saturating_mul(8), Category::Inputs);
+        store.alloc(product(&[product(&positions), 8, whole_batch]), Category::Inputs);
     }
 
     let steps = if config.training { 2 } else { 1 };
