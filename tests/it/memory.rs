@@ -42,18 +42,6 @@ fn cuda_peaks_match_pytorch() {
     assert_within_bar(&cases);
 }
 
-/// The precision cases (model, batch, scenario) not yet within issue 17's bar, each for a
-/// mechanism netc does not simulate yet: checkpoint recomputation's peak in backward, and
-/// segments that only a checkpoint marker could write (the CNNs).
-/// Every other case must be within the bar; a case listed here that comes within it fails
-/// the test too, so that the list only shrinks.
-const PRECISION_OPEN: &[(&str, &str, &str)] = &[
-    ("resnet18", "bs32", "train_adam_ckpt"),
-    ("vgg16", "bs32", "train_adam_ckpt"),
-    ("mobilenet_v2", "bs1", "train_adam_ckpt"),
-    ("mobilenet_v2", "bs32", "train_adam_ckpt"),
-];
-
 /// Issue 17's bar for the precision set: the peak and the 512-byte-rounded peak within 1 %,
 /// never under by more than 0.5 %, and the peak's phase the measured one.
 fn precision_misses(c: &Case) -> Vec<String> {
@@ -70,22 +58,19 @@ fn precision_misses(c: &Case) -> Vec<String> {
 }
 
 /// Every case of the precision set (memory_precision.json: half models, autocast, bf16
-/// training, accumulation, checkpointing) within issue 17's bar, but the open ones.
+/// training, accumulation, checkpointing) within issue 17's bar.
 #[test]
 fn precision_peaks_match_pytorch() {
     let cases = cases("a100_80gb", PRECISION_FIXTURE, PRECISION_SCENARIOS);
     assert_eq!(cases.len(), 114);
     println!("{}{}", table(&cases), summary(&cases));
-    let mut wrong = Vec::new();
-    for c in &cases {
-        let open = PRECISION_OPEN.contains(&(c.model, c.batch.as_str(), c.scenario));
-        let misses = precision_misses(c);
-        match (open, misses.is_empty()) {
-            (false, false) => wrong.push(format!("{} {} {}: {}", c.model, c.batch, c.scenario, misses.join(", "))),
-            (true, true) => wrong.push(format!("{} {} {}: within the bar, not open", c.model, c.batch, c.scenario)),
-            _ => {}
-        }
-    }
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            let misses = precision_misses(c);
+            (!misses.is_empty()).then(|| format!("{} {} {}: {}", c.model, c.batch, c.scenario, misses.join(", ")))
+        })
+        .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 

@@ -276,18 +276,20 @@ pub(super) fn recompute(
         let behaviour = &run.behaviours[j];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         for &out in outputs {
-            match behaviour.alias.and_then(|a| inputs.get(a)).and_then(|&t| storage(t, &recomputed)) {
+            // A view or an in-place result holds its base's storage as long as the program
+            // holds it, as in the forward pass: an in-place op's input can be dropped (`y`
+            // rebound by `y = add(y, x, inplace=true)`) while its result lives on.
+            let s = match behaviour.alias.and_then(|a| inputs.get(a)).and_then(|&t| storage(t, &recomputed)) {
                 Some(base) => {
-                    recomputed.insert(out, base);
+                    store.hold(base);
+                    base
                 }
-                None => {
-                    let s = store.alloc(run.sizes[out.0 as usize], Category::Activations);
-                    recomputed.insert(out, s);
-                    allocated.push((out, s));
-                    if let Some(after) = graph.released_after[out.0 as usize].filter(|&r| r as usize >= j) {
-                        dropped_after.entry(after as usize).or_default().push(s);
-                    }
-                }
+                None => store.alloc(run.sizes[out.0 as usize], Category::Activations),
+            };
+            recomputed.insert(out, s);
+            allocated.push((out, s));
+            if let Some(after) = graph.released_after[out.0 as usize].filter(|&r| r as usize >= j) {
+                dropped_after.entry(after as usize).or_default().push(s);
             }
         }
         for saved in behaviour.saved.as_slice() {
