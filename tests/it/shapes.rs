@@ -1130,3 +1130,28 @@ fn a_repeat_past_the_op_limit_stops_at_its_first_repetition() {
         )]
     );
 }
+
+/// `repeat` calls that make no op (found by the `numbers` fuzz target: a stem convolution of
+/// stride 0, then 2,147,483,648 blocks in ResNet's first stage, spun for minutes). A call
+/// that gives back its input unchanged is a fixed point and ends the `repeat`.
+#[test]
+fn a_repeat_of_calls_that_make_no_op_ends() {
+    let block = "block blk(x) {\n    return relu(linear(x, 8))\n}\n";
+    let cases = [
+        // After an error, each repetition gets and gives an unknown value.
+        (
+            format!("{block}model m() {{\n    input x: f32[N, 8]\n    y = conv2d(x, 4, k=3, stride=0)\n    return repeat 2147483647 blk(y)\n}}\ninfer serve {{ model m()  batch 1 }}\n"),
+            vec![("E0501", "expected a 4-D tensor [N, C, H, W] for conv2d, found f32[1, 8]".to_string())],
+        ),
+        // A block that returns its argument.
+        (
+            "block same(x) {\n    return x\n}\nmodel m() {\n    input x: f32[N, 8]\n    return repeat 1000000000 same(x)\n}\ninfer serve { model m()  batch 1 }\n".to_string(),
+            vec![],
+        ),
+    ];
+    for (src, expected) in cases {
+        let diagnostics = crate::support::diagnostics_of(&[("main.net", &src)]);
+        let messages: Vec<_> = diagnostics.iter().map(|d| (d.code.info().code, d.message.clone())).collect();
+        assert_eq!(messages, expected, "{src}");
+    }
+}

@@ -321,14 +321,35 @@ impl<'db> Elaborator<'db, '_> {
                 let mut current = self.eval_in(&first.value, env, ctx)?;
                 for i in 0..n {
                     let before = self.graph.nodes.len();
+                    let input = current.clone();
                     // Each repetition feeds the previous result as the first argument.
                     current = self.call_with(call.id, callee.text.as_str(), args, env, ctx, Some(current))?;
                     if self.stopped {
                         return Err(Stop);
                     }
+                    let per_call = (self.graph.nodes.len() - before) as i128;
+                    // A repetition that made nothing and gave back its input (a value already
+                    // in error, a block that only returns its argument) is a fixed point:
+                    // every later one would do the same. `repeat 2147483647` after an
+                    // earlier error once spun for minutes here.
+                    if per_call == 0 && current == input {
+                        break;
+                    }
+                    // Repetitions that make no op and change their value still take time: at
+                    // most as many as a model has ops. (`repeat` takes and gives one tensor, so
+                    // no checked program gets here; an elaboration after errors might.)
+                    if i == 0 && per_call == 0 && n > MAX_NODES as i128 {
+                        let site = self.site(ctx.name, ctx.item, count.id);
+                        self.error_at(
+                            Code::RecursionLimit,
+                            &site,
+                            format!("`repeat {n}` would make {n} calls; a model may have at most {MAX_NODES}"),
+                        );
+                        self.stopped = true;
+                        return Err(Stop);
+                    }
                     // The first repetition tells how many ops each one makes: a count that
                     // would pass the limit stops here, not after building the ops up to it.
-                    let per_call = (self.graph.nodes.len() - before) as i128;
                     if i == 0 && per_call > 0 && before as i128 + per_call.saturating_mul(n) > MAX_NODES as i128 {
                         let site = self.site(ctx.name, ctx.item, count.id);
                         let total = per_call.saturating_mul(n);
