@@ -294,7 +294,13 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
             line.weights = line.weights.saturating_add(bytes);
         }
         for b in &node.result.buffers {
-            let bytes = product(&[known(Some(b.numel.clone())), b.dtype.size()]);
+            // `model.half()` / `.bfloat16()` convert floating buffers too (BatchNorm's running
+            // statistics); integer ones (`num_batches_tracked`) keep their dtype.
+            let element = match config.precision {
+                Precision::Fp16 | Precision::Bf16 if b.dtype.is_float() => 2,
+                _ => b.dtype.size(),
+            };
+            let bytes = product(&[known(Some(b.numel.clone())), element]);
             store.alloc(bytes, Category::Buffers);
             let line = lines.line(lines.of_node[i]);
             line.buffers = line.buffers.saturating_add(bytes);
