@@ -764,3 +764,24 @@ fn smoke_test_of_the_binary() {
     let missing = run(&dir.path("missing.net"));
     assert_eq!(missing.status.code(), Some(2));
 }
+
+/// The README shows what its first command, `netc report examples/articles_cnn.net --scenario
+/// serve`, prints: the report the CLI renders for that file under that name, byte for byte.
+#[test]
+fn the_readme_shows_what_its_first_command_prints() {
+    let root = crate::support::root();
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("the README");
+    let command = "cargo run -p netc-cli -- report examples/articles_cnn.net --scenario serve";
+    let setup = readme.find("## Set up and run").expect("a set-up section");
+    let first = readme[setup..].find("cargo run").map(|at| setup + at).expect("a first command");
+    assert!(readme[first..].starts_with(command), "the README's first command is not `{command}`");
+    let start = readme[first..].find("```text\n").expect("its output, in a text block") + first + "```text\n".len();
+    let shown = &readme[start..start + readme[start..].find("```").expect("the block's end")];
+
+    let name = netc::diagnostics::FileName::new("examples/articles_cnn.net");
+    let text = std::fs::read_to_string(root.join("examples/articles_cnn.net")).expect("the example");
+    let mut db = netc::host::Database::new();
+    let file = db.set_file(name, text);
+    let printed = netc::report::table(&netc::report::report(&db, &[file], Some("serve")));
+    assert_eq!(shown, printed, "README.md's output of `{command}` is stale");
+}
