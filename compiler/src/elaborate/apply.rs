@@ -87,10 +87,7 @@ impl<'db> Elaborator<'db, '_> {
             self.db.unwind_if_revision_cancelled();
         }
         if self.graph.nodes.len() >= MAX_NODES {
-            let site = self.site(ctx.name, ctx.item, id);
-            self.error_at(Code::RecursionLimit, &site, format!("the model has more than {MAX_NODES} ops"));
-            self.stopped = true;
-            return Err(Stop);
+            return Err(self.stop_at_limit(ctx, id, format!("the model has more than {MAX_NODES} ops")));
         }
         // Every tensor's bytes were counted when it was made, so an output of an input's type
         // (elementwise ops: most of a model) is not counted again; with symbolic dimensions a

@@ -94,14 +94,9 @@ impl<'db> Elaborator<'db, '_> {
             Callee::Block { block, source, file, item, used } => {
                 self.touch(used);
                 if self.chain.len() >= MAX_CALL_DEPTH {
-                    let site = self.site(ctx.name, ctx.item, id);
-                    self.error_at(
-                        Code::RecursionLimit,
-                        &site,
-                        format!("block calls nested deeper than {MAX_CALL_DEPTH}: does `{callee}` call itself?"),
-                    );
-                    self.stopped = true;
-                    return Err(Stop);
+                    let message =
+                        format!("block calls nested deeper than {MAX_CALL_DEPTH}: does `{callee}` call itself?");
+                    return Err(self.stop_at_limit(ctx, id, message));
                 }
                 let bound = self.bind(&block.params, args, env, ctx, (source, file, item), first)?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };

@@ -339,29 +339,18 @@ impl<'db> Elaborator<'db, '_> {
                     // most as many as a model has ops. (`repeat` takes and gives one tensor, so
                     // no checked program gets here; an elaboration after errors might.)
                     if i == 0 && per_call == 0 && n > MAX_NODES as i128 {
-                        let site = self.site(ctx.name, ctx.item, count.id);
-                        self.error_at(
-                            Code::RecursionLimit,
-                            &site,
-                            format!("`repeat {n}` would make {n} calls; a model may have at most {MAX_NODES}"),
-                        );
-                        self.stopped = true;
-                        return Err(Stop);
+                        let message =
+                            format!("`repeat {n}` would make {n} calls; a model may have at most {MAX_NODES}");
+                        return Err(self.stop_at_limit(ctx, count.id, message));
                     }
                     // The first repetition tells how many ops each one makes: a count that
                     // would pass the limit stops here, not after building the ops up to it.
                     if i == 0 && per_call > 0 && before as i128 + per_call.saturating_mul(n) > MAX_NODES as i128 {
-                        let site = self.site(ctx.name, ctx.item, count.id);
                         let total = per_call.saturating_mul(n);
-                        self.error_at(
-                            Code::RecursionLimit,
-                            &site,
-                            format!(
-                                "`repeat {n}` would make {total} ops ({per_call} per repetition); a model may have at most {MAX_NODES}"
-                            ),
+                        let message = format!(
+                            "`repeat {n}` would make {total} ops ({per_call} per repetition); a model may have at most {MAX_NODES}"
                         );
-                        self.stopped = true;
-                        return Err(Stop);
+                        return Err(self.stop_at_limit(ctx, count.id, message));
                     }
                 }
                 current

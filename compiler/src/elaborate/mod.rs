@@ -338,6 +338,15 @@ impl<'db> Elaborator<'db, '_> {
         self.report(d);
     }
 
+    /// Reports an elaboration limit (E0504) at `node` and stops the whole elaboration: what
+    /// was built so far is all the graph has.
+    fn stop_at_limit(&mut self, ctx: &Ctx, node: NodeId, message: String) -> Stop {
+        let site = self.site(ctx.name, ctx.item, node);
+        self.error_at(Code::RecursionLimit, &site, message);
+        self.stopped = true;
+        Stop
+    }
+
     /// The current chain of block calls, as nodes hold it.
     fn shared_chain(&mut self) -> Arc<[Site]> {
         self.shared_chain.get_or_insert_with(|| self.chain.as_slice().into()).clone()
