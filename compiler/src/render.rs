@@ -19,7 +19,7 @@ use miette::{
 };
 use serde::Serialize;
 
-use crate::diagnostics::{Diagnostic, FileName, Label, Place, Severity, TextRange, ends_line, line_start, line_starts};
+use crate::diagnostics::{Diagnostic, FileName, Label, Place, Severity, TextRange, ends_line, line_starts};
 
 pub mod github;
 pub mod sarif;
@@ -55,22 +55,10 @@ pub struct LineCol {
     pub column: u32,
 }
 
-/// The line and column of `offset` in `text` (clamped to the text).
+/// The line and column of `offset` in `text` (clamped to the text and to a character
+/// boundary). For many offsets of one file, the renderers index its lines once ([`Lines`]).
 pub fn line_col(text: &str, offset: u32) -> LineCol {
-    let (line, before) = line_and_prefix(text, offset);
-    LineCol { line, column: before.chars().count() as u32 + 1 }
-}
-
-/// The 1-based line of `offset` (clamped to the text and to a character boundary) and the
-/// text of that line before it.
-fn line_and_prefix(text: &str, offset: u32) -> (u32, &str) {
-    let mut offset = (offset as usize).min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    // Lines end at `\n`, `\r\n` and a lone `\r`, as everywhere (`line_starts`).
-    let line = line_starts(text).partition_point(|&s| s as usize <= offset) as u32;
-    (line, &text[line_start(text, offset)..offset])
+    Lines::new(text).line_col(offset)
 }
 
 /// `text` with each lone `\r` made a `\n`: the same length, so the same offsets, and the
@@ -655,6 +643,7 @@ pub fn json(diagnostics: &[Diagnostic], sources: &dyn Sources, files: usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostics::line_start;
 
     /// The position of `offset` counted from the start of the text, the slow and plain way.
     fn counted(text: &str, offset: usize) -> (u32, u32, u32) {
