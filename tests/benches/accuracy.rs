@@ -42,13 +42,7 @@ fn precision_markdown(cases: &[Case]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "| model | scenario | batch | peak | rounded | batch | peak | rounded |");
     let _ = writeln!(out, "|---|---|---|---:|---:|---|---:|---:|");
-    let mut rows: Vec<(&str, &str)> = Vec::new();
-    for c in cases {
-        if !rows.contains(&(c.model, c.scenario)) {
-            rows.push((c.model, c.scenario));
-        }
-    }
-    for (model, scenario) in rows {
+    for (model, scenario) in rows(cases) {
         let _ = write!(out, "| {model} | {scenario} |");
         let of_row: Vec<&Case> = cases.iter().filter(|c| c.model == model && c.scenario == scenario).collect();
         if of_row.len() == 1 {
@@ -61,6 +55,17 @@ fn precision_markdown(cases: &[Case]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Each (model, scenario) of `cases` once, in the order they first come.
+fn rows(cases: &[Case]) -> Vec<(&'static str, &'static str)> {
+    let mut rows = Vec::new();
+    for c in cases {
+        if !rows.contains(&(c.model, c.scenario)) {
+            rows.push((c.model, c.scenario));
+        }
+    }
+    rows
 }
 
 /// A relative error in percent, signed, `0.00 %` when it rounds to nothing.
@@ -78,13 +83,7 @@ fn markdown(cpu: &[Case], cuda: &[Case]) -> String {
         "| model | scenario | batch | cpu | a100_80gb | a100_80gb rounded | batch | cpu | a100_80gb | a100_80gb rounded |"
     );
     let _ = writeln!(out, "|---|---|---|---:|---:|---:|---|---:|---:|---:|");
-    let mut rows: Vec<(&str, &str)> = Vec::new();
-    for c in cpu {
-        if !rows.contains(&(c.model, c.scenario)) {
-            rows.push((c.model, c.scenario));
-        }
-    }
-    for (model, scenario) in rows {
+    for (model, scenario) in rows(cpu) {
         let _ = write!(out, "| {model} | {scenario} |");
         for (c, g) in cpu
             .iter()

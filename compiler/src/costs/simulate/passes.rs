@@ -165,18 +165,18 @@ pub(super) fn run_forward(
                 saved[i].push(s);
             }
             for s in behaviour.saved.as_slice() {
-                let copy_of = |k: usize| input_copies.iter().find(|(j, _)| *j == k).map(|&(_, copy)| copy);
                 let storage = match *s {
-                    Saved::Input(k) if copy_of(k).is_some() => {
-                        // Autograd saves the half copy the op ran on, not the float32 input.
-                        let copy = copy_of(k).expect("checked by the guard");
-                        if !extra_saved.contains(&copy) {
-                            extra_saved.push(copy);
-                            saved[i].push(copy);
+                    // Autograd saves the half copy the op ran on, not the float32 input.
+                    Saved::Input(k) => match input_copies.iter().find(|(j, _)| *j == k) {
+                        Some(&(_, copy)) => {
+                            if !extra_saved.contains(&copy) {
+                                extra_saved.push(copy);
+                                saved[i].push(copy);
+                            }
+                            None
                         }
-                        None
-                    }
-                    Saved::Input(k) => inputs.get(k).and_then(|t| storage_of[t.0 as usize]),
+                        None => inputs.get(k).and_then(|t| storage_of[t.0 as usize]),
+                    },
                     Saved::Output(k) => outputs.get(k).and_then(|t| storage_of[t.0 as usize]),
                     made => made.made_bytes(inputs, &run.sizes).map(|bytes| {
                         let s = store.alloc(bytes, Category::Activations);
