@@ -56,7 +56,7 @@ pub struct LineCol {
 }
 
 /// The line and column of `offset` in `text` (clamped to the text and to a character
-/// boundary). For many offsets of one file, the renderers index its lines once ([`Lines`]).
+/// boundary). For many offsets of one file, the renderers index its lines once instead.
 pub fn line_col(text: &str, offset: u32) -> LineCol {
     Lines::new(text).line_col(offset)
 }
