@@ -127,7 +127,10 @@ fn is_closer(kind: TokenKind) -> bool {
 
 fn is_operator(kind: TokenKind) -> bool {
     use TokenKind::*;
-    matches!(kind, EqEq | NotEq | Lt | Le | Gt | Ge | Plus | Minus | Star | Slash | Percent | At | Arrow)
+    matches!(
+        kind,
+        EqEq | NotEq | Lt | Le | Gt | Ge | Plus | Minus | Star | Slash | SlashSlash | DotDot | Percent | At | Arrow
+    )
 }
 
 impl<'a> Formatter<'a> {
@@ -287,10 +290,11 @@ impl<'a> Formatter<'a> {
         if self.roles[b].setting_key && !matches!(p, Semicolon | Comma) {
             return "  ";
         }
-        if matches!(n, Comma | Semicolon | RParen | RBracket | Dot | Colon) {
+        if matches!(n, Comma | Semicolon | RParen | RBracket | Dot | DotDot | Colon) {
             return "";
         }
-        if matches!(p, LParen | LBracket | Dot) {
+        // A range is written tight, as in Rust: `0..n`, `(n - 1)..n * 2`.
+        if matches!(p, LParen | LBracket | Dot | DotDot) {
             return "";
         }
         if p == Minus && self.roles[a].unary {
@@ -449,6 +453,16 @@ mod tests {
         assert_eq!(
             fmt(input),
             "block b(x, k: int = 3) {\n    y = conv2d(x, 64, k=3, stride=2)\n    z = -y * 2 + x.shape[1]\n    return z }\n"
+        );
+    }
+
+    #[test]
+    fn ranges_are_tight_and_floor_division_spaced() {
+        let input =
+            "block b(x, n: int) {\nfor i in 0 .. n{x = relu(x)}\nfor j in (n-1)..-n*2 { k = n//2 }\nreturn x\n}\n";
+        assert_eq!(
+            fmt(input),
+            "block b(x, n: int) {\n    for i in 0..n { x = relu(x) }\n    for j in (n - 1)..-n * 2 { k = n // 2 }\n    return x\n}\n"
         );
     }
 

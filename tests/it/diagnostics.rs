@@ -138,8 +138,8 @@ case!(
 // A keyword used as a parameter name.
 case!(
     e0104_keyword_as_parameter,
-    r#"block proj(x, input: int) {
-    return linear(x, input)
+    r#"block proj(x, in: int) {
+    return linear(x, in)
 }
 "#
 );

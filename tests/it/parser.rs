@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use netc::diagnostics::{FileName, Place, TextRange};
 use netc::render::line_col;
 use netc::syntax::{
-    Arg, Body, Callable, Expr, ExprKind, Item, ItemSpans, Name, OpOutputs, Param, Parse, Scenario, SettingValue, Stmt,
-    StmtKind, TypeExpr, UnaryOp, UseTarget, parse,
+    Arg, Body, Callable, Expr, ExprKind, ForIter, Item, ItemSpans, Name, OpOutputs, Param, Parse, Scenario,
+    SettingValue, Stmt, StmtKind, TypeExpr, UnaryOp, UseTarget, parse,
 };
 
 /// Writes a parse as text. Expressions are written inline; items, statements and settings
@@ -174,6 +174,16 @@ impl<'a> Dump<'a> {
                 if let Some(e) = else_body {
                     self.body(indent + 1, "else", e);
                 }
+                self.close();
+            }
+            StmtKind::For { var, iter, body } => {
+                let iter = match iter {
+                    ForIter::Range { start, end } => format!("(range {} {})", self.expr(start), self.expr(end)),
+                    ForIter::Each(list) => self.expr(list),
+                };
+                let line = format!("(for {at} {} {iter}", self.name(var));
+                self.line(indent, &line);
+                self.body(indent + 1, "body", body);
                 self.close();
             }
         }

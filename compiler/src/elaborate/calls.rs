@@ -74,6 +74,43 @@ impl<'db> Elaborator<'db, '_> {
         }
     }
 
+    /// A call of a built-in function: `min` or `max` of numbers, or of a list of integers.
+    fn builtin_call(
+        &mut self,
+        builtin: Builtin,
+        args: &'db [Arg],
+        env: &Env<'db>,
+        ctx: &Ctx<'db>,
+    ) -> Result<Value, Stop> {
+        let mut values = Vec::new();
+        for arg in args {
+            match self.eval_in(&arg.value, env, ctx)? {
+                Value::Ints(list) if args.len() == 1 => values.extend(list.into_iter().map(Value::Int)),
+                other => values.push(other),
+            }
+        }
+        let mut best: Option<Value> = None;
+        for value in values {
+            // Symbolic dimensions have no order until a scenario binds them.
+            let (Some(x), true) = (number(&value), matches!(value, Value::Int(Dim::Known(_)) | Value::Float(_))) else {
+                self.undecided += 1;
+                return Ok(Value::Unknown);
+            };
+            best = match best {
+                Some(b) if builtin.keeps_first(number(&b).unwrap_or(x).total_cmp(&x)) => Some(b),
+                _ => Some(value),
+            };
+        }
+        let Some(best) = best else {
+            let site = self.site(ctx.name, ctx.item, args.first().map_or(ctx.stmt.get(), |a| a.id));
+            self.error_at(Code::InvalidShape, &site, format!("`{}` of an empty list", builtin.name()));
+            return Ok(Value::Unknown);
+        };
+        // A float among the arguments makes the result a float, as Python's `min(2, 2.5)`
+        // is the integer 2 but `min(3, 2.5)` is 2.5: the value keeps its own kind.
+        Ok(best)
+    }
+
     /// A call; `first`, if given, replaces the value of the first argument (for `repeat`).
     pub(super) fn call_with(
         &mut self,
@@ -84,7 +121,14 @@ impl<'db> Elaborator<'db, '_> {
         ctx: &Ctx<'db>,
         first: Option<Value>,
     ) -> Result<Value, Stop> {
-        match self.callee(callee, ctx) {
+        let resolved = self.callee(callee, ctx);
+        if let Callee::Other = resolved
+            && let Some(builtin) = Builtin::from_name(callee)
+            && self.scopes.get(&ctx.file).is_some_and(|scope| scope.get(callee).is_none())
+        {
+            return self.builtin_call(builtin, args, env, ctx);
+        }
+        match resolved {
             Callee::Op { decl, source, file, item, names, used } => {
                 self.touch(used);
                 let bound = self.bind(&decl.params, args, env, ctx, (source, file, item), first)?;

@@ -121,9 +121,81 @@ impl<'db> Elaborator<'db, '_> {
                         return Ok(Some(ret));
                     }
                 }
+                StmtKind::For { var, iter, body } => {
+                    let Some(values) = self.loop_values(iter, env, ctx, stmt.id)? else { continue };
+                    // The loop holds what it runs over until it ends, as Python's iterator
+                    // holds its list: `for t in split(x, 4)` keeps the parts alive.
+                    let held = Value::Tensors(values.iter().flat_map(value_tensors).copied().collect());
+                    for &t in value_tensors(&held) {
+                        self.refs[t.0 as usize] += 1;
+                    }
+                    let new: Arc<[TensorId]> =
+                        value_tensors(&held).iter().copied().filter(|t| t.0 >= stmt_start).collect();
+                    if !new.is_empty() {
+                        self.record(stmt_site, stmt_start, new);
+                    }
+                    for value in values {
+                        // The previous value of a rebound name is released here, as a Python
+                        // loop (and nn.Sequential) releases it.
+                        self.assign(env, &var.text, value);
+                        if let Some(ret) = self.body(body, env, ctx, is_model)? {
+                            return Ok(Some(ret));
+                        }
+                    }
+                    self.drop_refs(&held, &[]);
+                }
             }
         }
         Ok(None)
+    }
+
+    /// The values a `for` loop binds its variable to, in order; `None` when they cannot be
+    /// known (an unbound dimension, a value already in error).
+    fn loop_values(
+        &mut self,
+        iter: &'db ForIter,
+        env: &Env<'db>,
+        ctx: &Ctx<'db>,
+        stmt: NodeId,
+    ) -> Result<Option<Vec<Value>>, Stop> {
+        let values = match iter {
+            ForIter::Range { start, end } => {
+                let a = self.eval_stmt_expr(start, env, ctx, stmt, 1)?;
+                let b = self.eval_stmt_expr(end, env, ctx, stmt, 1)?;
+                let (a, b) = match (a, b) {
+                    (Value::Int(Dim::Known(a)), Value::Int(Dim::Known(b))) => (a, b),
+                    (Value::Int(_), Value::Int(_)) => {
+                        if self.request.require_bound {
+                            let site = self.site(ctx.name, ctx.item, end.id);
+                            self.error_at(Code::InvalidShape, &site, "the range depends on an unbound dimension");
+                        }
+                        self.undecided += 1;
+                        return Ok(None);
+                    }
+                    _ => {
+                        self.undecided += 1;
+                        return Ok(None);
+                    }
+                };
+                let count = b.saturating_sub(a).max(0);
+                // Checked before a value is made: `for i in 0..1000000000` must not build a
+                // list of a billion integers.
+                if count > MAX_NODES as i128 {
+                    let message = format!("the loop would run {count} times; a model may have at most {MAX_NODES} ops");
+                    return Err(self.stop_at_limit(ctx, end.id, message));
+                }
+                (a..b).map(|i| Value::Int(Dim::Known(i))).collect()
+            }
+            ForIter::Each(list) => match self.eval_stmt_expr(list, env, ctx, stmt, 1)? {
+                Value::Ints(v) => v.into_iter().map(Value::Int).collect(),
+                Value::Tensors(v) => v.into_iter().map(Value::Tensor).collect(),
+                _ => {
+                    self.undecided += 1;
+                    return Ok(None);
+                }
+            },
+        };
+        Ok(Some(values))
     }
 
     /// Records what a statement produced; `start` is the tensor count when it began.
@@ -431,17 +503,22 @@ impl<'db> Elaborator<'db, '_> {
                     _ => x >= y,
                 })
             }
+            // Python's list concatenation; `[]` is a list of integers until a tensor joins it.
+            (BinaryOp::Add, Ints(a), Ints(b)) => Ints(a.into_iter().chain(b).collect()),
+            (BinaryOp::Add, Tensors(a), Tensors(b)) => Tensors(a.into_iter().chain(b).collect()),
+            (BinaryOp::Add, Ints(a), Tensors(b)) if a.is_empty() => Tensors(b),
+            (BinaryOp::Add, Tensors(a), Ints(b)) if b.is_empty() => Tensors(a),
             (op, Int(a), Int(b)) => {
                 let result = match op {
                     BinaryOp::Add => a.add(&b),
                     BinaryOp::Sub => a.sub(&b),
                     BinaryOp::Mul => a.mul(&b),
-                    BinaryOp::Div | BinaryOp::Rem if b == Dim::Known(0) => {
+                    BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Rem if b == Dim::Known(0) => {
                         let site = self.site(ctx.name, ctx.item, rhs.id);
                         self.error_at(Code::InvalidShape, &site, "division by zero");
                         return Ok(Unknown);
                     }
-                    BinaryOp::Div => a.floor_div(&b),
+                    BinaryOp::Div | BinaryOp::FloorDiv => a.floor_div(&b),
                     BinaryOp::Rem => a.rem(&b),
                     _ => return Ok(Unknown),
                 };
@@ -457,6 +534,7 @@ impl<'db> Elaborator<'db, '_> {
                     BinaryOp::Sub => x - y,
                     BinaryOp::Mul => x * y,
                     BinaryOp::Div => x / y,
+                    BinaryOp::FloorDiv => (x / y).floor(),
                     _ => return Ok(Unknown),
                 })
             }

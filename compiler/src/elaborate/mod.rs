@@ -43,13 +43,13 @@ use self::reuse::{
 use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
 use crate::op::Op;
-use crate::semantics::Scope;
 use crate::semantics::files::{ItemLoc, file_scope, item_of, item_tree};
 use crate::semantics::scope::DefKind;
+use crate::semantics::{Builtin, Scope};
 use crate::shapes::ops::{self, ArgValue, Args, OpError, OpResult};
 use crate::shapes::{DType, Dim, TensorType};
 use crate::syntax::{
-    Arg, BinaryOp, Body, Callable, Expr, ExprKind, Item, NodeId, OpDecl, Param, StmtKind, TypeExpr, UnaryOp,
+    Arg, BinaryOp, Body, Callable, Expr, ExprKind, ForIter, Item, NodeId, OpDecl, Param, StmtKind, TypeExpr, UnaryOp,
 };
 
 /// The most nodes one elaboration may create (a guard against `repeat 1000000000`). An op

@@ -472,6 +472,7 @@ fn locals(db: &dyn Db, file: SourceFile, offset: u32, out: &mut Vec<Completion>,
                     LocalKind::Param => "parameter",
                     LocalKind::Input => "input",
                     LocalKind::Variable => "variable",
+                    LocalKind::LoopVariable => "loop variable",
                     LocalKind::Dim => "dimension",
                 }
                 .to_string(),

@@ -224,7 +224,7 @@ pub fn hint_label(row: &LineReport, config: &HintConfig) -> String {
     }
 }
 
-/// The statements that can have figures (not `if`) of the items of `file` that share a line
+/// The statements that can have figures (not `if`; a `for` and its body's statements) of the items of `file` that share a line
 /// with `range` (every item when `None`): range and node, in source order.
 fn statements(db: &dyn Db, file: SourceFile, range: Option<TextRange>) -> Vec<(TextRange, NodeRef)> {
     fn walk(item: u32, body: &Body, spans: &ItemSpans, out: &mut Vec<(TextRange, NodeRef)>) {
@@ -235,6 +235,11 @@ fn statements(db: &dyn Db, file: SourceFile, range: Option<TextRange>) -> Vec<(T
                     if let Some(e) = else_body {
                         walk(item, e, spans, out);
                     }
+                }
+                StmtKind::For { body, .. } => {
+                    // Its header may make tensors (`for t in split(x, 4)`), its body more.
+                    out.push((spans.range(stmt.id), NodeRef { item, node: stmt.id.0 }));
+                    walk(item, body, spans, out);
                 }
                 _ => out.push((spans.range(stmt.id), NodeRef { item, node: stmt.id.0 })),
             }

@@ -12,8 +12,8 @@ use crate::elaborate::Db;
 use crate::semantics::check::DTYPES;
 use crate::semantics::kinds::ValueKind;
 use crate::semantics::scope::DefKind;
-use crate::syntax::KEYWORDS;
 use crate::syntax::lexer::{TokenKind, lex};
+use crate::syntax::{CONTEXTUAL_KEYWORDS, KEYWORDS};
 
 use super::resolve::{LocalKind, Symbol, is_stdlib, item_kind, occurrences};
 use crate::report::{line_of, line_starts};
@@ -106,7 +106,8 @@ pub fn semantic_tokens(db: &dyn Db, file: SourceFile) -> Vec<SemanticToken> {
                     tok.default_library = matches!(&o.symbol, Symbol::Item { file, .. } if is_stdlib(db, file));
                     out.push(tok);
                     None
-                } else if KEYWORDS.contains(&word) {
+                } else if KEYWORDS.contains(&word) || CONTEXTUAL_KEYWORDS.contains(&word) {
+                    // A contextual keyword that is no name's occurrence is the keyword.
                     Some(SemanticClass::Keyword)
                 } else if ValueKind::TYPE_NAMES.contains(&word) || DTYPES.contains(&word) || word == "tensors" {
                     Some(SemanticClass::Type)
@@ -125,6 +126,8 @@ pub fn semantic_tokens(db: &dyn Db, file: SourceFile) -> Vec<SemanticToken> {
             | TokenKind::Minus
             | TokenKind::Star
             | TokenKind::Slash
+            | TokenKind::SlashSlash
+            | TokenKind::DotDot
             | TokenKind::Percent
             | TokenKind::At => Some(SemanticClass::Operator),
             _ => None,

@@ -15,7 +15,8 @@ use crate::semantics::files::{file_imports, file_scope, parse_file, syntax_tree}
 use crate::semantics::scope::{DefKind, Scope};
 use crate::syntax::settings::setting;
 use crate::syntax::{
-    Arg, Body, Callable, Expr, ExprKind, Item, ItemSpans, Name, Param, SettingValue, StmtKind, TypeExpr, UseTarget,
+    Arg, Body, Callable, Expr, ExprKind, ForIter, Item, ItemSpans, Name, Param, SettingValue, StmtKind, TypeExpr,
+    UseTarget,
 };
 
 use super::NavTarget;
@@ -29,6 +30,8 @@ pub enum LocalKind {
     Input,
     /// A name assigned in a body.
     Variable,
+    /// The variable of a `for` loop.
+    LoopVariable,
     /// A symbolic dimension declared by an input's type (`N`, `H`).
     Dim,
 }
@@ -40,6 +43,7 @@ impl LocalKind {
             LocalKind::Param => "parameter",
             LocalKind::Input => "input",
             LocalKind::Variable => "variable",
+            LocalKind::LoopVariable => "loop variable",
             LocalKind::Dim => "symbolic dimension",
         }
     }
@@ -284,6 +288,17 @@ impl Walker<'_> {
                     if let Some(e) = else_body {
                         self.body(e);
                     }
+                }
+                StmtKind::For { var, iter, body } => {
+                    match iter {
+                        ForIter::Range { start, end } => {
+                            self.expr(start);
+                            self.expr(end);
+                        }
+                        ForIter::Each(list) => self.expr(list),
+                    }
+                    self.define_local(var, LocalKind::LoopVariable);
+                    self.body(body);
                 }
             }
         }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{FileContext, Lint};
 use crate::diagnostics::{Code, Diagnostic, NodeRef, Place};
-use crate::syntax::{Body, Expr, ExprKind, Item, NodeId, StmtKind, TypeExpr};
+use crate::syntax::{Body, Expr, ExprKind, ForIter, Item, NodeId, StmtKind, TypeExpr};
 
 /// ## What it does
 /// Reports a variable that is assigned and never read, a model input that is never used,
@@ -125,6 +125,17 @@ fn walk_body(
                 if let Some(b) = else_body {
                     walk_body(b, reads, defs, called);
                 }
+            }
+            StmtKind::For { var, iter, body } => {
+                match iter {
+                    ForIter::Range { start, end } => {
+                        collect(start, reads, called);
+                        collect(end, reads, called);
+                    }
+                    ForIter::Each(list) => collect(list, reads, called),
+                }
+                defs.entry(var.text.to_string()).or_insert((var.id, "loop variable"));
+                walk_body(body, reads, defs, called);
             }
         }
     }

@@ -296,6 +296,30 @@ pub enum StmtKind {
         /// The body run otherwise.
         else_body: Option<Body>,
     },
+    /// `for i in 0..n { ... }` or `for t in list { ... }`: the body once per value, in the
+    /// enclosing frame (as Python runs a loop: no scope of its own).
+    For {
+        /// The loop variable, bound to each value in turn.
+        var: Name,
+        /// What the loop runs over.
+        iter: ForIter,
+        /// The body run for each value.
+        body: Body,
+    },
+}
+
+/// What a `for` loop runs over.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ForIter {
+    /// `start..end`: the integers from `start` up to, not including, `end`.
+    Range {
+        /// The first value.
+        start: Expr,
+        /// One past the last value.
+        end: Expr,
+    },
+    /// A list: its elements in order.
+    Each(Expr),
 }
 
 /// An expression.
@@ -343,6 +367,8 @@ pub enum BinaryOp {
     Mul,
     /// `/` (floor division on integers)
     Div,
+    /// `//` (floor division, on integers and floats)
+    FloorDiv,
     /// `%`
     Rem,
     /// `@`
@@ -366,6 +392,7 @@ impl BinaryOp {
             Sub => "-",
             Mul => "*",
             Div => "/",
+            FloorDiv => "//",
             Rem => "%",
             MatMul => "@",
         }
@@ -587,6 +614,17 @@ impl ShiftIds for Stmt {
                 cond.shift_ids(by);
                 then_body.shift_ids(by);
                 else_body.shift_ids(by);
+            }
+            StmtKind::For { var, iter, body } => {
+                var.shift_ids(by);
+                match iter {
+                    ForIter::Range { start, end } => {
+                        start.shift_ids(by);
+                        end.shift_ids(by);
+                    }
+                    ForIter::Each(list) => list.shift_ids(by),
+                }
+                body.shift_ids(by);
             }
         }
     }

@@ -51,6 +51,8 @@ pub enum TokenKind {
     Semicolon,
     /// `.`
     Dot,
+    /// `..` (a half-open range: `0..n`)
+    DotDot,
     /// `=`
     Eq,
     /// `==`
@@ -73,6 +75,8 @@ pub enum TokenKind {
     Star,
     /// `/`
     Slash,
+    /// `//` (floor division, as in Python)
+    SlashSlash,
     /// `%`
     Percent,
     /// `@` (matrix product)
@@ -103,6 +107,7 @@ impl TokenKind {
             Colon => "`:`",
             Semicolon => "`;`",
             Dot => "`.`",
+            DotDot => "`..`",
             Eq => "`=`",
             EqEq => "`==`",
             NotEq => "`!=`",
@@ -114,6 +119,7 @@ impl TokenKind {
             Minus => "`-`",
             Star => "`*`",
             Slash => "`/`",
+            SlashSlash => "`//`",
             Percent => "`%`",
             At => "`@`",
             Arrow => "`->`",
@@ -194,6 +200,8 @@ fn punct(i: Span<'_>) -> IResult<Span<'_>, (Span<'_>, TokenKind)> {
         Some(b"!=") => Some(NotEq),
         Some(b"<=") => Some(Le),
         Some(b">=") => Some(Ge),
+        Some(b"//") => Some(SlashSlash),
+        Some(b"..") => Some(DotDot),
         _ => None,
     };
     let (len, kind) = match two {

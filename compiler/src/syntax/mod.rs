@@ -12,4 +12,4 @@ pub mod settings;
 
 pub use ast::*;
 pub use lexer::{Comment, Token, TokenKind};
-pub use parser::{KEYWORDS, MAX_NESTING, Parse, parse};
+pub use parser::{CONTEXTUAL_KEYWORDS, KEYWORDS, MAX_NESTING, Parse, parse};

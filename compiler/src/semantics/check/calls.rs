@@ -13,6 +13,11 @@ impl<'a> ItemChecker<'a> {
         targets: usize,
     ) -> ValueKind {
         let arg_kinds: Vec<ValueKind> = args.iter().map(|a| self.expr_kind(&a.value, env)).collect();
+        if !self.scope.names.contains_key(callee.text.as_str())
+            && let Some(builtin) = Builtin::from_name(&callee.text)
+        {
+            return self.builtin_kind(id, builtin, args, &arg_kinds);
+        }
         let Some(def) = self.resolve_callee(callee, &[DefKind::Op, DefKind::Block]) else {
             return if targets > 1 { ValueKind::Tensors(targets as u32) } else { ValueKind::Unknown };
         };
@@ -24,6 +29,47 @@ impl<'a> ItemChecker<'a> {
             Outputs::Variadic if targets > 1 => ValueKind::Tensors(targets as u32),
             Outputs::Variadic if sig.broken => ValueKind::Unknown,
             Outputs::Variadic => ValueKind::TensorList,
+        }
+    }
+
+    /// The kind of a call of a built-in function (`min`, `max`): two or more numbers, or one
+    /// list of integers, by position.
+    fn builtin_kind(&mut self, id: NodeId, builtin: Builtin, args: &[Arg], kinds: &[ValueKind]) -> ValueKind {
+        let name = builtin.name();
+        if let Some(kw) = args.iter().find_map(|a| a.keyword.as_ref()) {
+            self.error(Code::UnknownKeyword, kw.id, format!("`{name}` takes no keyword arguments")).help =
+                Some(format!("give the values by position: `{}`", builtin.signature()));
+            return ValueKind::Unknown;
+        }
+        match kinds {
+            [] => {
+                self.error(Code::MissingArgument, id, format!("`{name}` needs two or more numbers, or a list")).help =
+                    Some(format!("call it as `{}`", builtin.signature()));
+                ValueKind::Unknown
+            }
+            [ValueKind::IntList | ValueKind::Unknown] => ValueKind::Int,
+            [one] => {
+                let message = format!("`{name}` of one value takes a list of integers, but this is {}", one.describe());
+                self.error(Code::ArgumentKind, args[0].value.id, message).help =
+                    Some(format!("give two or more numbers: `{}`", builtin.signature()));
+                ValueKind::Unknown
+            }
+            _ => {
+                let mut result = ValueKind::Int;
+                for (arg, kind) in args.iter().zip(kinds) {
+                    match kind {
+                        ValueKind::Int => {}
+                        ValueKind::Float => result = ValueKind::Float,
+                        ValueKind::Unknown => {}
+                        other => {
+                            let message = format!("`{name}` compares numbers, but this is {}", other.describe());
+                            self.error(Code::ArgumentKind, arg.value.id, message);
+                            result = ValueKind::Unknown;
+                        }
+                    }
+                }
+                result
+            }
         }
     }
 

@@ -9,9 +9,11 @@ use std::collections::BTreeMap;
 use crate::diagnostics::{Code, Diagnostic, FileName, NodeRef, Place};
 use crate::suggest::closest;
 use crate::syntax::{
-    Arg, BinaryOp, Body, Callable, Expr, ExprKind, Item, Name, NodeId, Param, Stmt, StmtKind, TypeExpr, UnaryOp,
+    Arg, BinaryOp, Body, Callable, Expr, ExprKind, ForIter, Item, Name, NodeId, Param, Stmt, StmtKind, TypeExpr,
+    UnaryOp,
 };
 
+use super::builtins::Builtin;
 use super::kinds::ValueKind;
 use super::scope::{Binding, DefKind, Definition, Outputs, Scope, Signature, param_kind};
 
@@ -39,8 +41,42 @@ struct Var {
     def: NodeId,
 }
 
+/// Why a name is defined on some paths only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    /// It is assigned in one branch of an `if`.
+    Branch,
+    /// It is assigned in the body of a `for` loop that may run no times.
+    Loop,
+}
+
+/// Where a name defined on some paths only was assigned, and why only there.
+type Maybe = (NodeId, Path);
+
+/// The statement a body is nested in, for the messages of statements that must be at the
+/// top of an item's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Within {
+    /// The item's own body.
+    Item,
+    /// An `if` or `else` body.
+    If,
+    /// A `for` body.
+    For,
+}
+
+impl Within {
+    fn keyword(self) -> &'static str {
+        match self {
+            Within::Item => "",
+            Within::If => "if",
+            Within::For => "for",
+        }
+    }
+}
+
 /// The variables of a body while it is walked: those surely defined, and those defined on
-/// some paths only (assigned in one branch of an `if`).
+/// some paths only (assigned in one branch of an `if`, or in a loop that may not run).
 ///
 /// The branches of an `if` are walked in this one environment, each change journaled and
 /// undone after the branch ([`Env::rewind`]): a copy of the environment per branch made a
@@ -48,13 +84,13 @@ struct Var {
 #[derive(Debug, Default)]
 struct Env {
     defined: BTreeMap<String, Var>,
-    maybe: BTreeMap<String, NodeId>,
+    maybe: BTreeMap<String, Maybe>,
     /// Every change, as the name and its entries before it.
-    journal: Vec<(String, Option<Var>, Option<NodeId>)>,
+    journal: Vec<(String, Option<Var>, Option<Maybe>)>,
 }
 
 /// What a branch changed: each name it touched, with its entries at the branch's end.
-type Changes = BTreeMap<String, (Option<Var>, Option<NodeId>)>;
+type Changes = BTreeMap<String, (Option<Var>, Option<Maybe>)>;
 
 impl Env {
     fn save(&mut self, name: &str) {
@@ -74,9 +110,9 @@ impl Env {
         self.defined.insert(name.to_string(), var);
     }
 
-    fn set_maybe(&mut self, name: &str, node: NodeId) {
+    fn set_maybe(&mut self, name: &str, maybe: Maybe) {
         self.save(name);
-        self.maybe.insert(name.to_string(), node);
+        self.maybe.insert(name.to_string(), maybe);
     }
 
     /// Undoes every change since the journal had `mark` entries; returns what they were.
@@ -224,7 +260,7 @@ impl<'a> ItemChecker<'a> {
 
     fn check_callable(&mut self, c: &Callable, is_model: bool) {
         let mut env = self.check_params(&c.params);
-        self.check_body(&c.body, &mut env, is_model, true);
+        self.check_body(&c.body, &mut env, is_model, Within::Item);
         let has_return = c.body.stmts.iter().any(|s| matches!(s.kind, StmtKind::Return { .. }));
         if !has_return && !c.body.recovered && !c.broken {
             let what = if is_model { "model" } else { "block" };
@@ -233,7 +269,7 @@ impl<'a> ItemChecker<'a> {
         }
     }
 
-    fn check_body(&mut self, body: &Body, env: &mut Env, is_model: bool, top_level: bool) {
+    fn check_body(&mut self, body: &Body, env: &mut Env, is_model: bool, within: Within) {
         let mut returned: Option<NodeId> = None;
         for stmt in &body.stmts {
             if let Some(ret) = returned {
@@ -246,14 +282,14 @@ impl<'a> ItemChecker<'a> {
                 );
                 break;
             }
-            self.check_stmt(stmt, env, is_model, top_level);
+            self.check_stmt(stmt, env, is_model, within);
             if matches!(stmt.kind, StmtKind::Return { .. }) {
                 returned = Some(stmt.id);
             }
         }
     }
 
-    fn check_stmt(&mut self, stmt: &Stmt, env: &mut Env, is_model: bool, top_level: bool) {
+    fn check_stmt(&mut self, stmt: &Stmt, env: &mut Env, is_model: bool, within: Within) {
         match &stmt.kind {
             StmtKind::Input { name, ty } => {
                 if !is_model {
@@ -261,8 +297,9 @@ impl<'a> ItemChecker<'a> {
                         "a block receives tensors as parameters: `block b(x, ...)`; `input` declares a model's inputs"
                             .into(),
                     );
-                } else if !top_level {
-                    self.error(Code::MisplacedStatement, stmt.id, "`input` inside `if`").help =
+                } else if within != Within::Item {
+                    let message = format!("`input` inside `{}`", within.keyword());
+                    self.error(Code::MisplacedStatement, stmt.id, message).help =
                         Some("declare inputs at the top of the model's body".into());
                 }
                 self.check_type(ty, true);
@@ -317,11 +354,20 @@ impl<'a> ItemChecker<'a> {
                 }
             }
             StmtKind::Return { values } => {
-                if !top_level {
-                    self.error(Code::MisplacedStatement, stmt.id, "`return` inside `if`").help = Some(
-                        "assign the value in each branch and return it after the `if`: `if c { y = a } else { y = b }` then `return y`"
-                            .into(),
-                    );
+                match within {
+                    Within::Item => {}
+                    Within::If => {
+                        self.error(Code::MisplacedStatement, stmt.id, "`return` inside `if`").help = Some(
+                            "assign the value in each branch and return it after the `if`: `if c { y = a } else { y = b }` then `return y`"
+                                .into(),
+                        );
+                    }
+                    Within::For => {
+                        self.error(Code::MisplacedStatement, stmt.id, "`return` inside `for`").help = Some(
+                            "assign the value in the loop and return it after the loop: `for i in 0..n { y = f(y) }` then `return y`"
+                                .into(),
+                        );
+                    }
                 }
                 for v in values {
                     let kind = self.expr_kind(v, env);
@@ -345,13 +391,59 @@ impl<'a> ItemChecker<'a> {
                     .help = Some("compare it: `if stride != 1 { ... }`".into());
                 }
                 let mark = env.journal.len();
-                self.check_body(then_body, env, is_model, false);
+                self.check_body(then_body, env, is_model, Within::If);
                 let then_changes = env.rewind(mark);
                 if let Some(else_body) = else_body {
-                    self.check_body(else_body, env, is_model, false);
+                    self.check_body(else_body, env, is_model, Within::If);
                 }
                 let else_changes = env.rewind(mark);
-                merge_branches(env, then_changes, else_changes);
+                merge_branches(env, then_changes, else_changes, Path::Branch);
+            }
+            StmtKind::For { var, iter, body } => {
+                let (var_kind, surely_runs) = self.for_iter_kind(iter, env);
+                let mark = env.journal.len();
+                env.define(&var.text, Var { kind: var_kind, def: var.id });
+                self.check_body(body, env, is_model, Within::For);
+                if !surely_runs {
+                    // The body may run no times: what it assigns is defined on some paths only.
+                    let changes = env.rewind(mark);
+                    merge_branches(env, changes, Changes::new(), Path::Loop);
+                }
+            }
+        }
+    }
+
+    /// The kind of a `for` loop's variable, and whether its body surely runs (a range of
+    /// literals that is not empty).
+    fn for_iter_kind(&mut self, iter: &ForIter, env: &Env) -> (ValueKind, bool) {
+        match iter {
+            ForIter::Range { start, end } => {
+                for bound in [start, end] {
+                    let kind = self.expr_kind(bound, env);
+                    if !kind.fits(ValueKind::Int) {
+                        self.error(
+                            Code::InvalidOperand,
+                            bound.id,
+                            format!("a range's bounds are integers, not {}", kind.describe()),
+                        );
+                    }
+                }
+                let surely_runs = matches!((literal_int(start), literal_int(end)), (Some(a), Some(b)) if a < b);
+                (ValueKind::Int, surely_runs)
+            }
+            ForIter::Each(list) => {
+                let kind = match self.expr_kind(list, env) {
+                    ValueKind::IntList => ValueKind::Int,
+                    ValueKind::TensorList => ValueKind::Tensor,
+                    ValueKind::Unknown => ValueKind::Unknown,
+                    other => {
+                        self.error(Code::InvalidOperand, list.id, format!("cannot loop over {}", other.describe()))
+                            .help = Some("loop over a list, `for t in parts`, or a range, `for i in 0..n`".into());
+                        ValueKind::Unknown
+                    }
+                };
+                let surely_runs = matches!(&list.kind, ExprKind::List(items) if !items.is_empty());
+                (kind, surely_runs)
             }
         }
     }
@@ -485,6 +577,14 @@ impl<'a> ItemChecker<'a> {
 
     fn binary_kind(&mut self, id: NodeId, op: BinaryOp, l: ValueKind, r: ValueKind) -> ValueKind {
         use ValueKind::*;
+        // `feats = []` then `feats = feats + [f]`: the empty list's kind is unknown, the sum's
+        // is the other list's.
+        if op == BinaryOp::Add
+            && (l == Unknown || r == Unknown)
+            && [l, r].iter().any(|k| matches!(k, IntList | TensorList))
+        {
+            return if l == Unknown { r } else { l };
+        }
         if l == Unknown || r == Unknown {
             return match op {
                 BinaryOp::Or
@@ -508,12 +608,19 @@ impl<'a> ItemChecker<'a> {
                 (l.is_number() && r.is_number()).then_some(Bool)
             }
             BinaryOp::MatMul => (l == Tensor && r == Tensor).then_some(Tensor),
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => match (l, r) {
-                (Int, Int) => Some(Int),
-                (Int | Float, Int | Float) => Some(Float),
-                (Tensor, Tensor | Int | Float) | (Int | Float, Tensor) if op != BinaryOp::Rem => Some(Tensor),
-                _ => None,
-            },
+            BinaryOp::Add if l == r && matches!(l, IntList | TensorList) => Some(l),
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv | BinaryOp::Rem => {
+                match (l, r) {
+                    (Int, Int) => Some(Int),
+                    (Int | Float, Int | Float) => Some(Float),
+                    (Tensor, Tensor | Int | Float) | (Int | Float, Tensor)
+                        if !matches!(op, BinaryOp::Rem | BinaryOp::FloorDiv) =>
+                    {
+                        Some(Tensor)
+                    }
+                    _ => None,
+                }
+            }
         };
         result.unwrap_or_else(|| {
             let msg = format!("`{}` cannot combine {} and {}", op.symbol(), l.describe(), r.describe());
@@ -526,12 +633,21 @@ impl<'a> ItemChecker<'a> {
         if let Some(var) = env.defined.get(n.text.as_str()) {
             return var.kind;
         }
-        if let Some(assigned) = env.maybe.get(n.text.as_str()) {
+        if let Some(&(assigned, path)) = env.maybe.get(n.text.as_str()) {
             let file = self.file.clone();
-            let at = self.at(*assigned);
+            let at = self.at(assigned);
+            let (label, help) = match path {
+                Path::Branch => (
+                    "assigned only in this branch",
+                    format!("assign `{}` before the `if`, or in every branch (add an `else`)", n.text),
+                ),
+                Path::Loop => {
+                    ("assigned only in a loop that may run no times", format!("assign `{}` before the `for`", n.text))
+                }
+            };
             self.error(Code::PossiblyUndefined, n.id, format!("`{}` may be undefined here", n.text))
-                .with_label_mut(&file, at, "assigned only in this branch")
-                .help = Some(format!("assign `{}` before the `if`, or in every branch (add an `else`)", n.text));
+                .with_label_mut(&file, at, label)
+                .help = Some(help);
             return ValueKind::Unknown;
         }
         if let Some(binding) = self.scope.names.get(n.text.as_str()) {
@@ -676,6 +792,15 @@ fn article(word: &str) -> &'static str {
     if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" }
 }
 
+/// The value of an integer literal, negated or not.
+fn literal_int(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Unary { op: UnaryOp::Neg, operand } => literal_int(operand).map(|v| -v),
+        _ => None,
+    }
+}
+
 fn placeholder_names(n: u32) -> String {
     let names: Vec<String> = (0..n).map(|i| ((b'a' + (i % 26) as u8) as char).to_string()).collect();
     names.join(", ")
@@ -684,7 +809,7 @@ fn placeholder_names(n: u32) -> String {
 /// After an `if`: a name is surely defined if it was before or in both branches; a name
 /// assigned in only one branch is "maybe defined" (using it is an error). `env` is as before
 /// the `if`; only the names a branch changed can change.
-fn merge_branches(env: &mut Env, then_changes: Changes, else_changes: Changes) {
+fn merge_branches(env: &mut Env, then_changes: Changes, else_changes: Changes, path: Path) {
     let defined_in = |changes: &Changes, name: &str| changes.get(name).is_some_and(|(var, _)| var.is_some());
     for (name, (var, _)) in &then_changes {
         let Some(var) = var else { continue };
@@ -694,13 +819,13 @@ fn merge_branches(env: &mut Env, then_changes: Changes, else_changes: Changes) {
         if defined_in(&else_changes, name) {
             env.define(name, *var);
         } else {
-            env.set_maybe(name, var.def);
+            env.set_maybe(name, (var.def, path));
         }
     }
     for (name, (var, _)) in &else_changes {
         let Some(var) = var else { continue };
         if !env.defined.contains_key(name) && !defined_in(&then_changes, name) {
-            env.set_maybe(name, var.def);
+            env.set_maybe(name, (var.def, path));
         }
     }
     for (name, (_, maybe)) in then_changes.iter().chain(&else_changes) {

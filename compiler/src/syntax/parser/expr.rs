@@ -29,6 +29,7 @@ pub(super) fn binary_op_at(i: In<'_>) -> Option<(BinaryOp, u8)> {
         TokenKind::Minus => (Sub, 4),
         TokenKind::Star => (Mul, 5),
         TokenKind::Slash => (Div, 5),
+        TokenKind::SlashSlash => (FloorDiv, 5),
         TokenKind::Percent => (Rem, 5),
         TokenKind::At => (MatMul, 5),
         _ => return None,

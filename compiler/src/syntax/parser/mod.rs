@@ -38,10 +38,18 @@ pub const MAX_NESTING: u32 = 64;
 pub const MAX_TREE_DEPTH: u32 = 256;
 
 /// Words that cannot be used as names.
+///
+/// `input` is not one of them: it starts an input statement only where a name and `:` follow
+/// (`input x: f32[N, 8]`); anywhere else it is a name, as Python's `forward(self, input)`
+/// uses it.
 pub const KEYWORDS: &[&str] = &[
-    "use", "op", "block", "model", "train", "infer", "input", "return", "if", "else", "repeat", "true", "false", "and",
-    "or", "not",
+    "use", "op", "block", "model", "train", "infer", "return", "if", "else", "for", "in", "repeat", "true", "false",
+    "and", "or", "not",
 ];
+
+/// Words that start a statement where the grammar expects one (`input x: f32[N, 8]`) and are
+/// names everywhere else: editors colour them as keywords where they are not a name's use.
+pub const CONTEXTUAL_KEYWORDS: &[&str] = &["input"];
 
 /// Words that start a top-level item.
 const ITEM_KEYWORDS: &[&str] = &["use", "op", "block", "model", "train", "infer"];

@@ -50,7 +50,7 @@ pub(super) fn statement(i: In<'_>) -> PResult<'_, Stmt> {
     let tok = i.peek();
     let word = if tok.kind == TokenKind::Ident { cx.text_of(tok) } else { "" };
     let (rest, kind) = match word {
-        "input" => {
+        "input" if starts_input(i) => {
             let (rest, _) = i.bump();
             let (rest, n) = cut(name(rest))?;
             let (rest, _) = cut(token(TokenKind::Colon)(rest))?;
@@ -73,6 +73,7 @@ pub(super) fn statement(i: In<'_>) -> PResult<'_, Stmt> {
             (rest, StmtKind::Return { values })
         }
         "if" => if_statement(i)?,
+        "for" => for_statement(i)?,
         "else" => {
             return fail_with(
                 i,
@@ -155,6 +156,29 @@ pub(super) fn if_statement(i: In<'_>) -> PResult<'_, StmtKind> {
         }
     }
     Ok((rest, StmtKind::If { cond, then_body, else_body }))
+}
+
+/// Whether `i` starts an input statement: `input` and a name (`input x: f32[N, 8]`). A
+/// name's `input` (`input = relu(x)`, `y = f(input)`) is followed by something else.
+pub(super) fn starts_input(i: In<'_>) -> bool {
+    i.peek_word("input")
+        && i.peek2().is_some_and(|t| t.kind == TokenKind::Ident && !KEYWORDS.contains(&i.cx.text_of(t)))
+}
+
+/// `for NAME in start..end { ... }` or `for NAME in list { ... }`.
+pub(super) fn for_statement(i: In<'_>) -> PResult<'_, StmtKind> {
+    let (rest, _) = keyword("for")(i)?;
+    let (rest, var) = cut(name(rest))?;
+    let rest = if rest.peek_word("in") { rest.bump().0 } else { return cut(expected(rest, "`in`")) };
+    let (rest, first) = cut(expr(rest))?;
+    let (rest, iter) = if rest.peek_is(TokenKind::DotDot) {
+        let (rest, end) = cut(expr(rest.bump().0))?;
+        (rest, ForIter::Range { start: first, end })
+    } else {
+        (rest, ForIter::Each(first))
+    };
+    let (rest, body) = cut(nested(rest, body))?;
+    Ok((rest, StmtKind::For { var, iter, body }))
 }
 
 /// Where to resume after a syntax error inside a statement that started at `start` and
@@ -279,9 +303,12 @@ pub(super) fn statements(i: In<'_>, item_body: bool) -> PResult<'_, Body> {
                 // Keep the names that the skipped code assigns defined, so that later lines
                 // do not report them as undefined.
                 let mut targets = Vec::new();
-                let broken_input = rest.peek_word("input").then(|| name(rest.bump().0).ok()).flatten();
-                if let Some((_, input_name)) = broken_input {
-                    targets.push(input_name);
+                // An input's name, or a loop's variable, is defined even when the rest of the
+                // statement is broken.
+                let broken_binding =
+                    (rest.peek_word("input") || rest.peek_word("for")).then(|| name(rest.bump().0).ok()).flatten();
+                if let Some((_, bound)) = broken_binding {
+                    targets.push(bound);
                 }
                 // Statements start outside brackets, after a line break, `{` or `;`.
                 let mut depth = 0i64;

@@ -1,0 +1,61 @@
+//! The language's built-in functions: `min` and `max` over integers and floats, as Python's
+//! builtins, for the arithmetic a model's code does beside its operators (`min(4, depth)`,
+//! `max(8, width // 4)`). Like Python's, they are found after every definition: a file's own
+//! item, an import or the prelude of the same name shadows them.
+
+/// A built-in function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    /// `min(a, b, ...)` or `min(list)`: the smallest value.
+    Min,
+    /// `max(a, b, ...)` or `max(list)`: the largest value.
+    Max,
+}
+
+impl Builtin {
+    /// Every built-in function.
+    pub const ALL: [Builtin; 2] = [Builtin::Min, Builtin::Max];
+
+    /// The built-in function called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        Builtin::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// Its name in `.net` files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::Min => "min",
+            Builtin::Max => "max",
+        }
+    }
+
+    /// How it is called, for hovers and completion.
+    pub fn signature(self) -> &'static str {
+        match self {
+            Builtin::Min => "min(a, b, ...) or min(list)",
+            Builtin::Max => "max(a, b, ...) or max(list)",
+        }
+    }
+
+    /// What it does, for hovers and completion.
+    pub fn doc(self) -> &'static str {
+        match self {
+            Builtin::Min => {
+                "The smallest of two or more numbers, or of a list of integers, as Python's `min`: an integer when every argument is one, else a float."
+            }
+            Builtin::Max => {
+                "The largest of two or more numbers, or of a list of integers, as Python's `max`: an integer when every argument is one, else a float."
+            }
+        }
+    }
+
+    /// Picks between two numbers of which `ordering` is `a` compared with `b`: whether `a`
+    /// is kept.
+    pub fn keeps_first(self, ordering: std::cmp::Ordering) -> bool {
+        match self {
+            // Python keeps the first of equal values.
+            Builtin::Min => ordering != std::cmp::Ordering::Greater,
+            Builtin::Max => ordering != std::cmp::Ordering::Less,
+        }
+    }
+}
