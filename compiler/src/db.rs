@@ -94,6 +94,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.articles", include_str!("../../stdlib/std/models/articles.net")),
     ("std.models.bert", include_str!("../../stdlib/std/models/bert.net")),
     ("std.models.convnext", include_str!("../../stdlib/std/models/convnext.net")),
+    ("std.models.densenet", include_str!("../../stdlib/std/models/densenet.net")),
     ("std.models.efficientnet", include_str!("../../stdlib/std/models/efficientnet.net")),
     ("std.models.gpt2", include_str!("../../stdlib/std/models/gpt2.net")),
     ("std.models.llama", include_str!("../../stdlib/std/models/llama.net")),

@@ -16,7 +16,8 @@ use std::collections::BTreeMap;
 use netc::report::{ScenarioReport, bytes, scenario_report};
 
 use self::accuracy::{
-    CPU_FIXTURE, CUDA_FIXTURE, Case, PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, cases, load, summary, table,
+    CPU_FIXTURE, CUDA_FIXTURE, Case, PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE,
+    ZOO_CUDA_FIXTURE, cases, cases_of, load, summary, table,
 };
 
 /// Asserts that every case is within the bar; prints the table either way.
@@ -40,6 +41,39 @@ fn cuda_peaks_match_pytorch() {
     assert_eq!(cases.len(), 96);
     assert!(cases.iter().all(|c| c.rounded.is_some()), "memory_cuda.json has peak_alloc512_bytes everywhere");
     assert_within_bar(&cases);
+}
+
+/// Issue 16's bar for models written from their PyTorch source: every case within 2 % and
+/// the mean under 0.5 %.
+fn assert_faithful(cases: &[Case]) {
+    let report = format!("{}{}", table(cases), summary(cases));
+    println!("{report}");
+    let off: Vec<String> = cases
+        .iter()
+        .filter(|c| c.error().abs() > 0.02 || c.predicted_phase != c.measured_phase)
+        .map(|c| format!("{} {} {}: {:+.2}%", c.model, c.batch, c.scenario, 100.0 * c.error()))
+        .collect();
+    assert!(off.is_empty(), "outside 2 %:\n{}\n{report}", off.join("\n"));
+    let mean = cases.iter().map(|c| c.error().abs()).sum::<f64>() / cases.len() as f64;
+    assert!(mean < 0.005, "mean |error| {:.3}% (bar 0.5 %)\n{report}", 100.0 * mean);
+}
+
+/// The zoo's own models, against the harness's figures for the torchvision models they name
+/// (memory_zoo.json, CPU semantics): the zoo is written as its reference code runs, so its
+/// peaks are PyTorch's.
+#[test]
+fn zoo_cpu_peaks_match_pytorch() {
+    let cases = cases_of(ZOO, "cpu", ZOO_CPU_FIXTURE, SCENARIOS);
+    assert_eq!(cases.len(), 12 * ZOO.len());
+    assert_faithful(&cases);
+}
+
+/// The same in CUDA semantics (memory_zoo_cuda.json, fake CUDA tensors), with the rounded peak.
+#[test]
+fn zoo_cuda_peaks_match_pytorch() {
+    let cases = cases_of(ZOO, "a100_80gb", ZOO_CUDA_FIXTURE, SCENARIOS);
+    assert_eq!(cases.len(), 12 * ZOO.len());
+    assert_faithful(&cases);
 }
 
 /// Issue 17's bar for the precision set: the peak and the 512-byte-rounded peak within 1 %,

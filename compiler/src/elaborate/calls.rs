@@ -74,7 +74,8 @@ impl<'db> Elaborator<'db, '_> {
         }
     }
 
-    /// A call of a built-in function: `min` or `max` of numbers, or of a list of integers.
+    /// A call of a built-in function: `min` or `max` of numbers or of a list of integers,
+    /// `len` of a list.
     fn builtin_call(
         &mut self,
         builtin: Builtin,
@@ -82,6 +83,14 @@ impl<'db> Elaborator<'db, '_> {
         env: &Env<'db>,
         ctx: &Ctx<'db>,
     ) -> Result<Value, Stop> {
+        if builtin == Builtin::Len {
+            let Some(arg) = args.first() else { return Ok(Value::Unknown) };
+            return Ok(match self.eval_in(&arg.value, env, ctx)? {
+                Value::Ints(list) => Value::Int(Dim::Known(list.len() as i128)),
+                Value::Tensors(list) => Value::Int(Dim::Known(list.len() as i128)),
+                _ => Value::Unknown,
+            });
+        }
         let mut values = Vec::new();
         for arg in args {
             match self.eval_in(&arg.value, env, ctx)? {

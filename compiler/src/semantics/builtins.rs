@@ -1,6 +1,6 @@
-//! The language's built-in functions: `min` and `max` over integers and floats, as Python's
-//! builtins, for the arithmetic a model's code does beside its operators (`min(4, depth)`,
-//! `max(8, width // 4)`). Like Python's, they are found after every definition: a file's own
+//! The language's built-in functions: `min` and `max` over numbers and `len` of a list, as
+//! Python's builtins, for the arithmetic a model's code does beside its operators
+//! (`min(4, depth)`, `max(8, width // 4)`, `for i in 0..len(stages)`). Like Python's, they are found after every definition: a file's own
 //! item, an import or the prelude of the same name shadows them.
 
 /// A built-in function.
@@ -10,11 +10,13 @@ pub enum Builtin {
     Min,
     /// `max(a, b, ...)` or `max(list)`: the largest value.
     Max,
+    /// `len(list)`: how many elements a list has.
+    Len,
 }
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 2] = [Builtin::Min, Builtin::Max];
+    pub const ALL: [Builtin; 3] = [Builtin::Min, Builtin::Max, Builtin::Len];
 
     /// The built-in function called `name`, if any.
     pub fn from_name(name: &str) -> Option<Builtin> {
@@ -26,6 +28,7 @@ impl Builtin {
         match self {
             Builtin::Min => "min",
             Builtin::Max => "max",
+            Builtin::Len => "len",
         }
     }
 
@@ -34,6 +37,7 @@ impl Builtin {
         match self {
             Builtin::Min => "min(a, b, ...) or min(list)",
             Builtin::Max => "max(a, b, ...) or max(list)",
+            Builtin::Len => "len(list)",
         }
     }
 
@@ -46,16 +50,16 @@ impl Builtin {
             Builtin::Max => {
                 "The largest of two or more numbers, or of a list of integers, as Python's `max`: an integer when every argument is one, else a float."
             }
+            Builtin::Len => "The number of elements of a list (of integers or of tensors), as Python's `len`.",
         }
     }
 
-    /// Picks between two numbers of which `ordering` is `a` compared with `b`: whether `a`
-    /// is kept.
+    /// For `min` and `max`, whether the value kept so far, `a`, stays when `ordering` is `a`
+    /// compared with the next value (Python keeps the first of equal values).
     pub fn keeps_first(self, ordering: std::cmp::Ordering) -> bool {
         match self {
-            // Python keeps the first of equal values.
             Builtin::Min => ordering != std::cmp::Ordering::Greater,
-            Builtin::Max => ordering != std::cmp::Ordering::Less,
+            Builtin::Max | Builtin::Len => ordering != std::cmp::Ordering::Less,
         }
     }
 }

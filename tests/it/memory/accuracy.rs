@@ -27,21 +27,36 @@ pub const CUDA_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_c
 /// training, accumulation, checkpointing), CUDA semantics, with `peak_alloc512_bytes`.
 pub const PRECISION_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_precision.json");
 
+/// The zoo set's CPU figures: the harness run for torchvision models the zoo has (densenet121,
+/// resnet50), against the zoo's own models.
+pub const ZOO_CPU_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_zoo.json");
+/// The zoo set's CUDA figures (fake CUDA tensors), with `peak_alloc512_bytes`.
+pub const ZOO_CUDA_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_zoo_cuda.json");
+
 /// Relative error of the peaks allowed.
 pub const PEAK_BAR: f64 = 0.05;
 /// Difference allowed in each category of the breakdown, as a fraction of the peak.
 pub const CATEGORY_BAR: f64 = 0.10;
 
-const MODELS: &[(&str, &str)] = &[
-    ("simple_cnn", include_str!("../../fixtures/calibration/simple_cnn.net")),
-    ("simple_cnn_relu", include_str!("../../fixtures/calibration/simple_cnn_relu.net")),
-    ("mlp", include_str!("../../fixtures/calibration/mlp.net")),
-    ("resnet18", include_str!("../../fixtures/calibration/resnet18.net")),
-    ("vgg16", include_str!("../../fixtures/calibration/vgg16.net")),
-    ("mobilenet_v2", include_str!("../../fixtures/calibration/mobilenet_v2.net")),
-    ("alexnet", include_str!("../../fixtures/calibration/alexnet.net")),
-    ("gpt2_small", include_str!("../../fixtures/calibration/gpt2_small.net")),
+/// A measured model: its name in the fixture, the `.net` text that defines or imports it, and
+/// the model its scenarios run.
+pub type Model = (&'static str, &'static str, &'static str);
+
+/// The calibration fixtures, written after the harness's models (tests/fixtures/calibration).
+pub const CALIBRATION: &[Model] = &[
+    ("simple_cnn", include_str!("../../fixtures/calibration/simple_cnn.net"), "simple_cnn"),
+    ("simple_cnn_relu", include_str!("../../fixtures/calibration/simple_cnn_relu.net"), "simple_cnn_relu"),
+    ("mlp", include_str!("../../fixtures/calibration/mlp.net"), "mlp"),
+    ("resnet18", include_str!("../../fixtures/calibration/resnet18.net"), "resnet18"),
+    ("vgg16", include_str!("../../fixtures/calibration/vgg16.net"), "vgg16"),
+    ("mobilenet_v2", include_str!("../../fixtures/calibration/mobilenet_v2.net"), "mobilenet_v2"),
+    ("alexnet", include_str!("../../fixtures/calibration/alexnet.net"), "alexnet"),
+    ("gpt2_small", include_str!("../../fixtures/calibration/gpt2_small.net"), "gpt2_small"),
 ];
+
+/// The zoo's own models (stdlib/std/models), run against the zoo set's figures.
+pub const ZOO: &[Model] =
+    &[("densenet121", "use std.models.densenet\n", "densenet121"), ("resnet50", "use std.models.resnet\n", "resnet50")];
 
 /// A measured scenario: its name in the fixture, `infer` or `train`, and its `.net` settings
 /// (the device is added).
@@ -125,15 +140,8 @@ fn relative(predicted: i128, measured: i128) -> f64 {
     (predicted - measured) as f64 / measured as f64
 }
 
-fn model_name(text: &str) -> &str {
-    let at = text.find("\nmodel ").expect("a model") + "\nmodel ".len();
-    let end = text[at..].find('(').expect("parameters") + at;
-    &text[at..end]
-}
-
-/// `text` with one scenario per measured scenario, named `c_<scenario>`.
-fn with_scenarios(model: &str, text: &str, batch: &str, device: &str, scenarios: &[Scenario]) -> String {
-    let name = model_name(text);
+/// `text` with one scenario per measured scenario, named `c_<scenario>`, running `name`.
+fn with_scenarios(model: &str, text: &str, name: &str, batch: &str, device: &str, scenarios: &[Scenario]) -> String {
     let seq = if model == "gpt2_small" { "  seq 512" } else { "" };
     let mut source = text.to_string();
     for (scenario, kind, settings) in scenarios {
@@ -167,13 +175,18 @@ pub fn load(name: &str, source: String) -> (Database, netc::db::SourceFile, BTre
 /// Runs every calibration case of `scenarios` on `device` against `fixture` (memory.json's
 /// structure; a case the harness skipped is left out).
 pub fn cases(device: &'static str, fixture: &str, scenarios: &[Scenario]) -> Vec<Case> {
+    cases_of(CALIBRATION, device, fixture, scenarios)
+}
+
+/// Runs every case of `models` that `fixture` measured, as [`cases`] does.
+pub fn cases_of(models: &[Model], device: &'static str, fixture: &str, scenarios: &[Scenario]) -> Vec<Case> {
     let fixture: Value = serde_json::from_str(fixture).expect("the fixture parses");
     let mut out = Vec::new();
-    for (model, text) in MODELS {
+    for (model, text, name) in models {
         for (batch, figures) in fixture["models"][model].as_object().expect("batches") {
             let measured: Vec<Scenario> =
                 scenarios.iter().filter(|(s, _, _)| figures[*s].get("skipped").is_none()).copied().collect();
-            let source = with_scenarios(model, text, batch.trim_start_matches("bs"), device, &measured);
+            let source = with_scenarios(model, text, name, batch.trim_start_matches("bs"), device, &measured);
             let (db, file, items) = load(&format!("{model}.net"), source);
             for (scenario, _, _) in &measured {
                 let m = &figures[*scenario];

@@ -32,14 +32,31 @@ impl<'a> ItemChecker<'a> {
         }
     }
 
-    /// The kind of a call of a built-in function (`min`, `max`): two or more numbers, or one
-    /// list of integers, by position.
+    /// The kind of a call of a built-in function: `min` and `max` of two or more numbers or of
+    /// one list of integers, `len` of one list; arguments by position.
     fn builtin_kind(&mut self, id: NodeId, builtin: Builtin, args: &[Arg], kinds: &[ValueKind]) -> ValueKind {
         let name = builtin.name();
         if let Some(kw) = args.iter().find_map(|a| a.keyword.as_ref()) {
             self.error(Code::UnknownKeyword, kw.id, format!("`{name}` takes no keyword arguments")).help =
                 Some(format!("give the values by position: `{}`", builtin.signature()));
             return ValueKind::Unknown;
+        }
+        if builtin == Builtin::Len {
+            match kinds {
+                [ValueKind::IntList | ValueKind::TensorList | ValueKind::Unknown] => {}
+                [other] => {
+                    let message = format!("`len` takes a list, but this is {}", other.describe());
+                    self.error(Code::ArgumentKind, args[0].value.id, message);
+                }
+                _ => {
+                    self.error(
+                        Code::TooManyArguments,
+                        id,
+                        format!("`len` takes one list, but {} were given", args.len()),
+                    );
+                }
+            }
+            return ValueKind::Int;
         }
         match kinds {
             [] => {
