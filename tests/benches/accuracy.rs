@@ -2,7 +2,8 @@
 //! (`cpu` against memory.json, `a100_80gb` against memory_cuda.json), predicted against
 //! measured, then per device the mean absolute error and the worst case, and last the
 //! relative errors as one Markdown table (the one in spec/memory.md); then the precision set
-//! (memory_precision.json) the same way.
+//! (memory_precision.json) the same way, and the zoo's own models against the zoo set
+//! (memory_zoo.json, memory_zoo_cuda.json).
 //!
 //! `cargo bench -p netc-tests --bench accuracy`. The driver is the accuracy tests'
 //! (tests/it/memory/accuracy.rs, used by tests/it/memory.rs), so the table is the one the
@@ -34,6 +35,13 @@ fn main() {
     println!("{}", accuracy::table(&precision));
     println!("{}", accuracy::summary(&precision));
     print!("{}", precision_markdown(&precision));
+    println!();
+    for (device, fixture) in [("cpu", accuracy::ZOO_CPU_FIXTURE), ("a100_80gb", accuracy::ZOO_CUDA_FIXTURE)] {
+        let zoo = accuracy::cases_of(accuracy::ZOO, device, fixture, accuracy::SCENARIOS);
+        println!("The zoo's own models (memory_zoo*.json), {device}:\n");
+        println!("{}", accuracy::table(&zoo));
+        println!("{}", accuracy::summary(&zoo));
+    }
 }
 
 /// One row per model and scenario of the precision set: the error of the peak and of the
