@@ -253,41 +253,86 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
     }
 }
 
-/// Loads and checks `paths` for a command that needs a correct program (a report or a
-/// snapshot of a wrong program would be wrong too): the database and what was checked, or,
-/// after showing the errors on `err`, the exit code.
-fn load_correct(
-    paths: &[PathBuf],
-    verb: &str,
-    color: bool,
-    err: &mut dyn Write,
-) -> Result<(Database, crate::workspace::Checked), u8> {
+/// Loads and checks `paths` for `report` and `snapshot`: the database and what was
+/// checked, or the exit code after a missing path was named.
+fn load_checked(paths: &[PathBuf], err: &mut dyn Write) -> Result<(Database, crate::workspace::Checked), u8> {
     let Some(paths) = existing_paths(paths, err) else { return Err(2) };
     let mut db = Database::new();
     let checked = check_paths(&mut db, &paths);
-    let errors: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
-    if !errors.is_empty() {
-        let _ = err.write_all(render::human(&errors, &checked.sources, color).as_bytes());
-        let _ = writeln!(err, "error: cannot {verb}: {}", plural(errors.len(), "error"));
-        return Err(if checked.io_failed { 2 } else { 1 });
-    }
     Ok((db, checked))
 }
 
+/// The errors that stop the scenario at `index` of `file` ([`crate::host::scenario_errors`]),
+/// located by line and column for a report.
+fn stopping_errors(db: &Database, file: crate::db::SourceFile, index: u32) -> Vec<crate::report::StoppingError> {
+    crate::host::scenario_errors(db, file, index)
+        .iter()
+        .map(|d| {
+            let label = d.primary();
+            let offset = match label.place {
+                crate::diagnostics::Place::Range(r) => r.start,
+                crate::diagnostics::Place::Node(_) => 0,
+            };
+            let text = crate::db::lookup_file(db, &label.file).map(|f| f.text(db).clone()).unwrap_or_default();
+            let at = render::line_col(&text, offset);
+            let info = d.code.info();
+            crate::report::StoppingError {
+                code: info.code,
+                name: info.name,
+                message: d.message.clone(),
+                file: label.file.clone(),
+                line: at.line,
+                column: at.column,
+            }
+        })
+        .collect()
+}
+
+/// Shows the error-level diagnostics of `checked` on `err` (human format) with a summary
+/// naming how many scenarios they left out of the output; returns their number. `report`
+/// and `snapshot` show every scenario that simulates whatever the errors elsewhere, so the
+/// errors go beside the output, not instead of it.
+fn show_errors(checked: &crate::workspace::Checked, left_out: usize, color: bool, err: &mut dyn Write) -> usize {
+    let errors: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
+    if !errors.is_empty() {
+        let _ = err.write_all(render::human(&errors, &checked.sources, color).as_bytes());
+        let summary = plural(errors.len(), "error");
+        if left_out == 0 {
+            let _ = writeln!(err, "error: {summary}");
+        } else {
+            let _ = writeln!(err, "error: {summary}; {} not simulated", plural(left_out, "scenario"));
+        }
+    }
+    errors.len()
+}
+
+/// The exit code after a command that showed `errors` error-level diagnostics.
+fn exit_code(checked: &crate::workspace::Checked, errors: usize) -> u8 {
+    if checked.io_failed {
+        2
+    } else if errors > 0 {
+        1
+    } else {
+        0
+    }
+}
+
 fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let (db, checked) = match load_correct(&args.paths, "report", use_color(args.color, terminal), err) {
+    let (db, checked) = match load_checked(&args.paths, err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
-    let report = crate::report::report(&db, &checked.roots, args.scenario.as_deref());
+    let only = args.scenario.as_deref();
+    let report =
+        crate::report::report_with(&db, &checked.roots, only, &|file, index| stopping_errors(&db, file, index));
     if let Some(name) = &args.scenario
-        && report.scenarios.is_empty()
+        && report.is_empty()
     {
         let _ = writeln!(err, "error: no scenario named `{name}` in the given files");
         return 2;
     }
     if let Some(path) = &args.svg
-        && let Err(message) = write_svg(&db, &checked.roots, args.scenario.as_deref(), path)
+        && let Err(message) = write_svg(&db, &checked.roots, &report, only, path)
     {
         let _ = writeln!(err, "error: {message}");
         return 2;
@@ -304,22 +349,33 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
     if out.write_all(text.as_bytes()).is_err() {
         return 2;
     }
-    0
+    let errors = show_errors(&checked, report.not_simulated.len(), use_color(args.color, terminal), err);
+    exit_code(&checked, errors)
 }
 
-/// Writes the timeline plot of the one scenario of `files` (named `only`) to `path`.
-fn write_svg(db: &Database, files: &[crate::db::SourceFile], only: Option<&str>, path: &Path) -> Result<(), String> {
+/// Writes the timeline plot of the one scenario of `files` (named `only`; `report` is their
+/// report) to `path`.
+fn write_svg(
+    db: &Database,
+    files: &[crate::db::SourceFile],
+    report: &crate::report::Report,
+    only: Option<&str>,
+    path: &Path,
+) -> Result<(), String> {
     let found = crate::report::scenarios(db, files, only);
     let [(file, index)] = found[..] else {
-        let names: Vec<String> =
-            crate::report::report(db, files, only).scenarios.iter().map(|s| format!("`{}`", s.name)).collect();
+        let names: Vec<String> = report.names().iter().map(|name| format!("`{name}`")).collect();
         return Err(if names.is_empty() {
             "--svg: the given files declare no scenario".to_string()
         } else {
             format!("--svg plots one scenario; choose one of {} with --scenario", names.join(", "))
         });
     };
-    let Some(svg) = crate::svg::scenario(db, file, index) else {
+    let svg = match report.not_simulated.first() {
+        None => crate::svg::scenario(db, file, index),
+        Some(_) => None,
+    };
+    let Some(svg) = svg else {
         return Err("--svg: the scenario cannot be simulated".to_string());
     };
     crate::safe_write::write(path, svg.as_bytes(), Links::Follow).map_err(|e| e.to_string())
@@ -327,15 +383,20 @@ fn write_svg(db: &Database, files: &[crate::db::SourceFile], only: Option<&str>,
 
 /// `netc snapshot`: writes the budget snapshot of every named file that declares scenarios
 /// beside it (`model.net` -> `model.netsnap`), or with `--check` compares them with the
-/// stored ones and shows what moved. Nothing is written for a program with errors.
+/// stored ones and shows what moved. A file with a scenario that cannot be simulated keeps
+/// its stored snapshot (its figures would be lost); `--check` shows that scenario as not
+/// simulated, in its place. Errors go to standard error and fail the run (exit 1).
 fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let (db, checked) = match load_correct(&args.paths, "snapshot", use_color(args.color, terminal), err) {
+    let (db, checked) = match load_checked(&args.paths, err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
-    let (mut written, mut same, mut moved, mut code) = (0, 0, 0, 0);
+    let (mut written, mut same, mut moved, mut kept, mut code, mut left_out) = (0, 0, 0, 0, 0, 0);
     for &file in &checked.roots {
-        let Some(text) = crate::snapshot::render(&db, file) else { continue };
+        let stopping = |file, index| stopping_errors(&db, file, index);
+        let Some(snapshot) = crate::snapshot::render_with(&db, file, &stopping) else { continue };
+        left_out += snapshot.not_simulated.len();
+        let text = snapshot.text.clone();
         let name = file.name(&db).clone();
         // Only `.net` files: `model.txt` and `model.net` would share `model.netsnap`, and a
         // snapshot named after its own source (`weird.netsnap`) would overwrite it.
@@ -349,6 +410,23 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
         }
         let path = crate::snapshot::snapshot_path(&name);
         let shown = crate::workspace::file_name_of(&path);
+        // A `use` of the snapshot's name (the loader refused it: not a `.net` file) makes it
+        // someone's source in spirit: never show or replace it.
+        if crate::db::Db::workspace(&db).refused(&db).contains_key(&shown) {
+            let _ = writeln!(err, "error: cannot snapshot `{name}`: `{shown}` is named by a `use`");
+            code = 2;
+            continue;
+        }
+        // A file none of whose scenarios simulates has nothing to write or compare.
+        let names: Vec<String> = snapshot.not_simulated.iter().map(|n| format!("`{n}`")).collect();
+        let none = snapshot.not_simulated.len() == snapshot.scenarios;
+        if none || (!args.check && !names.is_empty()) {
+            let verb = if args.check { "not compared" } else { "not written" };
+            let what = if names.len() == 1 { "scenario" } else { "scenarios" };
+            let _ = writeln!(err, "error: `{shown}` {verb}: {what} {} cannot be simulated", names.join(", "));
+            kept += 1;
+            continue;
+        }
         let stored = match crate::workspace::read_generated(&path) {
             Ok(stored) => stored,
             Err(reason) => {
@@ -391,25 +469,29 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
             return 2;
         }
     }
-    let total = plural(written + same + moved, "snapshot");
+    let total = plural(written + same + moved + kept, "snapshot");
     let summary = if args.check {
         if moved == 0 {
-            format!("checked {total}: up to date")
+            format!(
+                "checked {total}: up to date{}",
+                if kept > 0 { format!(", {kept} not compared") } else { String::new() }
+            )
         } else {
-            format!("checked {total}: {moved} moved (run `netc snapshot` to accept the new figures)")
+            let kept = if kept > 0 { format!(", {kept} not compared") } else { String::new() };
+            format!("checked {total}: {moved} moved{kept} (run `netc snapshot` to accept the new figures)")
         }
     } else {
-        format!("{total}: {written} written, {same} unchanged")
+        let kept = if kept > 0 { format!(", {kept} not written") } else { String::new() };
+        format!("{total}: {written} written, {same} unchanged{kept}")
     };
     if writeln!(out, "{summary}").is_err() {
         return 2;
     }
-    if code != 0 {
-        code
-    } else if moved > 0 {
-        1
-    } else {
-        0
+    let errors = show_errors(&checked, left_out, use_color(args.color, terminal), err);
+    match (code, exit_code(&checked, errors)) {
+        (0, 0) if moved > 0 => 1,
+        (0, checked) => checked,
+        (code, _) => code,
     }
 }
 

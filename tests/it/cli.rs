@@ -694,6 +694,120 @@ fn human_and_short_output_snapshots() {
 }
 
 // ---------------------------------------------------------------------------------------
+// Reports of programs with errors (issue 19)
+
+/// Three scenarios of one model: `ok` fits, `over` is over its budget (L0001, an error-level
+/// lint), `bad` names an unknown device (E0304): it cannot be simulated.
+const MIXED: &str = "\
+model m() {
+    input x: f32[N, 1024]
+    return linear(x, 1024)
+}
+infer ok { model m()  batch 1  no_grad  eval }
+infer over { model m()  batch 64  no_grad  eval  budget 1 MiB }
+infer bad { model m()  batch 1  no_grad  eval  device rtx9999 }
+";
+
+/// `netc report` shows every scenario that simulates, whatever the errors of the others;
+/// the errors go to standard error and fail the run.
+#[test]
+fn report_shows_every_scenario_that_simulates() {
+    let dir = TempDir::new("report-errors");
+    let file = dir.write("m.net", MIXED);
+    let run = netc(["report".as_ref(), file.as_os_str(), "--scenario".as_ref(), "ok".as_ref()]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    let out = dir.redact(&run.out);
+    assert!(out.starts_with("infer scenario `ok` (<tmp>/m.net): model `m`, batch 1, device cpu\n"), "{out}");
+    assert!(out.contains("  total 4.0 MiB (no budget)\n"), "{out}");
+    let err = dir.redact(&run.err);
+    assert!(err.contains("L0001") && err.contains("E0304"), "{err}");
+    assert!(err.ends_with("error: 2 errors\n"), "{err}");
+
+    // Every scenario: `bad` in its place, saying why.
+    let run = netc(["report".as_ref(), file.as_os_str(), "--color".as_ref(), "never".as_ref()]);
+    assert_eq!(run.code, 1);
+    let out = dir.redact(&run.out);
+    let headings: Vec<&str> = out.lines().filter(|l| !l.starts_with(' ') && !l.is_empty()).collect();
+    assert_eq!(
+        headings,
+        [
+            "infer scenario `ok` (<tmp>/m.net): model `m`, batch 1, device cpu",
+            "infer scenario `over` (<tmp>/m.net): model `m`, batch 64, device cpu",
+            "infer scenario `bad` (<tmp>/m.net): not simulated: 1 error stops its simulation",
+        ]
+    );
+    assert!(out.ends_with("not simulated: 1 error stops its simulation\n  <tmp>/m.net:7:55: error[E0304]: unknown device `rtx9999`\n\n"), "{out}");
+    assert!(dir.redact(&run.err).ends_with("error: 2 errors; 1 scenario not simulated\n"), "{}", run.err);
+
+    // Markdown: a heading per scenario, as the editor's report view splits it.
+    let run = netc(["report".as_ref(), file.as_os_str(), "--format".as_ref(), "markdown".as_ref()]);
+    assert_eq!(run.code, 1);
+    let out = dir.redact(&run.out);
+    assert!(out.contains("### infer scenario `bad` (<tmp>/m.net): not simulated: 1 error stops its simulation\n\n- `<tmp>/m.net:7:55` error[E0304]: unknown device `rtx9999`\n"), "{out}");
+    assert_eq!(out.matches("### ").count(), 3, "{out}");
+}
+
+/// The JSON report lists the scenario that cannot be simulated in its place, with an `error`
+/// and the errors; the others are complete (schema version 2, spec/report.md).
+#[test]
+fn report_json_lists_a_scenario_that_cannot_be_simulated_in_its_place() {
+    let dir = TempDir::new("report-json-errors");
+    let file = dir.write("m.net", MIXED);
+    let run = netc(["report".as_ref(), file.as_os_str(), "--format".as_ref(), "json".as_ref()]);
+    assert_eq!(run.code, 1, "{}", run.err);
+    assert!(run.err.contains("E0304"), "the errors go to standard error: {}", run.err);
+    let json: serde_json::Value = serde_json::from_str(&dir.redact(&run.out)).expect("the output is JSON");
+    assert_eq!(json["version"], 2);
+    let scenarios = json["scenarios"].as_array().expect("scenarios");
+    let names: Vec<&str> = scenarios.iter().map(|s| s["name"].as_str().expect("a name")).collect();
+    assert_eq!(names, ["ok", "over", "bad"]);
+    for s in &scenarios[..2] {
+        assert!(s.get("error").is_none() && s["peak_bytes"].as_i64().is_some_and(|b| b > 0), "{s}");
+    }
+    assert_eq!(
+        scenarios[2],
+        serde_json::json!({
+            "name": "bad",
+            "kind": "infer",
+            "file": "<tmp>/m.net",
+            "error": "1 error stops its simulation",
+            "errors": [{
+                "code": "E0304",
+                "name": "invalid-setting-value",
+                "message": "unknown device `rtx9999`",
+                "file": "<tmp>/m.net",
+                "line": 7,
+                "column": 55,
+            }],
+        })
+    );
+}
+
+/// An error in the model stops every scenario of it; the report lists them all, each with
+/// the error, and `--scenario` still finds a scenario that is not simulated.
+#[test]
+fn an_error_in_the_model_stops_every_scenario() {
+    let dir = TempDir::new("report-model-error");
+    let file = dir.write("m.net", MIXED.replace("linear(x, 1024)", "linear(y, 1024)"));
+    let run = netc(["report".as_ref(), file.as_os_str(), "--scenario".as_ref(), "ok".as_ref()]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert_eq!(
+        dir.redact(&run.out),
+        "infer scenario `ok` (<tmp>/m.net): not simulated: 1 error stops its simulation\n  <tmp>/m.net:3:19: error[E0204]: undefined name `y`\n\n"
+    );
+    let all = netc(["report".as_ref(), file.as_os_str(), "--format".as_ref(), "json".as_ref()]);
+    let json: serde_json::Value = serde_json::from_str(&all.out).expect("JSON");
+    let errors: Vec<usize> = json["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .map(|s| s["errors"].as_array().map_or(0, Vec::len))
+        .collect();
+    // `bad` has its own error too.
+    assert_eq!(errors, [1, 1, 2]);
+}
+
+// ---------------------------------------------------------------------------------------
 // Usage
 
 #[test]
