@@ -807,6 +807,38 @@ fn an_error_in_the_model_stops_every_scenario() {
     assert_eq!(errors, [1, 1, 2]);
 }
 
+/// The device is a budget: ResNet-50 trained at batch 512 needs about 42 GiB, which no
+/// `budget` checks, on a 24 GB card (L0015, an error); a budget over the device is a warning
+/// (L0016).
+#[test]
+fn a_scenario_that_does_not_fit_its_device_fails_check() {
+    let dir = TempDir::new("device");
+    let big = dir.write(
+        "big.net",
+        "use std.models.resnet\ntrain big { model resnet50()  batch 512  optimizer adam  device rtx4090 }\n",
+    );
+    let run = check(&["--format", "short"], &[&big]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert_eq!(
+        dir.redact(&run.out),
+        "<tmp>/big.net:2:58: error[L0015]: scenario `big` needs 41.9 GiB but device `rtx4090` holds 24.0 GiB (over by 17.9 GiB)\n\
+         checked 1 file: 1 error, 0 warnings\n"
+    );
+    let over = dir.write(
+        "over.net",
+        "use std.models.resnet\ninfer s { model resnet18()  batch 1  no_grad  eval  device t4  budget 16 GiB }\n",
+    );
+    let run = check(&["--format", "short"], &[&over]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    assert!(
+        run.out.contains(
+            "warning[L0016]: the budget of scenario `s`, 16.0 GiB, is more than device `t4` holds (15.0 GiB)"
+        ),
+        "{}",
+        run.out
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Usage
 

@@ -11,7 +11,9 @@ mod activations_dominate;
 mod batchnorm_batch_one;
 mod budget_exceeded;
 mod budget_margin;
+mod budget_over_device;
 mod cudnn_benchmark_tight;
+mod device_memory_exceeded;
 mod host_over_budget;
 mod int8_activations_dominate;
 mod large_workspace;
@@ -68,6 +70,8 @@ pub const LINTS: &[&dyn Lint] = &[
     &cudnn_benchmark_tight::CudnnBenchmarkTight,
     &host_over_budget::HostOverBudget,
     &unused::Unused,
+    &device_memory_exceeded::DeviceMemoryExceeded,
+    &budget_over_device::BudgetOverDevice,
 ];
 
 /// What a scenario lint sees.
