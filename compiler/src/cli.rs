@@ -39,6 +39,15 @@ enum Command {
     Snapshot(SnapshotArgs),
     /// Run the language server on standard input and output
     Lsp,
+    /// Show the documentation of a diagnostic code or lint (`netc explain L0001`, `netc explain
+    /// budget-exceeded`), offline
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ExplainArgs {
+    /// A code (`E0304`, `L0001`) or a name (`unknown-device`, `budget-exceeded`)
+    code: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -328,7 +337,14 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
     if let Some(name) = &args.scenario
         && report.is_empty()
     {
-        let _ = writeln!(err, "error: no scenario named `{name}` in the given files");
+        let all =
+            crate::report::report(&db, &checked.roots, None).names().iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let hint = match crate::suggest::closest(name, all.iter().map(String::as_str)) {
+            Some(close) => format!("; did you mean `{close}`?"),
+            None if all.is_empty() => String::new(),
+            None => format!(" (the scenarios are: {})", all.join(", ")),
+        };
+        let _ = writeln!(err, "error: no scenario named `{name}` in the given files{hint}");
         return 2;
     }
     if let Some(path) = &args.svg
@@ -554,6 +570,57 @@ fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) 
     }
 }
 
+/// The pages of the lints (spec/lints/), embedded so that `netc explain` works offline, by
+/// name.
+const LINT_PAGES: &[(&str, &str)] = &include!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/lints/pages.in"));
+
+/// The catalogue of diagnostics (spec/diagnostics.md), embedded: `netc explain` shows the
+/// section of a code.
+const DIAGNOSTICS_PAGE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/diagnostics.md"));
+
+/// The documentation of `code` (a code such as `E0304` or a kebab-case name): a lint's page,
+/// or the code's section of the diagnostics catalogue (its `### CODE` heading to the next
+/// heading).
+pub fn explanation(code: &str) -> Option<String> {
+    let info = crate::diagnostics::Code::ALL
+        .iter()
+        .map(|c| c.info())
+        .find(|i| i.code.eq_ignore_ascii_case(code) || i.name == code)?;
+    if let Some((_, page)) = LINT_PAGES.iter().find(|(name, _)| *name == info.name) {
+        return Some(page.to_string());
+    }
+    let heading = format!("### {} ", info.code);
+    let start = DIAGNOSTICS_PAGE.lines().position(|l| l.starts_with(&heading));
+    let lines: Vec<&str> = DIAGNOSTICS_PAGE.lines().collect();
+    let section = match start {
+        Some(start) => {
+            let end = lines[start + 1..].iter().position(|l| l.starts_with('#')).map_or(lines.len(), |e| start + 1 + e);
+            lines[start..end].join("\n").trim_end().to_string()
+        }
+        None => format!("### {} `{}`\n\n{}.", info.code, info.name, info.summary),
+    };
+    Some(format!("{section}\n"))
+}
+
+/// `netc explain CODE`: the documentation of a code or lint, or exit 2 naming the closest.
+fn explain(code: &str, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    match explanation(code) {
+        Some(text) => {
+            if out.write_all(text.as_bytes()).is_err() {
+                return 2;
+            }
+            0
+        }
+        None => {
+            let names = crate::diagnostics::Code::ALL.iter().flat_map(|c| [c.info().code, c.info().name]);
+            let hint =
+                crate::suggest::closest(code, names).map(|c| format!("; did you mean `{c}`?")).unwrap_or_default();
+            let _ = writeln!(err, "error: no diagnostic code or lint `{code}`{hint}");
+            2
+        }
+    }
+}
+
 /// Runs netc with `args` (the program name first), writing to `out` and `err`; returns the
 /// exit code. `terminal` says whether `out` is a terminal (for `--color auto`). This library
 /// has no language server: `netc lsp` says so and exits with 2 (the `netc` binary uses
@@ -601,6 +668,7 @@ fn dispatch(
         Command::Report(args) => report(args, out, err, terminal),
         Command::Fmt(args) => fmt(args, out, err, terminal),
         Command::Snapshot(args) => snapshot(args, out, err, terminal),
+        Command::Explain(args) => explain(&args.code, out, err),
         Command::Lsp => match language_server {
             Some(serve) => serve(),
             None => {

@@ -840,6 +840,66 @@ fn a_scenario_that_does_not_fit_its_device_fails_check() {
 }
 
 // ---------------------------------------------------------------------------------------
+// Conventions (issue 19)
+
+/// `netc explain` shows a lint's page or a code's section of the catalogue, offline, by code
+/// or name; every lint's page is embedded, as spec/lints/ has it.
+#[test]
+fn explain_shows_the_documentation_of_a_code() {
+    let root = crate::support::root();
+    for code in netc::diagnostics::Code::ALL.iter().map(|c| c.info()).filter(|i| i.is_lint()) {
+        let page = std::fs::read_to_string(root.join(format!("spec/lints/{}.md", code.name))).expect("the page");
+        for key in [code.code, code.name] {
+            let run = netc(["explain", key]);
+            assert_eq!((run.code, run.err.as_str()), (0, ""), "{key}");
+            assert_eq!(run.out, page, "{key}: the embedded page is stale");
+        }
+    }
+    let run = netc(["explain", "e0304"]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    assert!(run.out.starts_with("### E0304 `invalid-setting-value`\n"), "{}", run.out);
+    assert!(!run.out.contains("\n### "), "one section: {}", run.out);
+    let run = netc(["explain", "budget-exceded"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.err, "error: no diagnostic code or lint `budget-exceded`; did you mean `budget-exceeded`?\n");
+    assert_eq!(run.out, "");
+}
+
+/// A mistyped `--scenario` names the closest scenario.
+#[test]
+fn a_mistyped_scenario_gets_a_suggestion() {
+    let dir = TempDir::new("scenario-typo");
+    let file = dir.write("m.net", MIXED);
+    let run = netc(["report".as_ref(), file.as_os_str(), "--scenario".as_ref(), "ovr".as_ref()]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.err, "error: no scenario named `ovr` in the given files; did you mean `over`?\n");
+    assert_eq!(run.out, "");
+    let run = netc(["report".as_ref(), file.as_os_str(), "--scenario".as_ref(), "zzzzzz".as_ref()]);
+    assert_eq!(run.err, "error: no scenario named `zzzzzz` in the given files (the scenarios are: ok, over, bad)\n");
+}
+
+/// Independent errors of a file are reported in one run: an unknown device in one scenario
+/// used to stop the elaboration of the whole file, hiding the model's shape errors and the
+/// other scenarios' lints.
+#[test]
+fn independent_errors_are_reported_in_one_run() {
+    let dir = TempDir::new("one-pass");
+    let text = "\
+model m() {
+    input x: f32[N, 8]
+    return linear(x, 4) + linear(x, 5)
+}
+infer bad { model m()  batch 1  no_grad  eval  device rtx9999 }
+infer ok { model m()  batch 2  no_grad  eval }
+";
+    let file = dir.write("m.net", text);
+    let run = check(&["--format", "short"], &[&file]);
+    assert_eq!(run.code, 1);
+    let codes: Vec<&str> = run.out.lines().filter_map(|l| l.split_once("error[").map(|(_, r)| &r[..5])).collect();
+    assert_eq!(codes, ["E0501", "E0304"], "{}", run.out);
+}
+
+// ---------------------------------------------------------------------------------------
 // Usage
 
 #[test]
