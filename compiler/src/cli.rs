@@ -5,7 +5,7 @@
 //! errors and files that cannot be read (the other files are still checked).
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -33,7 +33,8 @@ enum Command {
     Check(CheckArgs),
     /// Show each scenario per source line: output shape, parameters, MACs, output bytes
     Report(ReportArgs),
-    /// Format .net files in place (`--check`: only list the files that would change)
+    /// Format .net files in place (`--check`: list the files that would change; `--diff`: show
+    /// the changes; `-`: standard input to standard output)
     Fmt(FmtArgs),
     /// Write each model file's budget snapshot beside it (`--check`: fail if a figure moved)
     Snapshot(SnapshotArgs),
@@ -46,17 +47,21 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct ExplainArgs {
-    /// A code (`E0304`, `L0001`) or a name (`unknown-device`, `budget-exceeded`)
+    /// A code (`E0304`, `L0001`) or a name (`invalid-setting-value`, `budget-exceeded`)
     code: String,
 }
 
 #[derive(Debug, clap::Args)]
 struct FmtArgs {
-    /// Files or directories (every .net file below a directory); default: `.`
+    /// Files or directories (every .net file below a directory), or `-` for standard input;
+    /// default: `.`
     paths: Vec<PathBuf>,
     /// Write nothing; list the files that are not formatted and exit 1 if there are any
     #[arg(long)]
     check: bool,
+    /// Write nothing; show what would change as a unified diff and exit 1 if anything would
+    #[arg(long)]
+    diff: bool,
     /// When to use colour (for diagnostics)
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -513,7 +518,14 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
 
 /// `netc fmt`: formats the named files in place, or with `--check` lists those that would
 /// change. Files with syntax errors are not touched: their errors are shown (exit 1).
-fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+fn fmt(args: FmtArgs, input: &mut dyn Read, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    if args.paths.iter().any(|p| p.as_os_str() == "-") {
+        if args.paths.len() > 1 {
+            let _ = writeln!(err, "error: `-` (standard input) cannot be formatted with other files");
+            return 2;
+        }
+        return fmt_stdin(&args, input, out, err, terminal);
+    }
     let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
     let mut db = Database::new();
     // Only the named files (directories expanded) are formatted, not the files they import.
@@ -528,7 +540,14 @@ fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) 
         match crate::format::format(&name, text) {
             Ok(formatted) if &formatted == text => {}
             Ok(formatted) => {
-                if args.check {
+                if args.diff {
+                    let (old, new) = (format!("{name} (now)"), format!("{name} (formatted)"));
+                    let diff = crate::snapshot::unified_diff(text, &formatted, &old, &new);
+                    if out.write_all(diff.as_bytes()).is_err() {
+                        return 2;
+                    }
+                    unformatted.push(name);
+                } else if args.check {
                     unformatted.push(name);
                 } else if let Err(e) =
                     crate::safe_write::write(name.as_str().as_ref(), formatted.as_bytes(), Links::Follow)
@@ -552,7 +571,7 @@ fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) 
         let _ = err.write_all(render::human(&broken, &sources, color).as_bytes());
         let _ = writeln!(err, "error: not formatted: files with syntax errors ({})", plural(broken.len(), "error"));
     }
-    for name in &unformatted {
+    for name in unformatted.iter().filter(|_| !args.diff) {
         if writeln!(out, "{name}").is_err() {
             return 2;
         }
@@ -621,12 +640,66 @@ fn explain(code: &str, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     }
 }
 
+/// `netc fmt -`: formats standard input to standard output (`--check`: nothing written, exit
+/// 1 if it is not formatted; `--diff`: the diff). Text with syntax errors is not formatted:
+/// its errors go to standard error (exit 1) and nothing to standard output, so an editor
+/// that pipes a buffer through it never replaces the buffer with nothing.
+fn fmt_stdin(args: &FmtArgs, input: &mut dyn Read, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    let mut bytes = Vec::new();
+    if let Err(e) = input.read_to_end(&mut bytes) {
+        let _ = writeln!(err, "error: cannot read standard input: {e}");
+        return 2;
+    }
+    let Ok(text) = String::from_utf8(bytes) else {
+        let _ = writeln!(err, "error: standard input is not valid UTF-8");
+        return 2;
+    };
+    let name = crate::diagnostics::FileName::new("<stdin>");
+    match crate::format::format(&name, &text) {
+        Ok(formatted) => {
+            let changed = formatted != text;
+            let shown = if args.diff {
+                crate::snapshot::unified_diff(&text, &formatted, "<stdin> (now)", "<stdin> (formatted)")
+            } else if args.check {
+                if changed { "<stdin>\n".to_string() } else { String::new() }
+            } else {
+                formatted
+            };
+            if out.write_all(shown.as_bytes()).is_err() {
+                return 2;
+            }
+            u8::from(changed && (args.check || args.diff))
+        }
+        Err(crate::format::FormatError::Syntax(diagnostics)) => {
+            let sources = BTreeMap::from([(name, text)]);
+            let _ = err.write_all(render::human(&diagnostics, &sources, use_color(args.color, terminal)).as_bytes());
+            let _ = writeln!(err, "error: not formatted: syntax errors ({})", plural(diagnostics.len(), "error"));
+            1
+        }
+        Err(e @ crate::format::FormatError::Internal(_)) => {
+            let _ = writeln!(err, "error: {e}; standard input was not formatted");
+            2
+        }
+    }
+}
+
 /// Runs netc with `args` (the program name first), writing to `out` and `err`; returns the
 /// exit code. `terminal` says whether `out` is a terminal (for `--color auto`). This library
 /// has no language server: `netc lsp` says so and exits with 2 (the `netc` binary uses
 /// [`run_with`]).
 pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    dispatch(args, out, err, terminal, None)
+    dispatch(args, &mut std::io::stdin(), out, err, terminal, None)
+}
+
+/// [`run`], reading standard input (`netc fmt -`) from `input`.
+pub fn run_with_input(
+    args: impl IntoIterator<Item = OsString>,
+    input: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    terminal: bool,
+) -> u8 {
+    dispatch(args, input, out, err, terminal, None)
 }
 
 /// [`run`], with `language_server` run for `netc lsp` (it serves standard input and output
@@ -639,11 +712,12 @@ pub fn run_with(
     terminal: bool,
     language_server: &dyn Fn() -> u8,
 ) -> u8 {
-    dispatch(args, out, err, terminal, Some(language_server))
+    dispatch(args, &mut std::io::stdin(), out, err, terminal, Some(language_server))
 }
 
 fn dispatch(
     args: impl IntoIterator<Item = OsString>,
+    input: &mut dyn Read,
     out: &mut dyn Write,
     err: &mut dyn Write,
     terminal: bool,
@@ -666,7 +740,7 @@ fn dispatch(
     match cli.command {
         Command::Check(args) => check(args, out, err, terminal),
         Command::Report(args) => report(args, out, err, terminal),
-        Command::Fmt(args) => fmt(args, out, err, terminal),
+        Command::Fmt(args) => fmt(args, input, out, err, terminal),
         Command::Snapshot(args) => snapshot(args, out, err, terminal),
         Command::Explain(args) => explain(&args.code, out, err),
         Command::Lsp => match language_server {

@@ -865,6 +865,48 @@ fn explain_shows_the_documentation_of_a_code() {
     assert_eq!(run.out, "");
 }
 
+/// `netc fmt -` formats standard input to standard output; with `--check` it only says
+/// whether it is formatted, with `--diff` shows the change; a syntax error prints nothing to
+/// standard output (an editor piping its buffer keeps it). `--diff` on files writes nothing.
+#[test]
+fn fmt_reads_standard_input_and_shows_diffs() {
+    let fmt = |args: &[&str], input: &str| {
+        let mut argv: Vec<OsString> = vec!["netc".into(), "fmt".into()];
+        argv.extend(args.iter().map(OsString::from));
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = netc::cli::run_with_input(argv, &mut input.as_bytes(), &mut out, &mut err, false);
+        Run { code, out: String::from_utf8(out).expect("UTF-8"), err: String::from_utf8(err).expect("UTF-8") }
+    };
+    let messy = "model m() {\n  input x: f32[N, 8]\n  return linear(x,4)\n}\n";
+    let tidy = "model m() {\n    input x: f32[N, 8]\n    return linear(x, 4)\n}\n";
+    let run = fmt(&["-"], messy);
+    assert_eq!((run.code, run.out.as_str(), run.err.as_str()), (0, tidy, ""));
+    let run = fmt(&["--check", "-"], messy);
+    assert_eq!((run.code, run.out.as_str()), (1, "<stdin>\n"));
+    assert_eq!(fmt(&["--check", "-"], tidy).code, 0);
+    let run = fmt(&["--diff", "-"], messy);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.out,
+        "--- <stdin> (now)\n+++ <stdin> (formatted)\n@@ -1,4 +1,4 @@\n model m() {\n-  input x: f32[N, 8]\n-  return linear(x,4)\n+    input x: f32[N, 8]\n+    return linear(x, 4)\n }\n"
+    );
+    let run = fmt(&["--color", "never", "-"], "model m( {\n");
+    assert_eq!((run.code, run.out.as_str()), (1, ""));
+    assert!(run.err.contains("<stdin>") && run.err.contains("error: not formatted: syntax errors"), "{}", run.err);
+    assert_eq!(fmt(&["-", "x.net"], tidy).code, 2);
+
+    let dir = TempDir::new("fmt-diff");
+    let file = dir.write("m.net", messy);
+    let run = netc(["fmt".as_ref(), "--diff".as_ref(), file.as_os_str()]);
+    assert_eq!(run.code, 1, "{}", run.err);
+    assert!(
+        dir.redact(&run.out).starts_with("--- <tmp>/m.net (now)\n+++ <tmp>/m.net (formatted)\n@@ -1,4 +1,4 @@\n"),
+        "{}",
+        run.out
+    );
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), messy, "--diff writes nothing");
+}
+
 /// A mistyped `--scenario` names the closest scenario.
 #[test]
 fn a_mistyped_scenario_gets_a_suggestion() {
