@@ -5,7 +5,7 @@
 //! errors and files that cannot be read (the other files are still checked).
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -33,21 +33,35 @@ enum Command {
     Check(CheckArgs),
     /// Show each scenario per source line: output shape, parameters, MACs, output bytes
     Report(ReportArgs),
-    /// Format .net files in place (`--check`: only list the files that would change)
+    /// Format .net files in place (`--check`: list the files that would change; `--diff`: show
+    /// the changes; `-`: standard input to standard output)
     Fmt(FmtArgs),
     /// Write each model file's budget snapshot beside it (`--check`: fail if a figure moved)
     Snapshot(SnapshotArgs),
     /// Run the language server on standard input and output
     Lsp,
+    /// Show the documentation of a diagnostic code or lint (`netc explain L0001`, `netc explain
+    /// budget-exceeded`), offline
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ExplainArgs {
+    /// A code (`E0304`, `L0001`) or a name (`invalid-setting-value`, `budget-exceeded`)
+    code: String,
 }
 
 #[derive(Debug, clap::Args)]
 struct FmtArgs {
-    /// Files or directories (every .net file below a directory); default: `.`
+    /// Files or directories (every .net file below a directory), or `-` for standard input;
+    /// default: `.`
     paths: Vec<PathBuf>,
     /// Write nothing; list the files that are not formatted and exit 1 if there are any
     #[arg(long)]
     check: bool,
+    /// Write nothing; show what would change as a unified diff and exit 1 if anything would
+    #[arg(long)]
+    diff: bool,
     /// When to use colour (for diagnostics)
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
@@ -253,41 +267,93 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
     }
 }
 
-/// Loads and checks `paths` for a command that needs a correct program (a report or a
-/// snapshot of a wrong program would be wrong too): the database and what was checked, or,
-/// after showing the errors on `err`, the exit code.
-fn load_correct(
-    paths: &[PathBuf],
-    verb: &str,
-    color: bool,
-    err: &mut dyn Write,
-) -> Result<(Database, crate::workspace::Checked), u8> {
+/// Loads and checks `paths` for `report` and `snapshot`: the database and what was
+/// checked, or the exit code after a missing path was named.
+fn load_checked(paths: &[PathBuf], err: &mut dyn Write) -> Result<(Database, crate::workspace::Checked), u8> {
     let Some(paths) = existing_paths(paths, err) else { return Err(2) };
     let mut db = Database::new();
     let checked = check_paths(&mut db, &paths);
-    let errors: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
-    if !errors.is_empty() {
-        let _ = err.write_all(render::human(&errors, &checked.sources, color).as_bytes());
-        let _ = writeln!(err, "error: cannot {verb}: {}", plural(errors.len(), "error"));
-        return Err(if checked.io_failed { 2 } else { 1 });
-    }
     Ok((db, checked))
 }
 
+/// The errors that stop the scenario at `index` of `file` ([`crate::host::scenario_errors`]),
+/// located by line and column for a report.
+fn stopping_errors(db: &Database, file: crate::db::SourceFile, index: u32) -> Vec<crate::report::StoppingError> {
+    crate::host::scenario_errors(db, file, index)
+        .iter()
+        .map(|d| {
+            let label = d.primary();
+            let offset = match label.place {
+                crate::diagnostics::Place::Range(r) => r.start,
+                crate::diagnostics::Place::Node(_) => 0,
+            };
+            let text = crate::db::lookup_file(db, &label.file).map(|f| f.text(db).clone()).unwrap_or_default();
+            let at = render::line_col(&text, offset);
+            let info = d.code.info();
+            crate::report::StoppingError {
+                code: info.code,
+                name: info.name,
+                message: d.message.clone(),
+                file: label.file.clone(),
+                line: at.line,
+                column: at.column,
+            }
+        })
+        .collect()
+}
+
+/// Shows the error-level diagnostics of `checked` on `err` (human format) with a summary
+/// naming how many scenarios they left out of the output; returns their number. `report`
+/// and `snapshot` show every scenario that simulates whatever the errors elsewhere, so the
+/// errors go beside the output, not instead of it.
+fn show_errors(checked: &crate::workspace::Checked, left_out: usize, color: bool, err: &mut dyn Write) -> usize {
+    let errors: Vec<_> = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
+    if !errors.is_empty() {
+        let _ = err.write_all(render::human(&errors, &checked.sources, color).as_bytes());
+        let summary = plural(errors.len(), "error");
+        if left_out == 0 {
+            let _ = writeln!(err, "error: {summary}");
+        } else {
+            let _ = writeln!(err, "error: {summary}; {} not simulated", plural(left_out, "scenario"));
+        }
+    }
+    errors.len()
+}
+
+/// The exit code after a command that showed `errors` error-level diagnostics.
+fn exit_code(checked: &crate::workspace::Checked, errors: usize) -> u8 {
+    if checked.io_failed {
+        2
+    } else if errors > 0 {
+        1
+    } else {
+        0
+    }
+}
+
 fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let (db, checked) = match load_correct(&args.paths, "report", use_color(args.color, terminal), err) {
+    let (db, checked) = match load_checked(&args.paths, err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
-    let report = crate::report::report(&db, &checked.roots, args.scenario.as_deref());
+    let only = args.scenario.as_deref();
+    let report =
+        crate::report::report_with(&db, &checked.roots, only, &|file, index| stopping_errors(&db, file, index));
     if let Some(name) = &args.scenario
-        && report.scenarios.is_empty()
+        && report.is_empty()
     {
-        let _ = writeln!(err, "error: no scenario named `{name}` in the given files");
+        let all =
+            crate::report::report(&db, &checked.roots, None).names().iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let hint = match crate::suggest::closest(name, all.iter().map(String::as_str)) {
+            Some(close) => format!("; did you mean `{close}`?"),
+            None if all.is_empty() => String::new(),
+            None => format!(" (the scenarios are: {})", all.join(", ")),
+        };
+        let _ = writeln!(err, "error: no scenario named `{name}` in the given files{hint}");
         return 2;
     }
     if let Some(path) = &args.svg
-        && let Err(message) = write_svg(&db, &checked.roots, args.scenario.as_deref(), path)
+        && let Err(message) = write_svg(&db, &checked.roots, &report, only, path)
     {
         let _ = writeln!(err, "error: {message}");
         return 2;
@@ -304,22 +370,33 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
     if out.write_all(text.as_bytes()).is_err() {
         return 2;
     }
-    0
+    let errors = show_errors(&checked, report.not_simulated.len(), use_color(args.color, terminal), err);
+    exit_code(&checked, errors)
 }
 
-/// Writes the timeline plot of the one scenario of `files` (named `only`) to `path`.
-fn write_svg(db: &Database, files: &[crate::db::SourceFile], only: Option<&str>, path: &Path) -> Result<(), String> {
+/// Writes the timeline plot of the one scenario of `files` (named `only`; `report` is their
+/// report) to `path`.
+fn write_svg(
+    db: &Database,
+    files: &[crate::db::SourceFile],
+    report: &crate::report::Report,
+    only: Option<&str>,
+    path: &Path,
+) -> Result<(), String> {
     let found = crate::report::scenarios(db, files, only);
     let [(file, index)] = found[..] else {
-        let names: Vec<String> =
-            crate::report::report(db, files, only).scenarios.iter().map(|s| format!("`{}`", s.name)).collect();
+        let names: Vec<String> = report.names().iter().map(|name| format!("`{name}`")).collect();
         return Err(if names.is_empty() {
             "--svg: the given files declare no scenario".to_string()
         } else {
             format!("--svg plots one scenario; choose one of {} with --scenario", names.join(", "))
         });
     };
-    let Some(svg) = crate::svg::scenario(db, file, index) else {
+    let svg = match report.not_simulated.first() {
+        None => crate::svg::scenario(db, file, index),
+        Some(_) => None,
+    };
+    let Some(svg) = svg else {
         return Err("--svg: the scenario cannot be simulated".to_string());
     };
     crate::safe_write::write(path, svg.as_bytes(), Links::Follow).map_err(|e| e.to_string())
@@ -327,15 +404,20 @@ fn write_svg(db: &Database, files: &[crate::db::SourceFile], only: Option<&str>,
 
 /// `netc snapshot`: writes the budget snapshot of every named file that declares scenarios
 /// beside it (`model.net` -> `model.netsnap`), or with `--check` compares them with the
-/// stored ones and shows what moved. Nothing is written for a program with errors.
+/// stored ones and shows what moved. A file with a scenario that cannot be simulated keeps
+/// its stored snapshot (its figures would be lost); `--check` shows that scenario as not
+/// simulated, in its place. Errors go to standard error and fail the run (exit 1).
 fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let (db, checked) = match load_correct(&args.paths, "snapshot", use_color(args.color, terminal), err) {
+    let (db, checked) = match load_checked(&args.paths, err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
-    let (mut written, mut same, mut moved, mut code) = (0, 0, 0, 0);
+    let (mut written, mut same, mut moved, mut kept, mut code, mut left_out) = (0, 0, 0, 0, 0, 0);
     for &file in &checked.roots {
-        let Some(text) = crate::snapshot::render(&db, file) else { continue };
+        let stopping = |file, index| stopping_errors(&db, file, index);
+        let Some(snapshot) = crate::snapshot::render_with(&db, file, &stopping) else { continue };
+        left_out += snapshot.not_simulated.len();
+        let text = snapshot.text.clone();
         let name = file.name(&db).clone();
         // Only `.net` files: `model.txt` and `model.net` would share `model.netsnap`, and a
         // snapshot named after its own source (`weird.netsnap`) would overwrite it.
@@ -349,6 +431,23 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
         }
         let path = crate::snapshot::snapshot_path(&name);
         let shown = crate::workspace::file_name_of(&path);
+        // A `use` of the snapshot's name (the loader refused it: not a `.net` file) makes it
+        // someone's source in spirit: never show or replace it.
+        if crate::db::Db::workspace(&db).refused(&db).contains_key(&shown) {
+            let _ = writeln!(err, "error: cannot snapshot `{name}`: `{shown}` is named by a `use`");
+            code = 2;
+            continue;
+        }
+        // A file none of whose scenarios simulates has nothing to write or compare.
+        let names: Vec<String> = snapshot.not_simulated.iter().map(|n| format!("`{n}`")).collect();
+        let none = snapshot.not_simulated.len() == snapshot.scenarios;
+        if none || (!args.check && !names.is_empty()) {
+            let verb = if args.check { "not compared" } else { "not written" };
+            let what = if names.len() == 1 { "scenario" } else { "scenarios" };
+            let _ = writeln!(err, "error: `{shown}` {verb}: {what} {} cannot be simulated", names.join(", "));
+            kept += 1;
+            continue;
+        }
         let stored = match crate::workspace::read_generated(&path) {
             Ok(stored) => stored,
             Err(reason) => {
@@ -391,31 +490,42 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
             return 2;
         }
     }
-    let total = plural(written + same + moved, "snapshot");
+    let total = plural(written + same + moved + kept, "snapshot");
     let summary = if args.check {
         if moved == 0 {
-            format!("checked {total}: up to date")
+            format!(
+                "checked {total}: up to date{}",
+                if kept > 0 { format!(", {kept} not compared") } else { String::new() }
+            )
         } else {
-            format!("checked {total}: {moved} moved (run `netc snapshot` to accept the new figures)")
+            let kept = if kept > 0 { format!(", {kept} not compared") } else { String::new() };
+            format!("checked {total}: {moved} moved{kept} (run `netc snapshot` to accept the new figures)")
         }
     } else {
-        format!("{total}: {written} written, {same} unchanged")
+        let kept = if kept > 0 { format!(", {kept} not written") } else { String::new() };
+        format!("{total}: {written} written, {same} unchanged{kept}")
     };
     if writeln!(out, "{summary}").is_err() {
         return 2;
     }
-    if code != 0 {
-        code
-    } else if moved > 0 {
-        1
-    } else {
-        0
+    let errors = show_errors(&checked, left_out, use_color(args.color, terminal), err);
+    match (code, exit_code(&checked, errors)) {
+        (0, 0) if moved > 0 => 1,
+        (0, checked) => checked,
+        (code, _) => code,
     }
 }
 
 /// `netc fmt`: formats the named files in place, or with `--check` lists those that would
 /// change. Files with syntax errors are not touched: their errors are shown (exit 1).
-fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+fn fmt(args: FmtArgs, input: &mut dyn Read, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    if args.paths.iter().any(|p| p.as_os_str() == "-") {
+        if args.paths.len() > 1 {
+            let _ = writeln!(err, "error: `-` (standard input) cannot be formatted with other files");
+            return 2;
+        }
+        return fmt_stdin(&args, input, out, err, terminal);
+    }
     let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
     let mut db = Database::new();
     // Only the named files (directories expanded) are formatted, not the files they import.
@@ -430,7 +540,14 @@ fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) 
         match crate::format::format(&name, text) {
             Ok(formatted) if &formatted == text => {}
             Ok(formatted) => {
-                if args.check {
+                if args.diff {
+                    let (old, new) = (format!("{name} (now)"), format!("{name} (formatted)"));
+                    let diff = crate::snapshot::unified_diff(text, &formatted, &old, &new);
+                    if out.write_all(diff.as_bytes()).is_err() {
+                        return 2;
+                    }
+                    unformatted.push(name);
+                } else if args.check {
                     unformatted.push(name);
                 } else if let Err(e) =
                     crate::safe_write::write(name.as_str().as_ref(), formatted.as_bytes(), Links::Follow)
@@ -454,7 +571,7 @@ fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) 
         let _ = err.write_all(render::human(&broken, &sources, color).as_bytes());
         let _ = writeln!(err, "error: not formatted: files with syntax errors ({})", plural(broken.len(), "error"));
     }
-    for name in &unformatted {
+    for name in unformatted.iter().filter(|_| !args.diff) {
         if writeln!(out, "{name}").is_err() {
             return 2;
         }
@@ -472,12 +589,117 @@ fn fmt(args: FmtArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) 
     }
 }
 
+/// The pages of the lints (spec/lints/), embedded so that `netc explain` works offline, by
+/// name.
+const LINT_PAGES: &[(&str, &str)] = &include!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/lints/pages.in"));
+
+/// The catalogue of diagnostics (spec/diagnostics.md), embedded: `netc explain` shows the
+/// section of a code.
+const DIAGNOSTICS_PAGE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/diagnostics.md"));
+
+/// The documentation of `code` (a code such as `E0304` or a kebab-case name): a lint's page,
+/// or the code's section of the diagnostics catalogue (its `### CODE` heading to the next
+/// heading).
+pub fn explanation(code: &str) -> Option<String> {
+    let info = crate::diagnostics::Code::ALL
+        .iter()
+        .map(|c| c.info())
+        .find(|i| i.code.eq_ignore_ascii_case(code) || i.name == code)?;
+    if let Some((_, page)) = LINT_PAGES.iter().find(|(name, _)| *name == info.name) {
+        return Some(page.to_string());
+    }
+    let heading = format!("### {} ", info.code);
+    let start = DIAGNOSTICS_PAGE.lines().position(|l| l.starts_with(&heading));
+    let lines: Vec<&str> = DIAGNOSTICS_PAGE.lines().collect();
+    let section = match start {
+        Some(start) => {
+            let end = lines[start + 1..].iter().position(|l| l.starts_with('#')).map_or(lines.len(), |e| start + 1 + e);
+            lines[start..end].join("\n").trim_end().to_string()
+        }
+        None => format!("### {} `{}`\n\n{}.", info.code, info.name, info.summary),
+    };
+    Some(format!("{section}\n"))
+}
+
+/// `netc explain CODE`: the documentation of a code or lint, or exit 2 naming the closest.
+fn explain(code: &str, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    match explanation(code) {
+        Some(text) => {
+            if out.write_all(text.as_bytes()).is_err() {
+                return 2;
+            }
+            0
+        }
+        None => {
+            let names = crate::diagnostics::Code::ALL.iter().flat_map(|c| [c.info().code, c.info().name]);
+            let hint =
+                crate::suggest::closest(code, names).map(|c| format!("; did you mean `{c}`?")).unwrap_or_default();
+            let _ = writeln!(err, "error: no diagnostic code or lint `{code}`{hint}");
+            2
+        }
+    }
+}
+
+/// `netc fmt -`: formats standard input to standard output (`--check`: nothing written, exit
+/// 1 if it is not formatted; `--diff`: the diff). Text with syntax errors is not formatted:
+/// its errors go to standard error (exit 1) and nothing to standard output, so an editor
+/// that pipes a buffer through it never replaces the buffer with nothing.
+fn fmt_stdin(args: &FmtArgs, input: &mut dyn Read, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
+    let mut bytes = Vec::new();
+    if let Err(e) = input.read_to_end(&mut bytes) {
+        let _ = writeln!(err, "error: cannot read standard input: {e}");
+        return 2;
+    }
+    let Ok(text) = String::from_utf8(bytes) else {
+        let _ = writeln!(err, "error: standard input is not valid UTF-8");
+        return 2;
+    };
+    let name = crate::diagnostics::FileName::new("<stdin>");
+    match crate::format::format(&name, &text) {
+        Ok(formatted) => {
+            let changed = formatted != text;
+            let shown = if args.diff {
+                crate::snapshot::unified_diff(&text, &formatted, "<stdin> (now)", "<stdin> (formatted)")
+            } else if args.check {
+                if changed { "<stdin>\n".to_string() } else { String::new() }
+            } else {
+                formatted
+            };
+            if out.write_all(shown.as_bytes()).is_err() {
+                return 2;
+            }
+            u8::from(changed && (args.check || args.diff))
+        }
+        Err(crate::format::FormatError::Syntax(diagnostics)) => {
+            let sources = BTreeMap::from([(name, text)]);
+            let _ = err.write_all(render::human(&diagnostics, &sources, use_color(args.color, terminal)).as_bytes());
+            let _ = writeln!(err, "error: not formatted: syntax errors ({})", plural(diagnostics.len(), "error"));
+            1
+        }
+        Err(e @ crate::format::FormatError::Internal(_)) => {
+            let _ = writeln!(err, "error: {e}; standard input was not formatted");
+            2
+        }
+    }
+}
+
 /// Runs netc with `args` (the program name first), writing to `out` and `err`; returns the
 /// exit code. `terminal` says whether `out` is a terminal (for `--color auto`). This library
 /// has no language server: `netc lsp` says so and exits with 2 (the `netc` binary uses
 /// [`run_with`]).
 pub fn run(args: impl IntoIterator<Item = OsString>, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    dispatch(args, out, err, terminal, None)
+    dispatch(args, &mut std::io::stdin(), out, err, terminal, None)
+}
+
+/// [`run`], reading standard input (`netc fmt -`) from `input`.
+pub fn run_with_input(
+    args: impl IntoIterator<Item = OsString>,
+    input: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    terminal: bool,
+) -> u8 {
+    dispatch(args, input, out, err, terminal, None)
 }
 
 /// [`run`], with `language_server` run for `netc lsp` (it serves standard input and output
@@ -490,11 +712,12 @@ pub fn run_with(
     terminal: bool,
     language_server: &dyn Fn() -> u8,
 ) -> u8 {
-    dispatch(args, out, err, terminal, Some(language_server))
+    dispatch(args, &mut std::io::stdin(), out, err, terminal, Some(language_server))
 }
 
 fn dispatch(
     args: impl IntoIterator<Item = OsString>,
+    input: &mut dyn Read,
     out: &mut dyn Write,
     err: &mut dyn Write,
     terminal: bool,
@@ -517,8 +740,9 @@ fn dispatch(
     match cli.command {
         Command::Check(args) => check(args, out, err, terminal),
         Command::Report(args) => report(args, out, err, terminal),
-        Command::Fmt(args) => fmt(args, out, err, terminal),
+        Command::Fmt(args) => fmt(args, input, out, err, terminal),
         Command::Snapshot(args) => snapshot(args, out, err, terminal),
+        Command::Explain(args) => explain(&args.code, out, err),
         Command::Lsp => match language_server {
             Some(serve) => serve(),
             None => {

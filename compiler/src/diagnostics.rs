@@ -419,6 +419,8 @@ codes! {
     HostOverBudget = ("L0012", "host-over-budget", Error, "dataloader host memory over the host budget"),
     Unused = ("L0013", "unused", Warning, "a variable, input or block that is never used"),
     UnknownLint = ("L0014", "unknown-lint", Warning, "a suppression comment naming no lint"),
+    DeviceMemoryExceeded = ("L0015", "device-memory-exceeded", Error, "a scenario needs more memory than its device holds"),
+    BudgetOverDevice = ("L0016", "budget-over-device", Warning, "a budget larger than the scenario's device"),
     // Files: E04xx.
     UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
     NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),

@@ -18,7 +18,7 @@ use crate::db::{
 use crate::diagnostics::{Diagnostic, FileName, Label, Place, Severity};
 use crate::elaborate::{Db, ElaborationCache, shape_diagnostics};
 use crate::lints::lint_diagnostics;
-use crate::semantics::files::{file_imports, import_cycle, parse_file};
+use crate::semantics::files::{ItemLoc, file_imports, import_cycle, parse_file};
 use crate::semantics::queries::check_file;
 use crate::syntax::NodeId;
 
@@ -205,6 +205,70 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         Place::Range(r) => (r.start, r.end),
         Place::Node(_) => (u32::MAX, u32::MAX),
     });
+    out.dedup();
+    out
+}
+
+/// The errors that stop the scenario at `index` of `file` from being simulated, located
+/// (byte ranges), in the order found; empty when it simulates. Lints never stop it (they
+/// are about a correct program: a scenario over budget is still reported), nor do errors
+/// inside other scenarios (a scenario is a leaf nothing else reads). What does: a syntax,
+/// import or semantic error in the scenario, anywhere else in its file or in a file its
+/// file uses (directly or not), outside that file's scenarios ([`crate::elaborate::stopped`]
+/// stops the same); else a shape error of its own elaboration, or its memory overflowing
+/// (E0503). `netc report` and `netc snapshot` show the scenarios this leaves empty and say
+/// why the others are missing.
+pub fn scenario_errors(db: &dyn Db, file: SourceFile, index: u32) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    // The file, then every file it uses, breadth first.
+    let mut files = vec![file];
+    let mut at = 0;
+    while let Some(&f) = files.get(at) {
+        at += 1;
+        for import in file_imports(db, f) {
+            if let Ok(target) = import.target
+                && !files.contains(&target)
+            {
+                files.push(target);
+            }
+        }
+    }
+    for &f in &files {
+        let tree = crate::semantics::files::syntax_tree(db, f);
+        let other_scenario = |d: &Diagnostic| {
+            let item = match d.primary().place {
+                Place::Node(node) if &d.primary().file == f.name(db) => Some(node.item),
+                Place::Range(range) if &d.primary().file == f.name(db) => crate::elaborate::item_at(db, f, range),
+                _ => None,
+            };
+            item.is_some_and(|i| {
+                matches!(tree.get(i as usize), Some(crate::syntax::Item::Scenario(_))) && (f != file || i != index)
+            })
+        };
+        let parse = parse_file(db, f);
+        let before_elaboration = parse
+            .errors
+            .iter()
+            .chain(file_imports(db, f).iter().filter_map(|i| i.target.as_ref().err()))
+            .chain(import_cycle(db, f).iter())
+            .chain(check_file(db, f).iter());
+        out.extend(before_elaboration.filter(|d| d.severity == Severity::Error && !other_scenario(d)).cloned());
+    }
+    if out.is_empty() {
+        let loc = ItemLoc::new(db, file, index);
+        if let Some(graph) = crate::elaborate::scenario_graph(db, loc) {
+            out.extend(graph.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned());
+        }
+        if crate::costs::scenario_costs(db, loc).as_ref().is_some_and(|c| c.simulation.overflowed) {
+            let own = |d: &&Diagnostic| matches!(d.primary().place, Place::Node(n) if n.item == index);
+            out.extend(crate::costs::cost_diagnostics(db, file).iter().filter(own).cloned());
+        }
+    }
+    for d in &mut out {
+        for label in &mut d.labels {
+            resolve_label(db, label);
+        }
+    }
     out.dedup();
     out
 }

@@ -20,16 +20,103 @@ use crate::shapes::Dim;
 use crate::syntax::{Item, NodeId};
 pub use crate::units::{bytes, count, thousands};
 
-/// The version of the report schema; bumped on incompatible changes.
-pub const REPORT_VERSION: u32 = 1;
+/// The version of the report schema; bumped on incompatible changes. 2: a scenario that
+/// cannot be simulated is listed in its place, with why ([`NotSimulated`]), instead of the
+/// whole report failing.
+pub const REPORT_VERSION: u32 = 2;
 
-/// The report of some files: every scenario.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// The report of some files: every scenario. Serialized as `{version, scenarios}`, where
+/// `scenarios` holds the [`ScenarioReport`]s and the [`NotSimulated`] entries merged in file
+/// and source order (an entry with an `error` field is one that was not simulated).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     /// Schema version.
     pub version: u32,
-    /// The scenarios, in file and source order.
+    /// The scenarios simulated, in file and source order.
     pub scenarios: Vec<ScenarioReport>,
+    /// The scenarios that could not be simulated, each with its place among all of them.
+    pub not_simulated: Vec<NotSimulated>,
+}
+
+/// A scenario that could not be simulated, and why.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct NotSimulated {
+    /// Its index among all the scenarios of the report (simulated or not): where it goes.
+    #[serde(skip)]
+    pub position: usize,
+    /// The scenario's name.
+    pub name: String,
+    /// `train` or `infer`.
+    pub kind: &'static str,
+    /// The file that declares it.
+    pub file: FileName,
+    /// Why, in a few words: `2 errors stop its simulation`.
+    pub error: String,
+    /// The errors that stop it (none when the cause is not an error of the program).
+    pub errors: Vec<StoppingError>,
+}
+
+/// One error that stops a scenario's simulation, located for people and tools.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct StoppingError {
+    /// Its code, `E0304`.
+    pub code: &'static str,
+    /// Its kebab-case name.
+    pub name: &'static str,
+    /// Its message.
+    pub message: String,
+    /// The file of its primary label.
+    pub file: FileName,
+    /// 1-based line of the label's start.
+    pub line: u32,
+    /// 1-based column of the label's start, in characters.
+    pub column: u32,
+}
+
+/// One entry of the report's scenario list, as serialized.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Entry<'a> {
+    Simulated(&'a ScenarioReport),
+    NotSimulated(&'a NotSimulated),
+}
+
+impl Report {
+    /// Every scenario, simulated or not, in file and source order.
+    fn entries(&self) -> impl Iterator<Item = Entry<'_>> {
+        let mut simulated = self.scenarios.iter();
+        let mut missing = self.not_simulated.iter().peekable();
+        let total = self.scenarios.len() + self.not_simulated.len();
+        (0..total).filter_map(move |position| match missing.peek() {
+            Some(n) if n.position == position => missing.next().map(Entry::NotSimulated),
+            _ => simulated.next().map(Entry::Simulated).or_else(|| missing.next().map(Entry::NotSimulated)),
+        })
+    }
+
+    /// Whether the report has no scenario at all.
+    pub fn is_empty(&self) -> bool {
+        self.scenarios.is_empty() && self.not_simulated.is_empty()
+    }
+
+    /// The names of every scenario, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.entries()
+            .map(|e| match e {
+                Entry::Simulated(s) => s.name.as_str(),
+                Entry::NotSimulated(n) => n.name.as_str(),
+            })
+            .collect()
+    }
+}
+
+impl Serialize for Report {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut state = serializer.serialize_struct("Report", 2)?;
+        state.serialize_field("version", &self.version)?;
+        state.serialize_field("scenarios", &self.entries().collect::<Vec<_>>())?;
+        state.end()
+    }
 }
 
 /// One scenario's figures.
@@ -365,11 +452,45 @@ pub fn scenarios(db: &dyn Db, files: &[SourceFile], only: Option<&str>) -> Vec<(
     found
 }
 
-/// The report of every scenario of `files`, optionally only those named `only`.
+/// The report of every scenario of `files`, optionally only those named `only`; one that
+/// cannot be simulated is listed as [`NotSimulated`], without its errors.
 pub fn report(db: &dyn Db, files: &[SourceFile], only: Option<&str>) -> Report {
-    let scenarios =
-        scenarios(db, files, only).into_iter().filter_map(|(file, index)| scenario_report(db, file, index)).collect();
-    Report { version: REPORT_VERSION, scenarios }
+    report_with(db, files, only, &|_, _| Vec::new())
+}
+
+/// [`report`], with `stopping` the errors that stop each scenario (file, item index): a
+/// scenario with any is not simulated, and they say why.
+pub fn report_with(
+    db: &dyn Db,
+    files: &[SourceFile],
+    only: Option<&str>,
+    stopping: &dyn Fn(SourceFile, u32) -> Vec<StoppingError>,
+) -> Report {
+    let mut report = Report { version: REPORT_VERSION, scenarios: Vec::new(), not_simulated: Vec::new() };
+    for (position, (file, index)) in scenarios(db, files, only).into_iter().enumerate() {
+        let errors = stopping(file, index);
+        let simulated = if errors.is_empty() { scenario_report(db, file, index) } else { None };
+        match simulated {
+            Some(s) => report.scenarios.push(s),
+            None => {
+                let Some(Item::Scenario(s)) = syntax_tree(db, file).get(index as usize) else { continue };
+                let error = match errors.len() {
+                    0 => "it cannot be simulated".to_string(),
+                    1 => "1 error stops its simulation".to_string(),
+                    n => format!("{n} errors stop its simulation"),
+                };
+                report.not_simulated.push(NotSimulated {
+                    position,
+                    name: s.name.text.to_string(),
+                    kind: s.kind.keyword(),
+                    file: file.name(db).clone(),
+                    error,
+                    errors,
+                });
+            }
+        }
+    }
+    report
 }
 
 /// A block's share of a scenario: the sums of the per-line figures of the lines that ran
@@ -543,10 +664,33 @@ fn truncate(text: &str, width: usize) -> String {
     }
 }
 
-/// The report as plain-text tables, one per scenario.
+/// The heading of a scenario that was not simulated: `train scenario `fit` (m.net): not
+/// simulated: 1 error stops its simulation`.
+fn not_simulated_header(n: &NotSimulated) -> String {
+    format!("{} scenario `{}` ({}): not simulated: {}", n.kind, n.name, n.file, n.error)
+}
+
+/// An error that stops a scenario, on one line: `m.net:7:40: error[E0304]: unknown device`.
+fn stopping_line(e: &StoppingError) -> String {
+    format!("{}:{}:{}: error[{}]: {}", e.file, e.line, e.column, e.code, e.message)
+}
+
+/// The report as plain-text tables, one per scenario; a scenario that was not simulated gets
+/// a heading that says so and its errors, one per line.
 pub fn table(report: &Report) -> String {
     let mut out = String::new();
-    for s in &report.scenarios {
+    for entry in report.entries() {
+        let s = match entry {
+            Entry::Simulated(s) => s,
+            Entry::NotSimulated(n) => {
+                let _ = writeln!(out, "{}", not_simulated_header(n));
+                for e in &n.errors {
+                    let _ = writeln!(out, "  {}", stopping_line(e));
+                }
+                out.push('\n');
+                continue;
+            }
+        };
         let _ = writeln!(out, "{}", header(s));
         let rows: Vec<[String; 8]> = s
             .lines
@@ -603,7 +747,18 @@ pub fn table(report: &Report) -> String {
 /// The report as Markdown, ready for a pull-request comment.
 pub fn markdown(report: &Report) -> String {
     let mut out = String::new();
-    for s in &report.scenarios {
+    for entry in report.entries() {
+        let s = match entry {
+            Entry::Simulated(s) => s,
+            Entry::NotSimulated(n) => {
+                let _ = writeln!(out, "### {}\n", not_simulated_header(n));
+                for e in &n.errors {
+                    let _ = writeln!(out, "- `{}:{}:{}` error[{}]: {}", e.file, e.line, e.column, e.code, e.message);
+                }
+                out.push('\n');
+                continue;
+            }
+        };
         let _ = writeln!(out, "### {}\n", header(s));
         let _ = writeln!(out, "| line | source | output shape | params | MACs | activations | workspace | × |");
         let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|");

@@ -174,9 +174,32 @@ fn scenario_section(out: &mut String, s: &ScenarioReport, blocks: &[BlockTotals]
     }
 }
 
+/// A file's snapshot, as [`render_with`] makes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The text.
+    pub text: String,
+    /// How many scenarios the file declares.
+    pub scenarios: usize,
+    /// The scenarios that could not be simulated (their sections say why), by name.
+    pub not_simulated: Vec<String>,
+}
+
 /// The snapshot of a file: every scenario it declares, in source order. `None` when it
 /// declares none (or none can be elaborated).
 pub fn render(db: &dyn Db, file: SourceFile) -> Option<String> {
+    render_with(db, file, &|_, _| Vec::new()).filter(|s| s.not_simulated.is_empty()).map(|s| s.text)
+}
+
+/// The snapshot of a file, with `stopping` the errors that stop each of its scenarios (file,
+/// item index): a scenario with any, or that cannot be simulated for another reason, gets a
+/// section that says `not simulated` and lists them, in its place. `None` when the file
+/// declares no scenario.
+pub fn render_with(
+    db: &dyn Db,
+    file: SourceFile,
+    stopping: &dyn Fn(SourceFile, u32) -> Vec<crate::report::StoppingError>,
+) -> Option<Snapshot> {
     let name = file.name(db).clone();
     let dir = directory(name.as_str());
     let own = relative_to(name.as_str(), dir);
@@ -186,15 +209,40 @@ pub fn render(db: &dyn Db, file: SourceFile) -> Option<String> {
          # Blocks: the sums of the per-line figures of the lines that ran inside each block, over the\n\
          # run; a line counts in every block it ran inside (a block's callers include it).\n"
     );
-    let mut any = false;
+    let mut count = 0;
+    let mut not_simulated = Vec::new();
     for (f, index) in scenarios(db, &[file], None) {
-        let Some((report, blocks)) = block_totals(db, f, index) else { continue };
+        count += 1;
         out.push('\n');
-        scenario_section(&mut out, &report, &blocks, dir);
-        any = true;
+        let errors = stopping(f, index);
+        match errors.is_empty().then(|| block_totals(db, f, index)).flatten() {
+            Some((report, blocks)) => scenario_section(&mut out, &report, &blocks, dir),
+            None => {
+                let Some(crate::syntax::Item::Scenario(s)) =
+                    crate::semantics::files::syntax_tree(db, f).get(index as usize)
+                else {
+                    continue;
+                };
+                let _ = writeln!(out, "scenario {}", s.name.text);
+                let why = match errors.len() {
+                    0 => "it cannot be simulated".to_string(),
+                    1 => "1 error stops its simulation".to_string(),
+                    n => format!("{n} errors stop its simulation"),
+                };
+                text(&mut out, NOT_SIMULATED, &why);
+                for e in &errors {
+                    let at = relative_to(e.file.as_str(), dir);
+                    let _ = writeln!(out, "    {at}:{}:{}: error[{}]: {}", e.line, e.column, e.code, e.message);
+                }
+                not_simulated.push(s.name.text.to_string());
+            }
+        }
     }
-    any.then_some(out)
+    (count > 0).then_some(Snapshot { text: out, scenarios: count, not_simulated })
 }
+
+/// The key of the line that says a scenario was not simulated.
+const NOT_SIMULATED: &str = "not simulated";
 
 /// A figure read back from a snapshot.
 #[derive(Debug, Clone, PartialEq)]
@@ -349,11 +397,20 @@ pub fn compare(file: &str, old: &str, new: &str) -> Vec<String> {
     let (old, new) = (parse(old), parse(new));
     let mut messages = Vec::new();
     let find = |figures: &Figures, name: &str| -> Option<usize> { figures.iter().position(|(n, _)| n == name) };
+    let why = |figures: &[(String, Value)]| figures.iter().find(|(k, _)| k == NOT_SIMULATED).map(|(_, v)| shown(v));
     for (name, figures) in &new {
         let Some(i) = find(&old, name) else {
             messages.push(format!("{file} scenario {name}: new (not in the snapshot)"));
             continue;
         };
+        // A scenario that cannot be simulated now has no figures to compare: one line says
+        // why, rather than every figure as gone.
+        if let Some(reason) = why(figures)
+            && why(&old[i].1).is_none()
+        {
+            messages.push(format!("{file} scenario {name}: not simulated ({reason})"));
+            continue;
+        }
         let before: BTreeMap<&str, &Value> = old[i].1.iter().map(|(k, v)| (k.as_str(), v)).collect();
         let now: BTreeMap<&str, &Value> = figures.iter().map(|(k, v)| (k.as_str(), v)).collect();
         for (key, value) in figures {

@@ -694,6 +694,254 @@ fn human_and_short_output_snapshots() {
 }
 
 // ---------------------------------------------------------------------------------------
+// Reports of programs with errors (issue 19)
+
+/// Three scenarios of one model: `ok` fits, `over` is over its budget (L0001, an error-level
+/// lint), `bad` names an unknown device (E0304): it cannot be simulated.
+const MIXED: &str = "\
+model m() {
+    input x: f32[N, 1024]
+    return linear(x, 1024)
+}
+infer ok { model m()  batch 1  no_grad  eval }
+infer over { model m()  batch 64  no_grad  eval  budget 1 MiB }
+infer bad { model m()  batch 1  no_grad  eval  device rtx9999 }
+";
+
+/// `netc report` shows every scenario that simulates, whatever the errors of the others;
+/// the errors go to standard error and fail the run.
+#[test]
+fn report_shows_every_scenario_that_simulates() {
+    let dir = TempDir::new("report-errors");
+    let file = dir.write("m.net", MIXED);
+    let run = netc(["report".as_ref(), file.as_os_str(), "--scenario".as_ref(), "ok".as_ref()]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    let out = dir.redact(&run.out);
+    assert!(out.starts_with("infer scenario `ok` (<tmp>/m.net): model `m`, batch 1, device cpu\n"), "{out}");
+    assert!(out.contains("  total 4.0 MiB (no budget)\n"), "{out}");
+    let err = dir.redact(&run.err);
+    assert!(err.contains("L0001") && err.contains("E0304"), "{err}");
+    assert!(err.ends_with("error: 2 errors\n"), "{err}");
+
+    // Every scenario: `bad` in its place, saying why.
+    let run = netc(["report".as_ref(), file.as_os_str(), "--color".as_ref(), "never".as_ref()]);
+    assert_eq!(run.code, 1);
+    let out = dir.redact(&run.out);
+    let headings: Vec<&str> = out.lines().filter(|l| !l.starts_with(' ') && !l.is_empty()).collect();
+    assert_eq!(
+        headings,
+        [
+            "infer scenario `ok` (<tmp>/m.net): model `m`, batch 1, device cpu",
+            "infer scenario `over` (<tmp>/m.net): model `m`, batch 64, device cpu",
+            "infer scenario `bad` (<tmp>/m.net): not simulated: 1 error stops its simulation",
+        ]
+    );
+    assert!(out.ends_with("not simulated: 1 error stops its simulation\n  <tmp>/m.net:7:55: error[E0304]: unknown device `rtx9999`\n\n"), "{out}");
+    assert!(dir.redact(&run.err).ends_with("error: 2 errors; 1 scenario not simulated\n"), "{}", run.err);
+
+    // Markdown: a heading per scenario, as the editor's report view splits it.
+    let run = netc(["report".as_ref(), file.as_os_str(), "--format".as_ref(), "markdown".as_ref()]);
+    assert_eq!(run.code, 1);
+    let out = dir.redact(&run.out);
+    assert!(out.contains("### infer scenario `bad` (<tmp>/m.net): not simulated: 1 error stops its simulation\n\n- `<tmp>/m.net:7:55` error[E0304]: unknown device `rtx9999`\n"), "{out}");
+    assert_eq!(out.matches("### ").count(), 3, "{out}");
+}
+
+/// The JSON report lists the scenario that cannot be simulated in its place, with an `error`
+/// and the errors; the others are complete (schema version 2, spec/report.md).
+#[test]
+fn report_json_lists_a_scenario_that_cannot_be_simulated_in_its_place() {
+    let dir = TempDir::new("report-json-errors");
+    let file = dir.write("m.net", MIXED);
+    let run = netc(["report".as_ref(), file.as_os_str(), "--format".as_ref(), "json".as_ref()]);
+    assert_eq!(run.code, 1, "{}", run.err);
+    assert!(run.err.contains("E0304"), "the errors go to standard error: {}", run.err);
+    let json: serde_json::Value = serde_json::from_str(&dir.redact(&run.out)).expect("the output is JSON");
+    assert_eq!(json["version"], 2);
+    let scenarios = json["scenarios"].as_array().expect("scenarios");
+    let names: Vec<&str> = scenarios.iter().map(|s| s["name"].as_str().expect("a name")).collect();
+    assert_eq!(names, ["ok", "over", "bad"]);
+    for s in &scenarios[..2] {
+        assert!(s.get("error").is_none() && s["peak_bytes"].as_i64().is_some_and(|b| b > 0), "{s}");
+    }
+    assert_eq!(
+        scenarios[2],
+        serde_json::json!({
+            "name": "bad",
+            "kind": "infer",
+            "file": "<tmp>/m.net",
+            "error": "1 error stops its simulation",
+            "errors": [{
+                "code": "E0304",
+                "name": "invalid-setting-value",
+                "message": "unknown device `rtx9999`",
+                "file": "<tmp>/m.net",
+                "line": 7,
+                "column": 55,
+            }],
+        })
+    );
+}
+
+/// An error in the model stops every scenario of it; the report lists them all, each with
+/// the error, and `--scenario` still finds a scenario that is not simulated.
+#[test]
+fn an_error_in_the_model_stops_every_scenario() {
+    let dir = TempDir::new("report-model-error");
+    let file = dir.write("m.net", MIXED.replace("linear(x, 1024)", "linear(y, 1024)"));
+    let run = netc(["report".as_ref(), file.as_os_str(), "--scenario".as_ref(), "ok".as_ref()]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert_eq!(
+        dir.redact(&run.out),
+        "infer scenario `ok` (<tmp>/m.net): not simulated: 1 error stops its simulation\n  <tmp>/m.net:3:19: error[E0204]: undefined name `y`\n\n"
+    );
+    let all = netc(["report".as_ref(), file.as_os_str(), "--format".as_ref(), "json".as_ref()]);
+    let json: serde_json::Value = serde_json::from_str(&all.out).expect("JSON");
+    let errors: Vec<usize> = json["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .map(|s| s["errors"].as_array().map_or(0, Vec::len))
+        .collect();
+    // `bad` has its own error too.
+    assert_eq!(errors, [1, 1, 2]);
+}
+
+/// The device is a budget: ResNet-50 trained at batch 512 needs about 42 GiB, which no
+/// `budget` checks, on a 24 GB card (L0015, an error); a budget over the device is a warning
+/// (L0016).
+#[test]
+fn a_scenario_that_does_not_fit_its_device_fails_check() {
+    let dir = TempDir::new("device");
+    let big = dir.write(
+        "big.net",
+        "use std.models.resnet\ntrain big { model resnet50()  batch 512  optimizer adam  device rtx4090 }\n",
+    );
+    let run = check(&["--format", "short"], &[&big]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert_eq!(
+        dir.redact(&run.out),
+        "<tmp>/big.net:2:58: error[L0015]: scenario `big` needs 41.9 GiB but device `rtx4090` holds 24.0 GiB (over by 17.9 GiB)\n\
+         checked 1 file: 1 error, 0 warnings\n"
+    );
+    let over = dir.write(
+        "over.net",
+        "use std.models.resnet\ninfer s { model resnet18()  batch 1  no_grad  eval  device t4  budget 16 GiB }\n",
+    );
+    let run = check(&["--format", "short"], &[&over]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    assert!(
+        run.out.contains(
+            "warning[L0016]: the budget of scenario `s`, 16.0 GiB, is more than device `t4` holds (15.0 GiB)"
+        ),
+        "{}",
+        run.out
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Conventions (issue 19)
+
+/// `netc explain` shows a lint's page or a code's section of the catalogue, offline, by code
+/// or name; every lint's page is embedded, as spec/lints/ has it.
+#[test]
+fn explain_shows_the_documentation_of_a_code() {
+    let root = crate::support::root();
+    for code in netc::diagnostics::Code::ALL.iter().map(|c| c.info()).filter(|i| i.is_lint()) {
+        let page = std::fs::read_to_string(root.join(format!("spec/lints/{}.md", code.name))).expect("the page");
+        for key in [code.code, code.name] {
+            let run = netc(["explain", key]);
+            assert_eq!((run.code, run.err.as_str()), (0, ""), "{key}");
+            assert_eq!(run.out, page, "{key}: the embedded page is stale");
+        }
+    }
+    let run = netc(["explain", "e0304"]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    assert!(run.out.starts_with("### E0304 `invalid-setting-value`\n"), "{}", run.out);
+    assert!(!run.out.contains("\n### "), "one section: {}", run.out);
+    let run = netc(["explain", "budget-exceded"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.err, "error: no diagnostic code or lint `budget-exceded`; did you mean `budget-exceeded`?\n");
+    assert_eq!(run.out, "");
+}
+
+/// `netc fmt -` formats standard input to standard output; with `--check` it only says
+/// whether it is formatted, with `--diff` shows the change; a syntax error prints nothing to
+/// standard output (an editor piping its buffer keeps it). `--diff` on files writes nothing.
+#[test]
+fn fmt_reads_standard_input_and_shows_diffs() {
+    let fmt = |args: &[&str], input: &str| {
+        let mut argv: Vec<OsString> = vec!["netc".into(), "fmt".into()];
+        argv.extend(args.iter().map(OsString::from));
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = netc::cli::run_with_input(argv, &mut input.as_bytes(), &mut out, &mut err, false);
+        Run { code, out: String::from_utf8(out).expect("UTF-8"), err: String::from_utf8(err).expect("UTF-8") }
+    };
+    let messy = "model m() {\n  input x: f32[N, 8]\n  return linear(x,4)\n}\n";
+    let tidy = "model m() {\n    input x: f32[N, 8]\n    return linear(x, 4)\n}\n";
+    let run = fmt(&["-"], messy);
+    assert_eq!((run.code, run.out.as_str(), run.err.as_str()), (0, tidy, ""));
+    let run = fmt(&["--check", "-"], messy);
+    assert_eq!((run.code, run.out.as_str()), (1, "<stdin>\n"));
+    assert_eq!(fmt(&["--check", "-"], tidy).code, 0);
+    let run = fmt(&["--diff", "-"], messy);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.out,
+        "--- <stdin> (now)\n+++ <stdin> (formatted)\n@@ -1,4 +1,4 @@\n model m() {\n-  input x: f32[N, 8]\n-  return linear(x,4)\n+    input x: f32[N, 8]\n+    return linear(x, 4)\n }\n"
+    );
+    let run = fmt(&["--color", "never", "-"], "model m( {\n");
+    assert_eq!((run.code, run.out.as_str()), (1, ""));
+    assert!(run.err.contains("<stdin>") && run.err.contains("error: not formatted: syntax errors"), "{}", run.err);
+    assert_eq!(fmt(&["-", "x.net"], tidy).code, 2);
+
+    let dir = TempDir::new("fmt-diff");
+    let file = dir.write("m.net", messy);
+    let run = netc(["fmt".as_ref(), "--diff".as_ref(), file.as_os_str()]);
+    assert_eq!(run.code, 1, "{}", run.err);
+    assert!(
+        dir.redact(&run.out).starts_with("--- <tmp>/m.net (now)\n+++ <tmp>/m.net (formatted)\n@@ -1,4 +1,4 @@\n"),
+        "{}",
+        run.out
+    );
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), messy, "--diff writes nothing");
+}
+
+/// A mistyped `--scenario` names the closest scenario.
+#[test]
+fn a_mistyped_scenario_gets_a_suggestion() {
+    let dir = TempDir::new("scenario-typo");
+    let file = dir.write("m.net", MIXED);
+    let run = netc(["report".as_ref(), file.as_os_str(), "--scenario".as_ref(), "ovr".as_ref()]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.err, "error: no scenario named `ovr` in the given files; did you mean `over`?\n");
+    assert_eq!(run.out, "");
+    let run = netc(["report".as_ref(), file.as_os_str(), "--scenario".as_ref(), "zzzzzz".as_ref()]);
+    assert_eq!(run.err, "error: no scenario named `zzzzzz` in the given files (the scenarios are: ok, over, bad)\n");
+}
+
+/// Independent errors of a file are reported in one run: an unknown device in one scenario
+/// used to stop the elaboration of the whole file, hiding the model's shape errors and the
+/// other scenarios' lints.
+#[test]
+fn independent_errors_are_reported_in_one_run() {
+    let dir = TempDir::new("one-pass");
+    let text = "\
+model m() {
+    input x: f32[N, 8]
+    return linear(x, 4) + linear(x, 5)
+}
+infer bad { model m()  batch 1  no_grad  eval  device rtx9999 }
+infer ok { model m()  batch 2  no_grad  eval }
+";
+    let file = dir.write("m.net", text);
+    let run = check(&["--format", "short"], &[&file]);
+    assert_eq!(run.code, 1);
+    let codes: Vec<&str> = run.out.lines().filter_map(|l| l.split_once("error[").map(|(_, r)| &r[..5])).collect();
+    assert_eq!(codes, ["E0501", "E0304"], "{}", run.out);
+}
+
+// ---------------------------------------------------------------------------------------
 // Usage
 
 #[test]

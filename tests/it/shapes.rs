@@ -715,7 +715,7 @@ fn report_json_schema() {
     let (db, file) = resnet18();
     let r = report(&db, &[file], Some("serve"));
     let value = serde_json::to_value(&r).expect("serializes");
-    assert_eq!(value["version"], 1);
+    assert_eq!(value["version"], 2);
     let scenarios = value["scenarios"].as_array().expect("an array");
     assert_eq!(scenarios.len(), 1);
     let s = scenarios[0].as_object().expect("an object");
@@ -891,7 +891,10 @@ infer serve { model absurd()  batch 1_000_000_000_000  seq 1_000_000_000_000 }
     );
     let huge = huge.replace("batch 1  seq 2048", "batch 1_000_000_000  seq 1_000_000_000_000");
     let codes_of_huge = codes(&huge);
-    assert!(!codes_of_huge.is_empty() && codes_of_huge.iter().all(|c| *c == "E0503"), "{codes_of_huge:?}");
+    assert!(codes_of_huge.contains(&"E0503"), "{codes_of_huge:?}");
+    // `million_tokens` (10^6 tokens, width 10^12) still counts exactly: its own lints are
+    // not hidden by another scenario's overflow.
+    assert!(codes_of_huge.iter().all(|c| *c == "E0503" || c.starts_with('L')), "{codes_of_huge:?}");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -180,10 +180,49 @@ fn a_program_with_errors_gets_no_snapshot() {
     dir.write("models/net.net", &model(32).replace("flatten(", "flaten("));
     let run = netc(&["snapshot"], &[&dir.path]);
     assert_eq!(run.code, 1);
-    assert!(run.err.contains("error: cannot snapshot: 1 error"), "{}", run.err);
+    // An error in the model stops both scenarios: the file keeps its (here: no) snapshot.
+    let err = dir.redact(&run.err);
+    assert!(
+        err.contains("error: `<tmp>/models/net.netsnap` not written: scenarios `fit`, `serve` cannot be simulated"),
+        "{err}"
+    );
+    assert!(err.ends_with("error: 1 error; 2 scenarios not simulated\n"), "{err}");
+    assert_eq!(run.out, "1 snapshot: 0 written, 0 unchanged, 1 not written\n");
     assert_eq!(dir.read("models/net.netsnap"), None);
     let missing = netc(&["snapshot"], &[&dir.path.join("nope.net")]);
     assert_eq!(missing.code, 2);
+}
+
+/// A scenario that cannot be simulated does not stop the others (issue 19): a budget error of
+/// one scenario is on standard error and fails the run, and the snapshot is written; a
+/// broken scenario keeps the stored snapshot, and `--check` names it in its place.
+#[test]
+fn errors_of_one_scenario_do_not_hide_the_others() {
+    let dir = project("partial", 32);
+    // `fit` over its budget: an error-level lint, yet the figures are what a snapshot records.
+    dir.write("models/net.net", &model(32).replace("budget 2 GiB", "budget 64 MiB"));
+    let run = netc(&["snapshot"], &[&dir.path]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert_eq!(dir.redact(&run.out), "wrote <tmp>/models/net.netsnap\n1 snapshot: 1 written, 0 unchanged\n");
+    assert!(run.err.contains("L0001") && run.err.ends_with("error: 1 error\n"), "{}", run.err);
+    let stored = dir.read("models/net.netsnap").expect("written");
+    assert!(stored.contains("scenario fit\n") && stored.contains("scenario serve\n"), "{stored}");
+
+    // `serve` names an unknown device: `fit` is still compared, `serve` is not simulated.
+    dir.write("models/net.net", &model(32).replace("budget 2 GiB", "budget 64 MiB").replace("device t4", "device t5"));
+    let run = netc(&["snapshot", "--check"], &[&dir.path]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    let out = dir.redact(&run.out);
+    let named: Vec<&str> = out.lines().filter(|l| l.starts_with("<tmp>")).collect();
+    assert_eq!(named, ["<tmp>/models/net.net scenario serve: not simulated (1 error stops its simulation)"], "{out}");
+    assert!(out.contains("+  not simulated   1 error stops its simulation\n"), "{out}");
+    assert!(out.contains("+    net.net:11:59: error[E0304]: unknown device `t5`\n"), "{out}");
+    assert!(run.err.ends_with("error: 2 errors; 1 scenario not simulated\n"), "{}", run.err);
+    // Writing keeps the stored figures of `serve`.
+    let run = netc(&["snapshot"], &[&dir.path]);
+    assert_eq!(run.code, 1);
+    assert!(run.err.contains("not written: scenario `serve` cannot be simulated"), "{}", run.err);
+    assert_eq!(dir.read("models/net.netsnap").as_deref(), Some(stored.as_str()));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -235,7 +274,7 @@ fn a_snapshot_that_is_not_a_regular_file_is_refused() {
 
 // `netc snapshot weird.netsnap` overwrote its own source with its snapshot, and `model.txt`
 // and `model.net` both wrote `model.netsnap`. Only `.net` files are read now (E0401 for the
-// others, and the command writes nothing while a file it was given is in error).
+// others, exit 2); the `.net` file's snapshot is its own.
 #[test]
 fn only_net_files_get_snapshots() {
     let dir = TempDir::new("only-net");
@@ -250,11 +289,13 @@ fn only_net_files_get_snapshots() {
     assert!(err.contains("cannot read `<tmp>/model.txt`: not a `.net` file"), "{err}");
     assert_eq!(dir.read("weird.netsnap").as_deref(), Some(SMALL), "the source is untouched");
     assert_eq!(dir.read("model.txt").as_deref(), Some(other.as_str()));
-    assert_eq!(dir.read("model.netsnap"), None, "nothing is written");
+    // `model.net` is fine: its snapshot is its own (`model.txt` was not read).
+    assert!(dir.read("model.netsnap").is_some_and(|s| s.contains("batch 1,")), "model.net's snapshot");
 }
 
 // A `.net` file may name a file whose name is its snapshot's in a `use`: that file is not
-// read (E0223: not a `.net` file), so it is never compared as a snapshot nor overwritten.
+// read (E0223: not a `.net` file), and it is never compared as a snapshot nor overwritten
+// (exit 2, as for any snapshot that is a source).
 // Only `.net` files are loaded, so no source can be a snapshot.
 #[test]
 fn a_snapshot_never_replaces_a_source_file() {
@@ -264,8 +305,9 @@ fn a_snapshot_never_replaces_a_source_file() {
     let model = dir.write("a.net", &format!("use \"a.netsnap\"\n\n{SMALL}"));
     for args in [&["snapshot"][..], &["snapshot", "--check"]] {
         let run = netc(args, &[&model]);
-        assert_eq!(run.code, 1, "{args:?}: {}", run.err);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.err);
         assert!(run.err.contains("E0223"), "{args:?}: {}", run.err);
+        assert!(run.err.contains("a.netsnap` is named by a `use`"), "{args:?}: {}", run.err);
         assert!(!run.out.contains("helper"), "{args:?}: {}", run.out);
     }
     assert_eq!(dir.read("a.netsnap").as_deref(), Some(helper));

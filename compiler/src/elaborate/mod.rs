@@ -21,7 +21,7 @@ mod queries;
 mod reuse;
 mod splice;
 
-pub use self::queries::{model_graph, scenario_graph, shape_diagnostics};
+pub use self::queries::{Stopped, item_at, model_graph, scenario_graph, shape_diagnostics, stopped};
 
 use crate::graph::{Graph, Node, Origin, Site, SiteMap, StmtValue, TensorId, Value};
 

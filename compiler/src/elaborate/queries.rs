@@ -58,12 +58,84 @@ pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>
     Some(elaborate(db, &request))
 }
 
-/// Shape errors of the scenarios and models of a file, found by elaborating each. A file
-/// with semantic errors is not elaborated: its errors come first. An error found by several
-/// elaborations (one per scenario) is reported once, the first time.
+/// What the errors found before elaboration (syntax and semantic checks) stop in a file.
+/// An error inside a scenario stops that scenario only: a scenario is a leaf nothing else
+/// reads, so its settings cannot make another item wrong (an unknown device in one scenario
+/// used to hide the shape errors of the whole file). An error anywhere else (a model, a
+/// block, a `use`, between items) stops the whole file: what it breaks cannot be told.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stopped {
+    /// Everything: no item of the file is elaborated.
+    pub all: bool,
+    /// The item indices of the scenarios with errors of their own, sorted.
+    pub scenarios: Vec<u32>,
+}
+
+impl Stopped {
+    /// Whether the item at `index` is stopped.
+    pub fn stops(&self, index: u32) -> bool {
+        self.all || self.scenarios.binary_search(&index).is_ok()
+    }
+
+    /// Whether nothing is stopped.
+    pub fn is_empty(&self) -> bool {
+        !self.all && self.scenarios.is_empty()
+    }
+}
+
+/// The index of the item of `file` whose text holds `range`, if any.
+pub fn item_at(db: &dyn Db, file: SourceFile, range: crate::diagnostics::TextRange) -> Option<u32> {
+    let spans = &crate::semantics::files::parse_file(db, file).spans;
+    let at = spans.partition_point(|s| s.whole().end <= range.start);
+    spans.get(at).filter(|s| s.whole().start <= range.start && range.end <= s.whole().end).map(|_| at as u32)
+}
+
+/// The item a diagnostic of `file` is about: its item for semantic checks (they are made per
+/// item), the item holding its primary label for syntax errors; `None` when it is about no
+/// one item (between items, in another file, a name defined twice).
+fn error_item(db: &dyn Db, file: SourceFile, d: &Diagnostic) -> Option<u32> {
+    let primary = d.primary();
+    if &primary.file != file.name(db) {
+        return None;
+    }
+    match primary.place {
+        crate::diagnostics::Place::Node(node) => Some(node.item),
+        crate::diagnostics::Place::Range(range) => item_at(db, file, range),
+    }
+}
+
+/// What the syntax and semantic errors of `file` stop ([`Stopped`]).
+#[salsa::tracked(returns(ref))]
+pub fn stopped(db: &dyn Db, file: SourceFile) -> Stopped {
+    let tree = syntax_tree(db, file);
+    let mut stopped = Stopped::default();
+    let mut stop = |item: Option<u32>| match item {
+        Some(i) if matches!(tree.get(i as usize), Some(Item::Scenario(_))) => stopped.scenarios.push(i),
+        _ => stopped.all = true,
+    };
+    if has_syntax_errors(db, file) {
+        for d in crate::semantics::files::parse_file(db, file).errors.iter().filter(|d| d.severity == Severity::Error) {
+            stop(error_item(db, file, d));
+        }
+    }
+    for d in check_file(db, file).iter().filter(|d| d.severity == Severity::Error) {
+        // A name defined twice is about two items: the file's.
+        let item = (d.code != crate::diagnostics::Code::DuplicateDefinition).then(|| error_item(db, file, d)).flatten();
+        stop(item);
+    }
+    stopped.scenarios.sort_unstable();
+    stopped.scenarios.dedup();
+    stopped
+}
+
+/// Shape errors of the scenarios and models of a file, found by elaborating each. What
+/// syntax or semantic errors stop ([`stopped`]) is not elaborated: those errors come first.
+/// An error found by several elaborations (one per scenario) is reported once, the first
+/// time.
 #[salsa::tracked(returns(ref))]
 pub fn shape_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    if check_file(db, file).iter().any(|d| d.severity == Severity::Error) || has_syntax_errors(db, file) {
+    let stopped = stopped(db, file);
+    if stopped.all {
         return Vec::new();
     }
     let mut out: Vec<Diagnostic> = Vec::new();
@@ -75,7 +147,7 @@ pub fn shape_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         .enumerate()
         .filter(|(_, i)| matches!(i, Item::Scenario(_)))
         .chain(tree.iter().enumerate().filter(|(_, i)| matches!(i, Item::Model(_))));
-    for (index, item) in order {
+    for (index, item) in order.filter(|(index, _)| !stopped.stops(*index as u32)) {
         let loc = ItemLoc::new(db, file, index as u32);
         let graph = match item {
             Item::Scenario(_) => scenario_graph(db, loc),

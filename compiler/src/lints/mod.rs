@@ -11,7 +11,9 @@ mod activations_dominate;
 mod batchnorm_batch_one;
 mod budget_exceeded;
 mod budget_margin;
+mod budget_over_device;
 mod cudnn_benchmark_tight;
+mod device_memory_exceeded;
 mod host_over_budget;
 mod int8_activations_dominate;
 mod large_workspace;
@@ -27,13 +29,12 @@ use crate::costs::{ScenarioCosts, config};
 use std::collections::HashSet;
 
 use crate::db::SourceFile;
-use crate::diagnostics::{Code, Diagnostic, Edit, FileName, Fix, NodeRef, Place, Severity};
+use crate::diagnostics::{Code, Diagnostic, Edit, FileName, Fix, NodeRef, Place};
 use crate::elaborate::Db;
-use crate::elaborate::{scenario_graph, shape_diagnostics};
+use crate::elaborate::{scenario_graph, shape_diagnostics, stopped};
 use crate::graph::{Graph, Site};
 use crate::report::bytes;
-use crate::semantics::files::{ItemLoc, has_syntax_errors, item_tree, syntax_tree};
-use crate::semantics::queries::check_file;
+use crate::semantics::files::{ItemLoc, item_tree, syntax_tree};
 use crate::semantics::setup::scenario_setup;
 use crate::semantics::setup::{RunSettings, ScenarioSetup};
 use crate::syntax::{Item, Scenario, SourceTree};
@@ -69,6 +70,8 @@ pub const LINTS: &[&dyn Lint] = &[
     &cudnn_benchmark_tight::CudnnBenchmarkTight,
     &host_over_budget::HostOverBudget,
     &unused::Unused,
+    &device_memory_exceeded::DeviceMemoryExceeded,
+    &budget_over_device::BudgetOverDevice,
 ];
 
 /// What a scenario lint sees.
@@ -202,23 +205,25 @@ pub fn scenario_lints<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Vec<Diagnostic
     crate::lints::LINTS.iter().flat_map(|lint| lint.check_scenario(&cx)).collect()
 }
 
-/// The lints of a file: its own (unused code) and those of its scenarios. Like shape
-/// errors, they wait until the file has no errors; one found by several scenarios (a layer
-/// of a shared model) is reported once.
+/// The lints of a file: its own (unused code) and those of its scenarios. The file's own
+/// lints wait until the file has no errors (an unused name may be the victim of a typo); a
+/// scenario's wait until nothing stops it ([`stopped`]) and it simulates without error, so
+/// that a broken scenario does not hide the budget of a sound one. One found by several
+/// scenarios (a layer of a shared model) is reported once.
 #[salsa::tracked(returns(ref))]
 pub fn lint_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    if check_file(db, file).iter().any(|d| d.severity == Severity::Error)
-        || has_syntax_errors(db, file)
-        || !shape_diagnostics(db, file).is_empty()
-    {
+    let stopped = stopped(db, file);
+    if stopped.all {
         return Vec::new();
     }
     let tree = syntax_tree(db, file);
+    let clean = stopped.is_empty() && shape_diagnostics(db, file).is_empty();
     let cx = crate::lints::FileContext { db, source: file, file: file.name(db), tree };
-    let mut out: Vec<Diagnostic> = crate::lints::LINTS.iter().flat_map(|lint| lint.check_file(&cx)).collect();
+    let mut out: Vec<Diagnostic> =
+        if clean { crate::lints::LINTS.iter().flat_map(|lint| lint.check_file(&cx)).collect() } else { Vec::new() };
     let mut seen = HashSet::new();
     for (index, item) in tree.iter().enumerate() {
-        if matches!(item, Item::Scenario(_)) {
+        if matches!(item, Item::Scenario(_)) && !stopped.stops(index as u32) {
             for d in scenario_lints(db, ItemLoc::new(db, file, index as u32)) {
                 if seen.insert((d.code, d.primary().file.clone(), d.primary().place.clone())) {
                     out.push(d.clone());

@@ -65,7 +65,8 @@ export async function netcSvgs(netc: string, file: string, cwd: string, scenario
   const out = new Map<string, string>();
   const mode = await svgMode(netc, cwd);
   if (mode === "none") return out;
-  for (const s of scenarios) {
+  // A scenario that was not simulated (it has an `error`) has no timeline.
+  for (const s of scenarios.filter((s) => s.error === undefined)) {
     const base = ["report", file, "--scenario", s.name, "--color", "never"];
     let svg: string | undefined;
     if (mode === "format") {
@@ -93,6 +94,9 @@ export interface Report {
   svgs: Map<string, string>;
   /** Why there is no report: what netc printed. */
   error?: string;
+  /** The errors netc printed beside a report (exit 1): the program has errors, yet every
+   * scenario that simulates is in the report, and the others say why in their place. */
+  problems?: string;
 }
 
 /** `netc report` of `file` (relative to `cwd`): the Markdown, the JSON's scenarios, the SVGs. */
@@ -101,10 +105,15 @@ export async function report(netc: string, file: string, cwd: string): Promise<R
     run(netc, ["report", file, "--format", "markdown", "--color", "never"], cwd),
     run(netc, ["report", file, "--format", "json", "--color", "never"], cwd),
   ]);
-  if (md.code !== 0) {
+  // Exit 1 with a report on standard output: errors in the program, which netc reports beside
+  // every scenario it could simulate (a netc before 0.2 printed nothing then). Anything else
+  // without output (a usage error, a file that cannot be read): no report, only why.
+  const reported = md.code === 0 || (md.code === 1 && md.stdout.trim() !== "");
+  if (!reported) {
     const error = md.stderr || md.stdout || md.error?.message || `netc report exited with ${md.code}`;
     return { markdown: "", scenarios: [], svgs: new Map(), error };
   }
+  const problems = md.code === 0 ? undefined : md.stderr || `netc report exited with ${md.code}`;
   let scenarios: ScenarioJson[] = [];
   try {
     scenarios = (JSON.parse(json.stdout) as { scenarios?: ScenarioJson[] }).scenarios ?? [];
@@ -112,5 +121,5 @@ export async function report(netc: string, file: string, cwd: string): Promise<R
     // An older netc without JSON: the Markdown alone.
   }
   const svgs = await netcSvgs(netc, file, cwd, scenarios).catch(() => new Map<string, string>());
-  return { markdown: md.stdout, scenarios, svgs };
+  return { markdown: md.stdout, scenarios, svgs, problems };
 }

@@ -17,6 +17,8 @@ export interface ReportInput {
   svgs?: Map<string, string>;
   /** Why there is no report (the errors netc printed). */
   error?: string;
+  /** Errors netc printed beside the report (shown above it, folded). */
+  problems?: string;
   /** The document has unsaved changes: the report is of the file on disk. */
   dirty?: boolean;
   /** The webview's CSP source. */
@@ -51,6 +53,7 @@ code { font-family: var(--vscode-editor-font-family, monospace); font-size: 0.95
 td code { white-space: pre; }
 .note { padding: 6px 10px; border-left: 3px solid var(--vscode-editorWarning-foreground, #d97706); background: var(--vscode-editorWidget-background, #8881); }
 .error { white-space: pre-wrap; font-family: var(--vscode-editor-font-family, monospace); padding: 8px; border-left: 3px solid var(--vscode-editorError-foreground, #dc2626); }
+.problems { margin: 8px 0; }
 .timeline { margin: 12px 0 4px; color: var(--vscode-foreground); }
 .timeline svg { max-width: 100%; height: auto; }
 `;
@@ -65,6 +68,11 @@ export function reportHtml(input: ReportInput): string {
   if (input.error !== undefined) {
     body.push(`<p>netc cannot report on this file:</p><div class="error">${escapeXml(input.error.trim())}</div>`);
   } else {
+    if (input.problems !== undefined) {
+      body.push(
+        `<details class="problems"><summary>netc found errors: scenarios they stop say so below; the others are reported.</summary><div class="error">${escapeXml(input.problems.trim())}</div></details>`,
+      );
+    }
     const sections = splitSections(input.markdown);
     const [preamble, ...scenarios] = sections;
     if (preamble.trim()) body.push(markdown.render(preamble));

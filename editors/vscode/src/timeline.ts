@@ -6,6 +6,8 @@
 /** The fields of a JSON report's scenario this module reads. */
 export interface ScenarioJson {
   name: string;
+  /** Set when netc could not simulate the scenario: why (its other figures are absent). */
+  error?: string;
   kind?: string;
   model?: string;
   device?: string | null;

@@ -182,9 +182,24 @@ describe("the extension against netc lsp", { skip }, () => {
 
   it("shows why there is no report", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "netc-report-"));
-    fs.writeFileSync(path.join(dir, "bad.net"), "model m() {\n    input x: f32[N, 8]\n    return lineer(x, 4)\n}\ninfer s { model m()  batch 1 }\n");
-    const result = await report(NETC, "bad.net", dir);
+    fs.writeFileSync(path.join(dir, "bad.net"), "model m() {\n    input x: f32[N, 8]\n    return x\n}\n");
+    const result = await report(NETC, "missing.net", dir);
     fs.rmSync(dir, { recursive: true, force: true });
-    assert.match(result.error ?? "", /lineer/);
+    assert.match(result.error ?? "", /no such file/);
+  });
+
+  it("shows the scenarios that simulate when others have errors (exit 1)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "netc-report-"));
+    const text = "model m() {\n    input x: f32[N, 8]\n    return linear(x, 4)\n}\ninfer ok { model m()  batch 1 }\ninfer bad { model m()  batch 1  device nope }\n";
+    fs.writeFileSync(path.join(dir, "mixed.net"), text);
+    const result = await report(NETC, "mixed.net", dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+    assert.equal(result.error, undefined);
+    assert.match(result.problems ?? "", /unknown device `nope`/);
+    assert.deepEqual(result.scenarios.map((s) => [s.name, s.error]), [["ok", undefined], ["bad", "1 error stops its simulation"]]);
+    const html = reportHtml({ fileName: "mixed.net", ...result, cspSource: "x" });
+    assert.equal((html.match(/<table>/g) ?? []).length, 1);
+    assert.match(html, /not simulated: 1 error stops its simulation/);
+    assert.match(html, /netc found errors/);
   });
 });
