@@ -8,6 +8,7 @@ syrupy installed.
 import json
 import shutil
 import subprocess
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,11 @@ def test_analyze_one_scenario(monkeypatch):
 
 
 def test_the_binary_is_the_bundled_one():
+    # The installed wheel's package and binary, not the checkout's sources or a netc on PATH.
+    assert "site-packages" in Path(netc.__file__).parts
     netc_bin = Path(netc.find_netc_bin())
     assert netc_bin.is_file()
+    assert netc_bin.parent == Path(sysconfig.get_path("scripts"))
     version = subprocess.run([str(netc_bin), "--version"], capture_output=True, text=True, check=True).stdout
     assert version.startswith("netc ")
 
