@@ -39,5 +39,6 @@ case "${NETC_INSTALL:-wheel}" in
     exit 2
     ;;
 esac
+bin="$(cd "$bin" && pwd)"
 echo "$bin" >>"${GITHUB_PATH:?}"
 "$bin/netc" --version
