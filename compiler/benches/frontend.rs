@@ -1,7 +1,7 @@
 //! Front-end throughput: parsing, name resolution and checking (`file_diagnostics`) of big
 //! generated files, and the cost of re-checking after a one-line edit through the database.
 //!
-//! Run with `cargo bench -p netc --bench frontend`. Plain `std::time::Instant`, best of several
+//! Run with `cargo bench -p netc-compiler --bench frontend`. Plain `std::time::Instant`, best of several
 //! runs; the table goes to stdout. Three inputs:
 //! - a valid 100,000-line file: 2,000 units of 50 lines (two blocks, a model, a training and a
 //!   serving scenario each), and a valid 10,000-line file of the same units (the design's bar

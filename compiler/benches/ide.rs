@@ -1,6 +1,6 @@
 //! Editor latency: from a one-line edit to the inlay hints of a visible range (what the
 //! language server computes after each keystroke, without the JSON-RPC around it), and to
-//! the file's diagnostics. Prints a table; run with `cargo bench -p netc --bench ide`.
+//! the file's diagnostics. Prints a table; run with `cargo bench -p netc-compiler --bench ide`.
 
 mod support;
 

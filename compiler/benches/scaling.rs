@@ -1,6 +1,6 @@
 //! Inputs that were quadratic (issue 21): each is generated at a size and at four times it,
 //! and the table gives both times and their ratio, about 4 for a linear step and 16 for a
-//! quadratic one. Run with `cargo bench -p netc --bench scaling`; `--test` (from
+//! quadratic one. Run with `cargo bench -p netc-compiler --bench scaling`; `--test` (from
 //! `cargo test --benches`) runs the small sizes once.
 //!
 //! - semantic tokens of a generated file (the language server's colouring);

@@ -2,7 +2,7 @@
 //! each calibration model and a generated 12,500-line file (1,250 blocks chained by one
 //! model), through the database from a cold start and after a one-line edit, and the memory
 //! simulation of the elaborated graph. Prints a table; run with
-//! `cargo bench -p netc --bench shapes`.
+//! `cargo bench -p netc-compiler --bench shapes`.
 
 mod support;
 

@@ -87,22 +87,25 @@ pub struct Config {
 pub const PRELUDE: &str = "std.nn";
 
 /// The stdlib sources embedded in the binary: module path and text.
+///
+/// Read through `compiler/stdlib`, a link to the repository's `stdlib/`, so that the files
+/// lie inside this crate's folder and `cargo package` puts them in the published crate.
 pub const STDLIB_SOURCES: &[(&str, &str)] = &[
-    ("std.nn", include_str!("../../stdlib/std/nn.net")),
-    ("std.blocks", include_str!("../../stdlib/std/blocks.net")),
-    ("std.models.alexnet", include_str!("../../stdlib/std/models/alexnet.net")),
-    ("std.models.articles", include_str!("../../stdlib/std/models/articles.net")),
-    ("std.models.bert", include_str!("../../stdlib/std/models/bert.net")),
-    ("std.models.convnext", include_str!("../../stdlib/std/models/convnext.net")),
-    ("std.models.densenet", include_str!("../../stdlib/std/models/densenet.net")),
-    ("std.models.efficientnet", include_str!("../../stdlib/std/models/efficientnet.net")),
-    ("std.models.gpt2", include_str!("../../stdlib/std/models/gpt2.net")),
-    ("std.models.llama", include_str!("../../stdlib/std/models/llama.net")),
-    ("std.models.mobilenet", include_str!("../../stdlib/std/models/mobilenet.net")),
-    ("std.models.resnet", include_str!("../../stdlib/std/models/resnet.net")),
-    ("std.models.unet", include_str!("../../stdlib/std/models/unet.net")),
-    ("std.models.vgg", include_str!("../../stdlib/std/models/vgg.net")),
-    ("std.models.vit", include_str!("../../stdlib/std/models/vit.net")),
+    ("std.nn", include_str!("../stdlib/std/nn.net")),
+    ("std.blocks", include_str!("../stdlib/std/blocks.net")),
+    ("std.models.alexnet", include_str!("../stdlib/std/models/alexnet.net")),
+    ("std.models.articles", include_str!("../stdlib/std/models/articles.net")),
+    ("std.models.bert", include_str!("../stdlib/std/models/bert.net")),
+    ("std.models.convnext", include_str!("../stdlib/std/models/convnext.net")),
+    ("std.models.densenet", include_str!("../stdlib/std/models/densenet.net")),
+    ("std.models.efficientnet", include_str!("../stdlib/std/models/efficientnet.net")),
+    ("std.models.gpt2", include_str!("../stdlib/std/models/gpt2.net")),
+    ("std.models.llama", include_str!("../stdlib/std/models/llama.net")),
+    ("std.models.mobilenet", include_str!("../stdlib/std/models/mobilenet.net")),
+    ("std.models.resnet", include_str!("../stdlib/std/models/resnet.net")),
+    ("std.models.unet", include_str!("../stdlib/std/models/unet.net")),
+    ("std.models.vgg", include_str!("../stdlib/std/models/vgg.net")),
+    ("std.models.vit", include_str!("../stdlib/std/models/vit.net")),
 ];
 
 /// The database interface the queries use.

@@ -95,7 +95,7 @@ class NetcExtension {
   /** The `netc` executable, or `undefined` after telling the user how to install it. */
   private findNetc(quiet = false): string | undefined {
     const setting = this.config().get<string>("path");
-    const { found, tried } = resolveNetc(setting, defaultLookup(this.workspaceFolder()));
+    const { found, tried } = resolveNetc(setting, defaultLookup(this.workspaceFolder(), this.context.extensionPath));
     if (found) return found;
     this.output.appendLine(`netc not found; looked at:\n  ${tried.join("\n  ")}`);
     if (!quiet) {

@@ -502,7 +502,7 @@ mod tests {
 
     #[test]
     fn every_op_declared_in_the_stdlib_has_semantics() {
-        let text = include_str!("../../../../stdlib/std/nn.net");
+        let text = include_str!("../../../stdlib/std/nn.net");
         for line in text.lines() {
             if let Some(rest) = line.strip_prefix("op ") {
                 let name = rest.split('(').next().unwrap();
@@ -513,7 +513,7 @@ mod tests {
 
     #[test]
     fn every_op_but_the_operators_is_declared_in_the_stdlib() {
-        let text = include_str!("../../../../stdlib/std/nn.net");
+        let text = include_str!("../../../stdlib/std/nn.net");
         for op in Op::ALL {
             let declared =
                 text.lines().any(|l| l.strip_prefix("op ").is_some_and(|r| r.split('(').next() == Some(op.name())));

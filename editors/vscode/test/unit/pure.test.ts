@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 
 import { parseLens, statusOf } from "../../src/lenses";
 import { extractSvg, svgModeOf } from "../../src/netcCli";
-import { Lookup, notFoundMessage, resolveNetc } from "../../src/netcPath";
+import { bundledServer, Lookup, notFoundMessage, resolveNetc } from "../../src/netcPath";
 import { reportHtml, sectionScenario, splitSections } from "../../src/report";
 import { serverSettings } from "../../src/settings";
 import { formatBytes, timelineSvg } from "../../src/timeline";
@@ -41,8 +41,22 @@ describe("finding netc", () => {
     const r = resolveNetc("netc", lookup(["C:\\tools\\netc.exe"], { pathEnv: "C:\\tools", platform: "win32" }));
     assert.ok(r.found?.endsWith("netc.exe"));
   });
-  it("says how to install netc", () => {
-    assert.match(notFoundMessage(undefined), /cargo install --path cli/);
+  it("prefers the bundled server unless netc.path is set", () => {
+    const bundled = bundledServer("/ext", "linux");
+    assert.equal(bundled, "/ext/server/netc");
+    const both = lookup([bundled, "/opt/tools/bin/netc"], { bundled });
+    assert.equal(resolveNetc(undefined, both).found, bundled);
+    assert.equal(resolveNetc("", both).found, bundled);
+    assert.equal(resolveNetc("netc", both).found, "/opt/tools/bin/netc");
+    const notBundled = resolveNetc("", lookup(["/opt/tools/bin/netc"], { bundled }));
+    assert.equal(notBundled.found, "/opt/tools/bin/netc");
+    assert.deepEqual(notBundled.tried, [bundled, "/usr/bin/netc", "/opt/tools/bin/netc"]);
+    assert.equal(bundledServer("C:\\ext", "win32"), "C:\\ext\\server\\netc.exe");
+  });
+  it("says exactly what to install", () => {
+    assert.match(notFoundMessage(undefined), /`pip install netc`/);
+    assert.match(notFoundMessage(undefined), /`cargo install netc-cli`/);
+    assert.match(notFoundMessage(undefined), /carries no server/);
     assert.match(notFoundMessage("/x/netc"), /`\/x\/netc`, which is not an executable/);
   });
 });

@@ -33,6 +33,7 @@ import {
 
 import { parseLens, ScenarioLens, SET_ACTIVE_SCENARIO, statusOf } from "../../src/lenses";
 import { report, svgModeOf } from "../../src/netcCli";
+import { bundledServer, defaultLookup, resolveNetc } from "../../src/netcPath";
 import { reportHtml } from "../../src/report";
 import { serverSettings } from "../../src/settings";
 
@@ -201,5 +202,34 @@ describe("the extension against netc lsp", { skip }, () => {
     assert.equal((html.match(/<table>/g) ?? []).length, 1);
     assert.match(html, /not simulated: 1 error stops its simulation/);
     assert.match(html, /netc found errors/);
+  });
+});
+
+// A platform build carries the server as server/netc (scripts/package.mjs copies it there
+// before these tests run in `npm run package`): the extension finds it first, and it starts
+// and answers `initialize`. Skipped when nothing is bundled (`npm test` alone).
+const EXTENSION = path.resolve(__dirname, "../..");
+const BUNDLED = bundledServer(EXTENSION);
+const noBundle = fs.existsSync(BUNDLED) ? false : `nothing bundled at ${BUNDLED}`;
+
+describe("the bundled server", { skip: noBundle }, () => {
+  it("is what the extension finds without a netc.path setting", () => {
+    assert.equal(resolveNetc(undefined, defaultLookup(undefined, EXTENSION)).found, BUNDLED);
+  });
+  it("starts and answers initialize", async () => {
+    assert.match(execFileSync(BUNDLED, ["--version"], { encoding: "utf8" }), /^netc \d+\.\d+\.\d+/);
+    const child = spawn(BUNDLED, ["lsp"], { stdio: ["pipe", "pipe", "inherit"] });
+    const connection = createProtocolConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    connection.listen();
+    try {
+      const init = await connection.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {} });
+      assert.equal(init.serverInfo?.name, "netc");
+      assert.ok(init.capabilities.inlayHintProvider);
+      await connection.sendRequest(ShutdownRequest.type);
+      await connection.sendNotification(ExitNotification.type);
+    } finally {
+      connection.dispose();
+      child.kill();
+    }
   });
 });
