@@ -61,10 +61,12 @@ A plist, converted to JSON: `(:netc (:inlayHints (:params t :maxLength 40)))'."
 (defconst netc--name "[A-Za-z_][A-Za-z0-9_]*")
 
 (defconst netc-font-lock-keywords
-  `((,(regexp-opt '("use" "op" "block" "model" "train" "infer" "input" "return" "if" "else"
+  `((,(regexp-opt '("use" "op" "block" "model" "train" "infer" "return" "if" "else" "for" "in"
                     "repeat" "and" "or" "not")
                   'symbols)
      . font-lock-keyword-face)
+    ;; `input' is a keyword only where a name follows (`input x: f32[N, 8]'); else a name.
+    (,(concat "^[ \t]*\(input\)[ \t]+" netc--name) 1 font-lock-keyword-face)
     (,(regexp-opt '("true" "false") 'symbols) . font-lock-constant-face)
     (,(concat "\\_<\\(?:op\\|block\\)[ \t]+\\(" netc--name "\\)") 1 font-lock-function-name-face)
     (,(concat "\\_<\\(?:model\\|train\\|infer\\)[ \t]+\\(" netc--name "\\)[ \t]*[({]") 1 font-lock-type-face)
