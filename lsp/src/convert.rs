@@ -326,6 +326,7 @@ pub fn completion_kind(kind: ide::CompletionKind) -> lsp::CompletionItemKind {
         Model => lsp::CompletionItemKind::CLASS,
         Variable => lsp::CompletionItemKind::VARIABLE,
         Keyword => lsp::CompletionItemKind::KEYWORD,
+        Builtin => lsp::CompletionItemKind::FUNCTION,
         Setting => lsp::CompletionItemKind::PROPERTY,
         Value => lsp::CompletionItemKind::ENUM_MEMBER,
         KeywordArg => lsp::CompletionItemKind::FIELD,
@@ -342,7 +343,7 @@ pub fn completion_sort(kind: ide::CompletionKind) -> &'static str {
         KeywordArg | Setting | Value | Field => "0",
         Variable => "1",
         Block | Model => "2",
-        Op => "3",
+        Op | Builtin => "3",
         Keyword | Type | Module => "4",
     }
 }

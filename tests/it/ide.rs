@@ -345,6 +345,9 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Variable   x              input
         Variable   N              dimension
         Variable   y              variable
+        Builtin    min            min(a, b, ...) or min(list)
+        Builtin    max            max(a, b, ...) or max(list)
+        Builtin    len            len(list)
         (and 48 Op)
         ");
 }
@@ -406,6 +409,9 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Variable   x              parameter
         Variable   y              variable
         Block      b              block b(x)
+        Builtin    min            min(a, b, ...) or min(list)
+        Builtin    max            max(a, b, ...) or max(list)
+        Builtin    len            len(list)
         (and 48 Op)
         ");
 }
@@ -446,6 +452,9 @@ fn completion_of_a_blocks_keyword_arguments() {
         Variable   x              parameter
         Block      b              block b(x)
         Block      mlp            block mlp(x, hidden: int, out: int = 10, act: str = "relu")
+        Builtin    min            min(a, b, ...) or min(list)
+        Builtin    max            max(a, b, ...) or max(list)
+        Builtin    len            len(list)
         (and 48 Op)
         "#);
 }
@@ -950,6 +959,28 @@ fn hover_on_locals() {
 }
 
 #[test]
+fn hover_on_a_builtin_and_a_loop_variable() {
+    let builtin = hover("block b(x, n: int) {\n    k = mi$0n(n, 4)\n    return linear(x, k)\n}\n");
+    insta::assert_snapshot!(builtin, @r"
+            k = min(n, 4)
+                ^^^
+        ```net
+        min(a, b, ...) or min(list)
+        ```
+
+        built-in function
+
+        The smallest of two or more numbers, or of a list of integers, as Python's `min`: an integer when every argument is one, else a float.
+        ");
+    let loop_variable = hover("block b(x, n: int) {\n    for i in 0..n { x = linear(x, i$0 + 1) }\n    return x\n}\n");
+    insta::assert_snapshot!(loop_variable, @r"
+            for i in 0..n { x = linear(x, i + 1) }
+                                          ^
+        loop variable `i`
+        ");
+}
+
+#[test]
 fn hover_on_settings_their_values_and_units() {
     let fixture = |cursor_in: &str| {
         let text = "model m() {\n    input x: f32[N, 8]\n    return linear(x, 2)\n}\ninfer s { model m()  batch 8  no_grad  eval  device t4  budget 1 GiB }\n";
@@ -1093,6 +1124,21 @@ fn goto_definition_of_a_local_finds_its_last_assignment_before_the_use() {
         "#,
     );
     insta::assert_snapshot!(actual, @"main.net:3:5: `y`");
+}
+
+#[test]
+fn goto_definition_of_a_loop_variable_finds_the_for() {
+    let actual = goto_definition(
+        r#"
+        block b(x, widths: [int]) {
+            for w in widths {
+                x = linear(x, w$0)
+            }
+            return x
+        }
+        "#,
+    );
+    insta::assert_snapshot!(actual, @"main.net:2:9: `w`");
 }
 
 #[test]

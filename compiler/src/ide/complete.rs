@@ -13,6 +13,7 @@ use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{FileName, TextRange};
 use crate::elaborate::Db;
 use crate::knobs::{ConvAlgorithm, DeviceModel, Optimizer, Precision};
+use crate::semantics::Builtin;
 use crate::semantics::check::DTYPES;
 use crate::semantics::files::{file_scope, parse_file};
 use crate::semantics::kinds::ValueKind;
@@ -38,6 +39,8 @@ pub enum CompletionKind {
     Variable,
     /// A language keyword or an item keyword.
     Keyword,
+    /// A built-in function (`min`, `max`, `len`).
+    Builtin,
     /// A scenario setting key.
     Setting,
     /// A value of a setting (a device preset, an optimizer...).
@@ -393,7 +396,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: u32) -> Vec<Completion
                 return out;
             }
             if matches!(cx.stack.last(), Some(Frame::Body)) && cx.at_line_start() {
-                for kw in ["input", "return", "if"] {
+                for kw in ["input", "return", "if", "for"] {
                     push(&mut out, kw, CompletionKind::Keyword, None, None);
                 }
             } else if !matches!(last_kind, Some(TokenKind::Ident) | Some(TokenKind::Int) | Some(TokenKind::RParen)) {
@@ -407,6 +410,12 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: u32) -> Vec<Completion
             }
             locals(db, file, offset, &mut out, replace);
             items(db, file, &[DefKind::Op, DefKind::Block], &mut out, replace);
+            for builtin in Builtin::ALL {
+                if !out.iter().any(|c| c.label == builtin.name()) {
+                    let detail = Some(builtin.signature().to_string());
+                    push(&mut out, builtin.name(), CompletionKind::Builtin, detail, Some(builtin.doc().to_string()));
+                }
+            }
         }
     }
     out

@@ -155,6 +155,7 @@ fn classify(db: &dyn Db, symbol: &Symbol) -> SemanticClass {
         },
         Symbol::Param { .. } | Symbol::Local { kind: LocalKind::Param, .. } => SemanticClass::Parameter,
         Symbol::Local { .. } | Symbol::Dim(_) => SemanticClass::Variable,
+        Symbol::Builtin(_) => SemanticClass::Op,
         Symbol::Setting(_) | Symbol::Field(_) => SemanticClass::Property,
         Symbol::SettingValue { .. } | Symbol::Unit(_) => SemanticClass::EnumMember,
         Symbol::File(_) => SemanticClass::Namespace,

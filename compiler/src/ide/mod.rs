@@ -203,6 +203,9 @@ fn describe(db: &dyn Db, file: SourceFile, symbol: &Symbol, text: &str) -> Optio
             Some(format!("{}\n\nparameter of `{callee}`", code(&decl)))
         }
         Symbol::Local { kind, .. } => Some(format!("{} `{text}`", kind.describe())),
+        Symbol::Builtin(builtin) => {
+            Some(format!("{}\n\nbuilt-in function\n\n{}", code(builtin.signature()), builtin.doc()))
+        }
         Symbol::Setting(key) => {
             let spec = setting(key)?;
             let only = spec.only.map(|k| format!(" (`{k}` scenarios only)")).unwrap_or_default();

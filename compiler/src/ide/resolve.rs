@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{FileName, TextRange};
 use crate::elaborate::Db;
+use crate::semantics::Builtin;
 use crate::semantics::files::{file_imports, file_scope, parse_file, syntax_tree};
 use crate::semantics::scope::{DefKind, Scope};
 use crate::syntax::settings::setting;
@@ -77,6 +78,8 @@ pub enum Symbol {
         /// What it is (at its first definition).
         kind: LocalKind,
     },
+    /// A built-in function (`min`, `max`, `len`) called where no item has its name.
+    Builtin(Builtin),
     /// A scenario setting key.
     Setting(&'static str),
     /// A named value of a setting (`t4` of `device`, `adam` of `optimizer`).
@@ -325,6 +328,8 @@ impl Walker<'_> {
         let target = self.scope.get(&callee.text).cloned();
         if let Some(def) = &target {
             self.push(callee, Symbol::Item { file: def.file.clone(), item: def.item }, false);
+        } else if let Some(builtin) = Builtin::from_name(&callee.text) {
+            self.push(callee, Symbol::Builtin(builtin), false);
         }
         for a in args {
             if let (Some(kw), Some(def)) = (&a.keyword, &target)
@@ -425,7 +430,12 @@ pub fn definition(db: &dyn Db, file: SourceFile, occurrences: &[Occurrence], at:
             let empty = TextRange::empty(0);
             Some(NavTarget { file: name.clone(), full_range: empty, focus_range: empty })
         }
-        Symbol::Setting(_) | Symbol::SettingValue { .. } | Symbol::Dim(_) | Symbol::Field(_) | Symbol::Unit(_) => None,
+        Symbol::Builtin(_)
+        | Symbol::Setting(_)
+        | Symbol::SettingValue { .. }
+        | Symbol::Dim(_)
+        | Symbol::Field(_)
+        | Symbol::Unit(_) => None,
     }
 }
 
