@@ -1053,3 +1053,77 @@ fn every_format_counts_lone_carriage_returns_as_line_ends() {
         assert_eq!((&region["startLine"], &region["startColumn"]), (&3.into(), &12.into()), "{text:?}: {region}");
     }
 }
+
+// A name first assigned in a loop that may run no times.
+case!(
+    e0214_assigned_only_in_a_loop,
+    r#"block b(x, n: int) {
+    for i in 0..n {
+        y = relu(x)
+    }
+    return y
+}
+"#
+);
+
+// `return` belongs after the loop, not in it.
+case!(
+    e0216_return_inside_for,
+    r#"block b(x, n: int) {
+    for i in 0..n {
+        x = relu(x)
+        return x
+    }
+    return x
+}
+"#
+);
+
+// A loop runs over a list or a range, not over an integer.
+case!(
+    e0221_loop_over_an_integer,
+    r#"block b(x, n: int) {
+    for i in n {
+        x = linear(x, i)
+    }
+    return x
+}
+"#
+);
+
+// A range's bounds are integers.
+case!(
+    e0221_range_of_floats,
+    r#"block b(x, p: float) {
+    for i in 0..p {
+        x = relu(x)
+    }
+    return x
+}
+"#
+);
+
+// `min` takes numbers by position.
+case!(
+    e0211_min_of_a_tensor,
+    r#"block b(x, n: int) {
+    k = min(x, n)
+    return linear(x, max(n, 4, key=1))
+}
+"#
+);
+
+// A loop of more iterations than a model may have ops stops elaboration.
+case!(
+    e0504_loop_too_long,
+    r#"model m() {
+    input x: f32[N, 8]
+    for i in 0..1000000000 {
+        x = relu(x)
+    }
+    return x
+}
+
+infer s { model m()  batch 1 }
+"#
+);
