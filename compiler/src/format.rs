@@ -193,9 +193,21 @@ impl<'a> Formatter<'a> {
         }
         // Parentheses that hold parameters (`block b(...)` at the top level) versus calls.
         let mut stack: Vec<(TokenKind, bool)> = Vec::new();
+        // The first token of the statement being read, outside brackets: the options of a
+        // `buffer NAME: type, persistent=false` statement are keyword arguments.
+        let mut statement_start = 0;
         for i in 0..self.toks.len() {
             let kind = self.toks[i].kind;
             let prev = i.checked_sub(1);
+            let in_brackets = matches!(stack.last(), Some((TokenKind::LParen | TokenKind::LBracket, _)));
+            if !in_brackets
+                && prev.is_none_or(|p| {
+                    self.toks[p].line != self.toks[i].line
+                        || matches!(self.toks[p].kind, TokenKind::LBrace | TokenKind::Semicolon)
+                })
+            {
+                statement_start = i;
+            }
             match kind {
                 TokenKind::LParen => {
                     let braces = stack.iter().filter(|(k, _)| *k == TokenKind::LBrace).count();
@@ -209,7 +221,10 @@ impl<'a> Formatter<'a> {
                     stack.pop();
                 }
                 TokenKind::Eq => {
-                    let in_call = matches!(stack.last(), Some((TokenKind::LParen, false)));
+                    let in_call = matches!(stack.last(), Some((TokenKind::LParen, false)))
+                        || (!in_brackets
+                            && self.src(statement_start) == "buffer"
+                            && self.toks.get(statement_start + 1).is_some_and(|t| t.kind == TokenKind::Ident));
                     roles[i].keyword_eq = in_call
                         && prev.is_some_and(|p| self.toks[p].kind == TokenKind::Ident)
                         && i.checked_sub(2)
@@ -463,6 +478,15 @@ mod tests {
         assert_eq!(
             fmt(input),
             "block b(x, n: int) {\n    for i in 0..n { x = relu(x) }\n    for j in (n - 1)..-n * 2 { k = n // 2 }\n    return x\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_buffers_options_are_keyword_arguments() {
+        let input = "block b(x) {\na, c = split(x, 2)\nbuffer m: f32[4],persistent = false\nreturn a\n}\n";
+        assert_eq!(
+            fmt(input),
+            "block b(x) {\n    a, c = split(x, 2)\n    buffer m: f32[4], persistent=false\n    return a\n}\n"
         );
     }
 

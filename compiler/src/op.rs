@@ -87,6 +87,8 @@ keyword_enum! {
         Slice = "slice",
         /// `nn.Parameter`.
         Parameter = "parameter",
+        /// `Module.register_buffer`.
+        Buffer = "buffer",
         /// `Tensor.mean` over dimensions.
         Mean = "mean",
         /// `+` on tensors.
@@ -142,7 +144,7 @@ pub enum Family {
     /// Views and copies that only rearrange elements (flatten, reshape, permute, transpose,
     /// concat, split, slice).
     Layout,
-    /// A free-standing parameter.
+    /// A free-standing parameter or buffer: module state, not computed by the run.
     Parameter,
     /// Elementwise arithmetic between tensors.
     Arithmetic,
@@ -186,7 +188,7 @@ impl Op {
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
             Flatten | Reshape | Permute | Transpose | Concat | Split | Slice => Family::Layout,
-            Parameter => Family::Parameter,
+            Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div => Family::Arithmetic,
             Mean => Family::Reduce,
             Upsample | Interpolate => Family::Resize,
@@ -206,8 +208,8 @@ impl Op {
             Softmax | LogSoftmax | LayerNorm | GroupNorm | RmsNorm | CrossEntropy | Mse => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
-            | Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Parameter | Add | Mul | Sub | Div
-            | Upsample | Interpolate | Mean => Autocast::Promote,
+            | Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Parameter | Buffer | Add | Mul
+            | Sub | Div | Upsample | Interpolate | Mean => Autocast::Promote,
         }
     }
 }

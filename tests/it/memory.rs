@@ -299,3 +299,37 @@ fn ops_after_the_calibration_match_pytorchs_peaks() {
         );
     }
 }
+
+/// A `buffer` is module state, as `register_buffer` makes it: in the buffers ledger from the
+/// start, converted by a half model when it is floating, never given a gradient. Figures by
+/// hand: the bool mask is 1 x 1 x 1024 x 1024 x 1 B = 1,048,576 B; `scale` is 8 x 4 B = 32 B
+/// (16 B in fp16); the linear layer's gradients are (8 x 4 + 4) x 4 B = 144 B and the
+/// buffers get none.
+#[test]
+fn buffers_are_module_state_in_the_buffers_ledger() {
+    use netc::costs::scenario_costs;
+    use netc::semantics::files::ItemLoc;
+
+    let model = "model m() {
+    input x: f32[N, 8]
+    buffer mask: bool[1, 1, 1024, 1024], persistent=false
+    buffer scale: f32[8]
+    return linear(x * scale, 4)
+}
+";
+    let cases = [
+        ("infer s { model m()  batch 2  no_grad  eval }", 1_048_608, 0),
+        ("infer s { model m()  batch 2  no_grad  eval  precision fp16  device a100_80gb }", 1_048_592, 0),
+        ("train s { model m()  batch 2  optimizer sgd }", 1_048_608, 144),
+    ];
+    for (scenario, buffers, gradients) in cases {
+        let (db, file, items) = load("main.net", format!("{model}{scenario}\n"));
+        let costs = scenario_costs(&db, ItemLoc::new(&db, file, items["s"])).as_ref().expect("simulates");
+        let at_peak = costs.simulation.peak.breakdown;
+        assert_eq!(at_peak.buffers, buffers, "{scenario}");
+        assert!(at_peak.gradients <= gradients, "{scenario}: {at_peak:?}");
+        let lines = costs.simulation.lines.values();
+        let (line_buffers, line_gradients) = lines.fold((0, 0), |(b, g), l| (b + l.buffers, g + l.gradients));
+        assert_eq!((line_buffers, line_gradients), (buffers, gradients), "{scenario}");
+    }
+}

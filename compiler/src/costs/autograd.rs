@@ -292,5 +292,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
         // Ops whose in-place forms (if any) have no rule of their own, and `parameter`
         // (which has no input: the simulation binds its output to the parameter's storage).
         Op::Relu | Op::Sigmoid | Op::Tanh | Op::Softmax | Op::LogSoftmax | Op::Parameter => fresh(&[Saved::Input(0)]),
+        // A buffer is module state: the simulation binds its output to the buffer's storage,
+        // which exists before the run, and nothing flows back to it.
+        Op::Buffer => fresh(&[]),
     }
 }

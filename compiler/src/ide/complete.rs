@@ -396,7 +396,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: u32) -> Vec<Completion
                 return out;
             }
             if matches!(cx.stack.last(), Some(Frame::Body)) && cx.at_line_start() {
-                for kw in ["input", "return", "if", "for"] {
+                for kw in ["input", "buffer", "return", "if", "for"] {
                     push(&mut out, kw, CompletionKind::Keyword, None, None);
                 }
             } else if !matches!(last_kind, Some(TokenKind::Ident) | Some(TokenKind::Int) | Some(TokenKind::RParen)) {

@@ -49,6 +49,8 @@ struct Params {
     index_of_node: Vec<usize>,
     /// All parameter storages with their element counts and lines.
     all: Vec<(usize, i128, LineId)>,
+    /// For each `buffer` node, the storage of its buffer (its output is that storage).
+    buffer_of_node: Vec<Option<usize>>,
 }
 
 /// The checkpoint segment of each node (0: none).
@@ -267,6 +269,7 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
             of_node: vec![None; graph.nodes.len()],
             index_of_node: vec![0; graph.nodes.len()],
             all: Vec::new(),
+            buffer_of_node: vec![None; graph.nodes.len()],
         },
         segment: segments(graph, config),
         producer: {
@@ -301,7 +304,10 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
                 _ => b.dtype.size(),
             };
             let bytes = product(&[known(Some(b.numel.clone())), element]);
-            store.alloc(bytes, Category::Buffers);
+            let s = store.alloc(bytes, Category::Buffers);
+            if node.op == Op::Buffer {
+                run.params.buffer_of_node[i] = Some(s);
+            }
             let line = lines.line(lines.of_node[i]);
             line.buffers = line.buffers.saturating_add(bytes);
         }

@@ -77,6 +77,21 @@ pub(super) fn run_forward(
             }
         }
         let mut made: i128 = 0;
+        // A `buffer` op's output is the buffer's own storage, which nothing trains.
+        if node.op == Op::Buffer
+            && let (Some(&out), Some(s)) = (outputs.first(), run.params.buffer_of_node[i])
+        {
+            store.hold(s);
+            storage_of[out.0 as usize] = Some(s);
+            requires_grad[out.0 as usize] = false;
+            store.check(op, Some(site));
+            for t in run.releases(i) {
+                if let Some(s) = storage_of[t.0 as usize] {
+                    store.release(s);
+                }
+            }
+            continue;
+        }
         // A `parameter` op's output is the parameter's own storage.
         if node.op == Op::Parameter
             && let (Some(&out), Some((s, _))) = (outputs.first(), run.params.of_node[i])

@@ -116,6 +116,28 @@ pub(super) fn embedding(args: &Args) -> OpOutcome {
 }
 
 /// A learned tensor: its own storage, created with the model.
+/// `Module.register_buffer(name, tensor, persistent)`: a tensor of module state, of `dtype`
+/// and `shape`, that is not trained. `persistent` only decides whether `state_dict` saves it:
+/// its memory is the same.
+pub(super) fn buffer(args: &Args) -> OpOutcome {
+    let shape = args.ints("shape")?;
+    if let Some(bad) = shape.iter().find(|d| d.certainly_nonpositive()) {
+        return Err(error(format!("a buffer's dimensions must be positive, found {bad}")).blame("shape", "here"));
+    }
+    let name = args.str("dtype")?;
+    let Some(dtype) = DType::from_name(name) else {
+        return Err(error(format!("unknown dtype `{name}`"))
+            .blame("dtype", "one of f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool"));
+    };
+    let numel = product(&shape)?;
+    Ok(OpResult {
+        outputs: vec![TensorType::new(dtype, shape)],
+        weights: Vec::new(),
+        buffers: vec![Buffer { name: "buffer", numel, dtype }],
+        macs: k(0),
+    })
+}
+
 pub(super) fn parameter(args: &Args) -> OpOutcome {
     let shape = args.ints("shape")?;
     if let Some(bad) = shape.iter().find(|d| d.certainly_nonpositive()) {

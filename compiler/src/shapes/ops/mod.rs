@@ -348,6 +348,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Split => split(args),
         Slice => slice(args),
         Parameter => parameter(args),
+        Buffer => buffer(args),
         Mean => mean(args),
         Add | Mul | Sub | Div => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);

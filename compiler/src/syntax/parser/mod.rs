@@ -49,7 +49,7 @@ pub const KEYWORDS: &[&str] = &[
 
 /// Words that start a statement where the grammar expects one (`input x: f32[N, 8]`) and are
 /// names everywhere else: editors colour them as keywords where they are not a name's use.
-pub const CONTEXTUAL_KEYWORDS: &[&str] = &["input"];
+pub const CONTEXTUAL_KEYWORDS: &[&str] = &["input", "buffer"];
 
 /// Words that start a top-level item.
 const ITEM_KEYWORDS: &[&str] = &["use", "op", "block", "model", "train", "infer"];

@@ -50,6 +50,7 @@ pub(super) fn statement(i: In<'_>) -> PResult<'_, Stmt> {
     let tok = i.peek();
     let word = if tok.kind == TokenKind::Ident { cx.text_of(tok) } else { "" };
     let (rest, kind) = match word {
+        "buffer" if starts_declaration(i, "buffer") => buffer_statement(i)?,
         "input" if starts_input(i) => {
             let (rest, _) = i.bump();
             let (rest, n) = cut(name(rest))?;
@@ -161,8 +162,53 @@ pub(super) fn if_statement(i: In<'_>) -> PResult<'_, StmtKind> {
 /// Whether `i` starts an input statement: `input` and a name (`input x: f32[N, 8]`). A
 /// name's `input` (`input = relu(x)`, `y = f(input)`) is followed by something else.
 pub(super) fn starts_input(i: In<'_>) -> bool {
-    i.peek_word("input")
-        && i.peek2().is_some_and(|t| t.kind == TokenKind::Ident && !KEYWORDS.contains(&i.cx.text_of(t)))
+    starts_declaration(i, "input")
+}
+
+/// Whether `i` starts a declaration by the contextual keyword `word`: the word, then a name.
+pub(super) fn starts_declaration(i: In<'_>, word: &str) -> bool {
+    i.peek_word(word) && i.peek2().is_some_and(|t| t.kind == TokenKind::Ident && !KEYWORDS.contains(&i.cx.text_of(t)))
+}
+
+/// `buffer NAME: dtype[shape] { , option=value }`: a buffer registered by the module, as
+/// `self.register_buffer("NAME", tensor, persistent=...)`. It is read as the assignment
+/// `NAME = buffer([shape], "dtype", option=value, ...)` of the prelude's `buffer` op (whose
+/// callee is the keyword), so checks, elaboration and the editor treat it as that call.
+pub(super) fn buffer_statement(i: In<'_>) -> PResult<'_, StmtKind> {
+    let cx = i.cx;
+    let (rest, keyword) = i.bump();
+    let callee = Name { id: cx.node(keyword.range), text: "buffer".into() };
+    let (rest, target) = cut(name(rest))?;
+    let (rest, _) = cut(token(TokenKind::Colon)(rest))?;
+    let type_start = rest;
+    let (mut rest, ty) = cut(type_expr(rest))?;
+    let TypeExpr::Tensor { id, dtype, dims } = ty else {
+        return fail_with(
+            rest,
+            Diagnostic::new(
+                Code::UnexpectedToken,
+                "expected a dtype and a shape",
+                cx.file,
+                Place::Range(type_start.range_to(rest)),
+            )
+            .with_primary_message("a buffer is a tensor")
+            .with_help("write its dtype and shape: `buffer mask: bool[1, 1, 1024, 1024]`"),
+        );
+    };
+    let shape = Expr { id, kind: ExprKind::List(dims) };
+    let dtype = Expr { id: dtype.id, kind: ExprKind::Str(dtype.text.to_string()) };
+    let mut args =
+        vec![Arg { id: shape.id, keyword: None, value: shape }, Arg { id: dtype.id, keyword: None, value: dtype }];
+    while rest.peek_is(TokenKind::Comma) {
+        let (r, option) = cut(argument(rest.bump().0))?;
+        if option.keyword.is_none() {
+            return fail(r, "an option `name=value` (`persistent=false`)");
+        }
+        args.push(option);
+        rest = r;
+    }
+    let value = Expr { id: cx.node(i.range_to(rest)), kind: ExprKind::Call { callee, args } };
+    Ok((rest, StmtKind::Assign { targets: vec![target], value }))
 }
 
 /// `for NAME in start..end { ... }` or `for NAME in list { ... }`.
@@ -305,8 +351,9 @@ pub(super) fn statements(i: In<'_>, item_body: bool) -> PResult<'_, Body> {
                 let mut targets = Vec::new();
                 // An input's name, or a loop's variable, is defined even when the rest of the
                 // statement is broken.
-                let broken_binding =
-                    (rest.peek_word("input") || rest.peek_word("for")).then(|| name(rest.bump().0).ok()).flatten();
+                let broken_binding = (rest.peek_word("input") || rest.peek_word("buffer") || rest.peek_word("for"))
+                    .then(|| name(rest.bump().0).ok())
+                    .flatten();
                 if let Some((_, bound)) = broken_binding {
                     targets.push(bound);
                 }
