@@ -72,7 +72,7 @@ def test_analyze_raises_on_errors(tmp_path):
     with pytest.raises(netc.AnalyzeError) as raised:
         netc.analyze(bad)
     assert [d["code"] for d in raised.value.diagnostics] == ["E0209"]
-    assert "cannot report: 1 error" in str(raised.value)
+    assert "error: 1 error; 1 scenario not simulated" in str(raised.value)
 
 
 def test_a_missing_path_is_a_netc_error(tmp_path):

@@ -98,7 +98,8 @@ class Scenario(TypedDict):
 
 
 class Report(TypedDict):
-    """`netc report --format json`: schema `version` 1."""
+    """`netc report --format json`: schema `version` 2. `analyze` raises on errors, so every
+    scenario here was simulated (no NOT-SIMULATED entry)."""
 
     version: int
     scenarios: List[Scenario]
