@@ -27,8 +27,8 @@ pub const CUDA_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_c
 /// training, accumulation, checkpointing), CUDA semantics, with `peak_alloc512_bytes`.
 pub const PRECISION_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_precision.json");
 
-/// The zoo set's CPU figures: the harness run for torchvision models the zoo has (densenet121,
-/// resnet50), against the zoo's own models.
+/// The zoo set's CPU figures: the harness run for the torchvision models the zoo has, against
+/// the zoo's own models.
 pub const ZOO_CPU_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_zoo.json");
 /// The zoo set's CUDA figures (fake CUDA tensors), with `peak_alloc512_bytes`.
 pub const ZOO_CUDA_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_zoo_cuda.json");
@@ -54,9 +54,22 @@ pub const CALIBRATION: &[Model] = &[
     ("gpt2_small", include_str!("../../fixtures/calibration/gpt2_small.net"), "gpt2_small"),
 ];
 
-/// The zoo's own models (stdlib/std/models), run against the zoo set's figures.
-pub const ZOO: &[Model] =
-    &[("densenet121", "use std.models.densenet\n", "densenet121"), ("resnet50", "use std.models.resnet\n", "resnet50")];
+/// The zoo's own models (stdlib/std/models), run against the zoo set's figures: each is
+/// written as its torchvision reference runs, and held to issue 16's bar.
+pub const ZOO: &[Model] = &[
+    ("densenet121", "use std.models.densenet\n", "densenet121"),
+    ("resnet50", "use std.models.resnet\n", "resnet50"),
+    ("vgg16", "use std.models.vgg\n", "vgg16"),
+    ("alexnet", "use std.models.alexnet\n", "alexnet"),
+    ("mobilenet_v2", "use std.models.mobilenet\n", "mobilenet_v2"),
+    ("efficientnet_b0", "use std.models.efficientnet\n", "efficientnet_b0"),
+    ("convnext_tiny", "use std.models.convnext\n", "convnext_tiny"),
+];
+
+/// Zoo models measured but not yet within issue 16's bar: ViT-B/16 books every reshape of a
+/// transposed tensor as a copy and none of `linear`'s operand copies (PyTorch's stride
+/// rules, not yet modelled). The accuracy bench prints them; no test holds them.
+pub const ZOO_NOT_YET: &[Model] = &[("vit_b_16", "use std.models.vit\n", "vit_b_16")];
 
 /// A measured scenario: its name in the fixture, `infer` or `train`, and its `.net` settings
 /// (the device is added).
