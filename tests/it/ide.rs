@@ -348,7 +348,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
-        (and 48 Op)
+        (and 49 Op)
         ");
 }
 
@@ -412,7 +412,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
-        (and 48 Op)
+        (and 49 Op)
         ");
 }
 
@@ -455,7 +455,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
-        (and 48 Op)
+        (and 49 Op)
         "#);
 }
 
