@@ -93,9 +93,23 @@ struct SnapshotArgs {
     /// Write nothing; compare with the stored snapshots and exit 1 if a figure moved
     #[arg(long)]
     check: bool,
+    /// With --check: a figure that moved by at most PERCENT of its stored value passes (and
+    /// is named); default 0, exact
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.0, requires = "check", allow_negative_numbers = true,
+        value_parser = parse_tolerance)]
+    tolerance: f64,
     /// When to use colour (for diagnostics)
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+}
+
+/// A `--tolerance`: a percentage, finite and not negative (`5`, `2.5`, `0`).
+fn parse_tolerance(text: &str) -> Result<f64, String> {
+    match text.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        Ok(_) => Err("the tolerance is a percentage of each stored figure: 0 or more, such as `5` or `2.5`".into()),
+        Err(_) => Err("not a number; the tolerance is a percentage of each stored figure, such as `5` or `2.5`".into()),
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -413,6 +427,8 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
         Err(code) => return code,
     };
     let (mut written, mut same, mut moved, mut kept, mut code, mut left_out) = (0, 0, 0, 0, 0, 0);
+    // Snapshots whose every change is a figure within `--tolerance`: they pass.
+    let mut tolerated = 0;
     for &file in &checked.roots {
         let stopping = |file, index| stopping_errors(&db, file, index);
         let Some(snapshot) = crate::snapshot::render_with(&db, file, &stopping) else { continue };
@@ -473,33 +489,55 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
             }
             continue;
         }
+        let comparison =
+            stored.as_deref().map(|s| crate::snapshot::compare_within(name.as_str(), s, &text, args.tolerance));
+        let within_note = |line: &str| format!("{line} (within the {}% tolerance)\n", args.tolerance);
+        // Every change a figure within the tolerance (and at least one: a text that differs
+        // otherwise, such as the header, is a change that names no figure).
+        if let Some(c) = &comparison
+            && c.moved.is_empty()
+            && !c.within.is_empty()
+        {
+            tolerated += 1;
+            let lines: String = c.within.iter().map(|l| within_note(l)).collect();
+            if out.write_all(lines.as_bytes()).is_err() {
+                return 2;
+            }
+            continue;
+        }
         moved += 1;
         let mut report = String::new();
-        match &stored {
-            None => report.push_str(&format!("{name}: no snapshot `{shown}` (run `netc snapshot {name}`)\n")),
-            Some(stored) => {
-                for line in crate::snapshot::compare(name.as_str(), stored, &text) {
-                    report.push_str(&line);
+        match (&stored, &comparison) {
+            (Some(stored), Some(comparison)) => {
+                for line in &comparison.moved {
+                    report.push_str(line);
                     report.push('\n');
+                }
+                for line in &comparison.within {
+                    report.push_str(&within_note(line));
                 }
                 let (old, new) = (format!("{shown} (stored)"), format!("{shown} (now)"));
                 report.push_str(&crate::snapshot::unified_diff(stored, &text, &old, &new));
             }
+            _ => report.push_str(&format!("{name}: no snapshot `{shown}` (run `netc snapshot {name}`)\n")),
         }
         if out.write_all(report.as_bytes()).and_then(|()| writeln!(out)).is_err() {
             return 2;
         }
     }
-    let total = plural(written + same + moved + kept, "snapshot");
+    let total = plural(written + same + moved + kept + tolerated, "snapshot");
     let summary = if args.check {
+        let mut rest = String::new();
+        if tolerated > 0 {
+            rest.push_str(&format!(", {tolerated} within the {}% tolerance", args.tolerance));
+        }
+        if kept > 0 {
+            rest.push_str(&format!(", {kept} not compared"));
+        }
         if moved == 0 {
-            format!(
-                "checked {total}: up to date{}",
-                if kept > 0 { format!(", {kept} not compared") } else { String::new() }
-            )
+            format!("checked {total}: up to date{rest}")
         } else {
-            let kept = if kept > 0 { format!(", {kept} not compared") } else { String::new() };
-            format!("checked {total}: {moved} moved{kept} (run `netc snapshot` to accept the new figures)")
+            format!("checked {total}: {moved} moved{rest} (run `netc snapshot` to accept the new figures)")
         }
     } else {
         let kept = if kept > 0 { format!(", {kept} not written") } else { String::new() };
