@@ -17,7 +17,7 @@ use crate::diagnostics::Severity;
 use crate::host::Database;
 use crate::render;
 use crate::safe_write::Links;
-use crate::workspace::check_paths;
+use crate::workspace::check_paths_with;
 
 /// netc: static memory analysis and linting of neural-network definitions (.net files).
 #[derive(Debug, Parser)]
@@ -56,6 +56,10 @@ struct FmtArgs {
     /// Files or directories (every .net file below a directory), or `-` for standard input;
     /// default: `.`
     paths: Vec<PathBuf>,
+    /// Leave out of the directories walked what this gitignore-style pattern matches
+    /// (`generated/`, `*.gen.net`); repeatable. Files named are always read
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
     /// Write nothing; list the files that are not formatted and exit 1 if there are any
     #[arg(long)]
     check: bool,
@@ -71,6 +75,10 @@ struct FmtArgs {
 struct ReportArgs {
     /// Files or directories (every .net file below a directory); default: `.`
     paths: Vec<PathBuf>,
+    /// Leave out of the directories walked what this gitignore-style pattern matches
+    /// (`generated/`, `*.gen.net`); repeatable. Files named are always read
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
     /// Only the scenario with this name
     #[arg(long, value_name = "NAME")]
     scenario: Option<String>,
@@ -90,6 +98,10 @@ struct ReportArgs {
 struct SnapshotArgs {
     /// Files or directories (every .net file below a directory); default: `.`
     paths: Vec<PathBuf>,
+    /// Leave out of the directories walked what this gitignore-style pattern matches
+    /// (`generated/`, `*.gen.net`); repeatable. Files named are always read
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
     /// Write nothing; compare with the stored snapshots and exit 1 if a figure moved
     #[arg(long)]
     check: bool,
@@ -126,6 +138,10 @@ enum ReportFormat {
 struct CheckArgs {
     /// Files or directories to check (every .net file below a directory); default: `.`
     paths: Vec<PathBuf>,
+    /// Leave out of the directories walked what this gitignore-style pattern matches
+    /// (`generated/`, `*.gen.net`); repeatable. Files named are always read
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
     /// How to print diagnostics
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -199,6 +215,17 @@ fn use_color(choice: Color, terminal: bool) -> bool {
     }
 }
 
+/// The `--exclude` patterns, or `None` after naming one that is not valid.
+fn excludes(globs: &[String], err: &mut dyn Write) -> Option<crate::workspace::Excludes> {
+    match crate::workspace::Excludes::new(globs) {
+        Ok(excludes) => Some(excludes),
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            None
+        }
+    }
+}
+
 /// The paths given (`.` when none), or `None` after naming one that does not exist.
 fn existing_paths(given: &[PathBuf], err: &mut dyn Write) -> Option<Vec<PathBuf>> {
     let paths = if given.is_empty() { vec![PathBuf::from(".")] } else { given.to_vec() };
@@ -222,9 +249,10 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
             return 2;
         }
     };
+    let Some(excludes) = excludes(&args.exclude, err) else { return 2 };
     let mut db = Database::new();
     db.set_levels(levels);
-    let checked = check_paths(&mut db, &paths);
+    let checked = check_paths_with(&mut db, &paths, &excludes);
     let color = use_color(args.color, terminal);
     let errors = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = checked.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
@@ -283,10 +311,15 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
 
 /// Loads and checks `paths` for `report` and `snapshot`: the database and what was
 /// checked, or the exit code after a missing path was named.
-fn load_checked(paths: &[PathBuf], err: &mut dyn Write) -> Result<(Database, crate::workspace::Checked), u8> {
+fn load_checked(
+    paths: &[PathBuf],
+    exclude: &[String],
+    err: &mut dyn Write,
+) -> Result<(Database, crate::workspace::Checked), u8> {
     let Some(paths) = existing_paths(paths, err) else { return Err(2) };
+    let Some(excludes) = excludes(exclude, err) else { return Err(2) };
     let mut db = Database::new();
-    let checked = check_paths(&mut db, &paths);
+    let checked = check_paths_with(&mut db, &paths, &excludes);
     Ok((db, checked))
 }
 
@@ -346,7 +379,7 @@ fn exit_code(checked: &crate::workspace::Checked, errors: usize) -> u8 {
 }
 
 fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let (db, checked) = match load_checked(&args.paths, err) {
+    let (db, checked) = match load_checked(&args.paths, &args.exclude, err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -422,7 +455,7 @@ fn write_svg(
 /// its stored snapshot (its figures would be lost); `--check` shows that scenario as not
 /// simulated, in its place. Errors go to standard error and fail the run (exit 1).
 fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let (db, checked) = match load_checked(&args.paths, err) {
+    let (db, checked) = match load_checked(&args.paths, &args.exclude, err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -565,9 +598,10 @@ fn fmt(args: FmtArgs, input: &mut dyn Read, out: &mut dyn Write, err: &mut dyn W
         return fmt_stdin(&args, input, out, err, terminal);
     }
     let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
+    let Some(excludes) = excludes(&args.exclude, err) else { return 2 };
     let mut db = Database::new();
     // Only the named files (directories expanded) are formatted, not the files they import.
-    let loaded = crate::workspace::load_roots(&mut db, &paths);
+    let loaded = crate::workspace::load_roots_with(&mut db, &paths, &excludes);
     let mut sources: BTreeMap<crate::diagnostics::FileName, String> = loaded.extra_sources.clone();
     let mut broken = Vec::new();
     let mut unformatted = Vec::new();
