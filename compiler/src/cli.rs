@@ -158,6 +158,10 @@ struct CheckArgs {
     /// Report this lint or warning as an error (`--deny warnings`: every warning)
     #[arg(short = 'D', long = "deny", value_name = "NAME")]
     deny: Vec<String>,
+    /// Apply the fixes that diagnostics offer to the files checked (not the files they import,
+    /// never a file with syntax errors), say what was fixed, then report what is left
+    #[arg(long)]
+    fix: bool,
 }
 
 /// The level overrides given on the command line (they win over netc.toml, which the loader
@@ -251,8 +255,25 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
     };
     let Some(excludes) = excludes(&args.exclude, err) else { return 2 };
     let mut db = Database::new();
-    db.set_levels(levels);
-    let checked = check_paths_with(&mut db, &paths, &excludes);
+    db.set_levels(levels.clone());
+    let mut checked = check_paths_with(&mut db, &paths, &excludes);
+    let mut fix_failed = false;
+    if args.fix {
+        // What was fixed goes beside machine-readable output, not into it.
+        let machine = matches!(args.format, Format::Json | Format::Sarif | Format::Github);
+        let mut fixed = Vec::new();
+        fix_failed = !fix(&mut db, &checked.roots, &mut fixed, err);
+        let shown: &mut dyn Write = if machine { &mut *err } else { &mut *out };
+        for line in &fixed {
+            if writeln!(shown, "{line}").is_err() {
+                return 2;
+            }
+        }
+        // What is left, read again from disk.
+        db = Database::new();
+        db.set_levels(levels);
+        checked = check_paths_with(&mut db, &paths, &excludes);
+    }
     let color = use_color(args.color, terminal);
     let errors = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = checked.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
@@ -300,13 +321,61 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
     if out.write_all(output.as_bytes()).is_err() {
         return 2;
     }
-    if checked.io_failed {
+    if checked.io_failed || fix_failed {
         2
     } else if errors > 0 {
         1
     } else {
         0
     }
+}
+
+/// How many times `--fix` applies the fixes of a file and checks it again: fixes that touch
+/// each other (two settings added after the same one) are applied one per pass.
+const FIX_PASSES: usize = 8;
+
+/// `netc check --fix`: applies the fixes of the diagnostics of `roots` (loaded and checked in
+/// `db`) to those files and writes the ones that changed, through `safe_write`. A file with
+/// syntax errors is not touched (said on `err`). The fixes are applied in passes, each over
+/// the text the last one left and checked again, until none applies, so that a second run
+/// finds nothing to fix; a pass whose result does not parse is dropped. Each fixed file gets a
+/// line in `fixed` (`fixed FILE: TITLE, TITLE`). Returns `false` when a file could not be
+/// written (named on `err`; it is left as it was).
+fn fix(db: &mut Database, roots: &[crate::db::SourceFile], fixed: &mut Vec<String>, err: &mut dyn Write) -> bool {
+    let mut ok = true;
+    for &file in roots {
+        let name = file.name(db).clone();
+        let original = file.text(db).clone();
+        if crate::syntax::parse(&name, &original).errors.iter().any(|d| d.severity == Severity::Error) {
+            let _ = writeln!(err, "error: `{name}` not fixed: it has syntax errors");
+            continue;
+        }
+        let mut titles: Vec<String> = Vec::new();
+        for _ in 0..FIX_PASSES {
+            let diagnostics = crate::host::file_diagnostics(db, file).clone();
+            let fixes: Vec<&crate::diagnostics::Fix> = diagnostics.iter().flat_map(|d| &d.fixes).collect();
+            let text = file.text(db).clone();
+            let (new, applied) = crate::diagnostics::apply_fixes(&text, &name, &fixes);
+            if new == text || crate::syntax::parse(&name, &new).errors.iter().any(|d| d.severity == Severity::Error) {
+                break;
+            }
+            titles.extend(applied.iter().map(|&i| fixes[i].title.clone()));
+            db.set_file(name.clone(), new);
+        }
+        let text = file.text(db).clone();
+        if text == original {
+            continue;
+        }
+        match crate::safe_write::write(name.as_str().as_ref(), text.as_bytes(), Links::Follow) {
+            Ok(()) => fixed.push(format!("fixed {name}: {}", titles.join(", "))),
+            Err(e) => {
+                let _ = writeln!(err, "error: {e}; `{name}` was left as it is");
+                db.set_file(name, original);
+                ok = false;
+            }
+        }
+    }
+    ok
 }
 
 /// Loads and checks `paths` for `report` and `snapshot`: the database and what was
