@@ -17,7 +17,7 @@ use crate::diagnostics::Severity;
 use crate::host::Database;
 use crate::render;
 use crate::safe_write::Links;
-use crate::workspace::check_paths;
+use crate::workspace::check_paths_with;
 
 /// netc: static memory analysis and linting of neural-network definitions (.net files).
 #[derive(Debug, Parser)]
@@ -56,6 +56,10 @@ struct FmtArgs {
     /// Files or directories (every .net file below a directory), or `-` for standard input;
     /// default: `.`
     paths: Vec<PathBuf>,
+    /// Leave out of the directories walked what this gitignore-style pattern matches
+    /// (`generated/`, `*.gen.net`); repeatable. Files named are always read
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
     /// Write nothing; list the files that are not formatted and exit 1 if there are any
     #[arg(long)]
     check: bool,
@@ -71,6 +75,10 @@ struct FmtArgs {
 struct ReportArgs {
     /// Files or directories (every .net file below a directory); default: `.`
     paths: Vec<PathBuf>,
+    /// Leave out of the directories walked what this gitignore-style pattern matches
+    /// (`generated/`, `*.gen.net`); repeatable. Files named are always read
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
     /// Only the scenario with this name
     #[arg(long, value_name = "NAME")]
     scenario: Option<String>,
@@ -90,12 +98,30 @@ struct ReportArgs {
 struct SnapshotArgs {
     /// Files or directories (every .net file below a directory); default: `.`
     paths: Vec<PathBuf>,
+    /// Leave out of the directories walked what this gitignore-style pattern matches
+    /// (`generated/`, `*.gen.net`); repeatable. Files named are always read
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
     /// Write nothing; compare with the stored snapshots and exit 1 if a figure moved
     #[arg(long)]
     check: bool,
+    /// With --check: a figure that moved by at most PERCENT of its stored value passes (and
+    /// is named); default 0, exact
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.0, requires = "check", allow_negative_numbers = true,
+        value_parser = parse_tolerance)]
+    tolerance: f64,
     /// When to use colour (for diagnostics)
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     color: Color,
+}
+
+/// A `--tolerance`: a percentage, finite and not negative (`5`, `2.5`, `0`).
+fn parse_tolerance(text: &str) -> Result<f64, String> {
+    match text.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        Ok(_) => Err("the tolerance is a percentage of each stored figure: 0 or more, such as `5` or `2.5`".into()),
+        Err(_) => Err("not a number; the tolerance is a percentage of each stored figure, such as `5` or `2.5`".into()),
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -112,6 +138,10 @@ enum ReportFormat {
 struct CheckArgs {
     /// Files or directories to check (every .net file below a directory); default: `.`
     paths: Vec<PathBuf>,
+    /// Leave out of the directories walked what this gitignore-style pattern matches
+    /// (`generated/`, `*.gen.net`); repeatable. Files named are always read
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
     /// How to print diagnostics
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -128,6 +158,10 @@ struct CheckArgs {
     /// Report this lint or warning as an error (`--deny warnings`: every warning)
     #[arg(short = 'D', long = "deny", value_name = "NAME")]
     deny: Vec<String>,
+    /// Apply the fixes that diagnostics offer to the files checked (not the files they import,
+    /// never a file with syntax errors), say what was fixed, then report what is left
+    #[arg(long)]
+    fix: bool,
 }
 
 /// The level overrides given on the command line (they win over netc.toml, which the loader
@@ -185,6 +219,17 @@ fn use_color(choice: Color, terminal: bool) -> bool {
     }
 }
 
+/// The `--exclude` patterns, or `None` after naming one that is not valid.
+fn excludes(globs: &[String], err: &mut dyn Write) -> Option<crate::workspace::Excludes> {
+    match crate::workspace::Excludes::new(globs) {
+        Ok(excludes) => Some(excludes),
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            None
+        }
+    }
+}
+
 /// The paths given (`.` when none), or `None` after naming one that does not exist.
 fn existing_paths(given: &[PathBuf], err: &mut dyn Write) -> Option<Vec<PathBuf>> {
     let paths = if given.is_empty() { vec![PathBuf::from(".")] } else { given.to_vec() };
@@ -208,9 +253,27 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
             return 2;
         }
     };
+    let Some(excludes) = excludes(&args.exclude, err) else { return 2 };
     let mut db = Database::new();
-    db.set_levels(levels);
-    let checked = check_paths(&mut db, &paths);
+    db.set_levels(levels.clone());
+    let mut checked = check_paths_with(&mut db, &paths, &excludes);
+    let mut fix_failed = false;
+    if args.fix {
+        // What was fixed goes beside machine-readable output, not into it.
+        let machine = matches!(args.format, Format::Json | Format::Sarif | Format::Github);
+        let mut fixed = Vec::new();
+        fix_failed = !fix(&mut db, &checked.roots, &mut fixed, err);
+        let shown: &mut dyn Write = if machine { &mut *err } else { &mut *out };
+        for line in &fixed {
+            if writeln!(shown, "{line}").is_err() {
+                return 2;
+            }
+        }
+        // What is left, read again from disk.
+        db = Database::new();
+        db.set_levels(levels);
+        checked = check_paths_with(&mut db, &paths, &excludes);
+    }
     let color = use_color(args.color, terminal);
     let errors = checked.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
     let warnings = checked.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
@@ -258,7 +321,7 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
     if out.write_all(output.as_bytes()).is_err() {
         return 2;
     }
-    if checked.io_failed {
+    if checked.io_failed || fix_failed {
         2
     } else if errors > 0 {
         1
@@ -267,12 +330,65 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
     }
 }
 
+/// How many times `--fix` applies the fixes of a file and checks it again: fixes that touch
+/// each other (two settings added after the same one) are applied one per pass.
+const FIX_PASSES: usize = 8;
+
+/// `netc check --fix`: applies the fixes of the diagnostics of `roots` (loaded and checked in
+/// `db`) to those files and writes the ones that changed, through `safe_write`. A file with
+/// syntax errors is not touched (said on `err`). The fixes are applied in passes, each over
+/// the text the last one left and checked again, until none applies, so that a second run
+/// finds nothing to fix; a pass whose result does not parse is dropped. Each fixed file gets a
+/// line in `fixed` (`fixed FILE: TITLE, TITLE`). Returns `false` when a file could not be
+/// written (named on `err`; it is left as it was).
+fn fix(db: &mut Database, roots: &[crate::db::SourceFile], fixed: &mut Vec<String>, err: &mut dyn Write) -> bool {
+    let mut ok = true;
+    for &file in roots {
+        let name = file.name(db).clone();
+        let original = file.text(db).clone();
+        if crate::syntax::parse(&name, &original).errors.iter().any(|d| d.severity == Severity::Error) {
+            let _ = writeln!(err, "error: `{name}` not fixed: it has syntax errors");
+            continue;
+        }
+        let mut titles: Vec<String> = Vec::new();
+        for _ in 0..FIX_PASSES {
+            let diagnostics = crate::host::file_diagnostics(db, file).clone();
+            let fixes: Vec<&crate::diagnostics::Fix> = diagnostics.iter().flat_map(|d| &d.fixes).collect();
+            let text = file.text(db).clone();
+            let (new, applied) = crate::diagnostics::apply_fixes(&text, &name, &fixes);
+            if new == text || crate::syntax::parse(&name, &new).errors.iter().any(|d| d.severity == Severity::Error) {
+                break;
+            }
+            titles.extend(applied.iter().map(|&i| fixes[i].title.clone()));
+            db.set_file(name.clone(), new);
+        }
+        let text = file.text(db).clone();
+        if text == original {
+            continue;
+        }
+        match crate::safe_write::write(name.as_str().as_ref(), text.as_bytes(), Links::Follow) {
+            Ok(()) => fixed.push(format!("fixed {name}: {}", titles.join(", "))),
+            Err(e) => {
+                let _ = writeln!(err, "error: {e}; `{name}` was left as it is");
+                db.set_file(name, original);
+                ok = false;
+            }
+        }
+    }
+    ok
+}
+
 /// Loads and checks `paths` for `report` and `snapshot`: the database and what was
 /// checked, or the exit code after a missing path was named.
-fn load_checked(paths: &[PathBuf], err: &mut dyn Write) -> Result<(Database, crate::workspace::Checked), u8> {
+fn load_checked(
+    paths: &[PathBuf],
+    exclude: &[String],
+    err: &mut dyn Write,
+) -> Result<(Database, crate::workspace::Checked), u8> {
     let Some(paths) = existing_paths(paths, err) else { return Err(2) };
+    let Some(excludes) = excludes(exclude, err) else { return Err(2) };
     let mut db = Database::new();
-    let checked = check_paths(&mut db, &paths);
+    let checked = check_paths_with(&mut db, &paths, &excludes);
     Ok((db, checked))
 }
 
@@ -332,7 +448,7 @@ fn exit_code(checked: &crate::workspace::Checked, errors: usize) -> u8 {
 }
 
 fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let (db, checked) = match load_checked(&args.paths, err) {
+    let (db, checked) = match load_checked(&args.paths, &args.exclude, err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -408,11 +524,13 @@ fn write_svg(
 /// its stored snapshot (its figures would be lost); `--check` shows that scenario as not
 /// simulated, in its place. Errors go to standard error and fail the run (exit 1).
 fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let (db, checked) = match load_checked(&args.paths, err) {
+    let (db, checked) = match load_checked(&args.paths, &args.exclude, err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
     let (mut written, mut same, mut moved, mut kept, mut code, mut left_out) = (0, 0, 0, 0, 0, 0);
+    // Snapshots whose every change is a figure within `--tolerance`: they pass.
+    let mut tolerated = 0;
     for &file in &checked.roots {
         let stopping = |file, index| stopping_errors(&db, file, index);
         let Some(snapshot) = crate::snapshot::render_with(&db, file, &stopping) else { continue };
@@ -473,33 +591,55 @@ fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, termin
             }
             continue;
         }
+        let comparison =
+            stored.as_deref().map(|s| crate::snapshot::compare_within(name.as_str(), s, &text, args.tolerance));
+        let within_note = |line: &str| format!("{line} (within the {}% tolerance)\n", args.tolerance);
+        // Every change a figure within the tolerance (and at least one: a text that differs
+        // otherwise, such as the header, is a change that names no figure).
+        if let Some(c) = &comparison
+            && c.moved.is_empty()
+            && !c.within.is_empty()
+        {
+            tolerated += 1;
+            let lines: String = c.within.iter().map(|l| within_note(l)).collect();
+            if out.write_all(lines.as_bytes()).is_err() {
+                return 2;
+            }
+            continue;
+        }
         moved += 1;
         let mut report = String::new();
-        match &stored {
-            None => report.push_str(&format!("{name}: no snapshot `{shown}` (run `netc snapshot {name}`)\n")),
-            Some(stored) => {
-                for line in crate::snapshot::compare(name.as_str(), stored, &text) {
-                    report.push_str(&line);
+        match (&stored, &comparison) {
+            (Some(stored), Some(comparison)) => {
+                for line in &comparison.moved {
+                    report.push_str(line);
                     report.push('\n');
+                }
+                for line in &comparison.within {
+                    report.push_str(&within_note(line));
                 }
                 let (old, new) = (format!("{shown} (stored)"), format!("{shown} (now)"));
                 report.push_str(&crate::snapshot::unified_diff(stored, &text, &old, &new));
             }
+            _ => report.push_str(&format!("{name}: no snapshot `{shown}` (run `netc snapshot {name}`)\n")),
         }
         if out.write_all(report.as_bytes()).and_then(|()| writeln!(out)).is_err() {
             return 2;
         }
     }
-    let total = plural(written + same + moved + kept, "snapshot");
+    let total = plural(written + same + moved + kept + tolerated, "snapshot");
     let summary = if args.check {
+        let mut rest = String::new();
+        if tolerated > 0 {
+            rest.push_str(&format!(", {tolerated} within the {}% tolerance", args.tolerance));
+        }
+        if kept > 0 {
+            rest.push_str(&format!(", {kept} not compared"));
+        }
         if moved == 0 {
-            format!(
-                "checked {total}: up to date{}",
-                if kept > 0 { format!(", {kept} not compared") } else { String::new() }
-            )
+            format!("checked {total}: up to date{rest}")
         } else {
-            let kept = if kept > 0 { format!(", {kept} not compared") } else { String::new() };
-            format!("checked {total}: {moved} moved{kept} (run `netc snapshot` to accept the new figures)")
+            format!("checked {total}: {moved} moved{rest} (run `netc snapshot` to accept the new figures)")
         }
     } else {
         let kept = if kept > 0 { format!(", {kept} not written") } else { String::new() };
@@ -527,9 +667,10 @@ fn fmt(args: FmtArgs, input: &mut dyn Read, out: &mut dyn Write, err: &mut dyn W
         return fmt_stdin(&args, input, out, err, terminal);
     }
     let Some(paths) = existing_paths(&args.paths, err) else { return 2 };
+    let Some(excludes) = excludes(&args.exclude, err) else { return 2 };
     let mut db = Database::new();
     // Only the named files (directories expanded) are formatted, not the files they import.
-    let loaded = crate::workspace::load_roots(&mut db, &paths);
+    let loaded = crate::workspace::load_roots_with(&mut db, &paths, &excludes);
     let mut sources: BTreeMap<crate::diagnostics::FileName, String> = loaded.extra_sources.clone();
     let mut broken = Vec::new();
     let mut unformatted = Vec::new();

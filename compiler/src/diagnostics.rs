@@ -239,6 +239,64 @@ pub struct Fix {
     pub edits: Vec<Edit>,
 }
 
+impl Edit {
+    /// The range the edit replaces: its place's, or the empty range at the place's end for an
+    /// insertion; `None` while the place is a node not yet resolved to a range.
+    pub fn target(&self) -> Option<TextRange> {
+        match self.place {
+            Place::Range(r) if self.insert_after => Some(TextRange::empty(r.end)),
+            Place::Range(r) => Some(r),
+            Place::Node(_) => None,
+        }
+    }
+}
+
+/// `text` (the file `file`) with `fixes` applied, in order, and which of them were (by
+/// index). A fix is applied whole or not at all: not when one of its edits is in another
+/// file, is not resolved, falls outside the text or inside a character, or touches an edit
+/// of a fix applied before (that one is left for another pass, over the fixed text). A fix
+/// whose edits are those of one applied before counts as applied (two diagnostics may offer
+/// the same fix).
+pub fn apply_fixes(text: &str, file: &FileName, fixes: &[&Fix]) -> (String, Vec<usize>) {
+    let mut accepted: Vec<(TextRange, &str)> = Vec::new();
+    let mut applied = Vec::new();
+    for (index, fix) in fixes.iter().enumerate() {
+        let edits: Option<Vec<(TextRange, &str)>> = fix
+            .edits
+            .iter()
+            .map(|e| {
+                let r = e.target().filter(|_| &e.file == file)?;
+                let fits = r.start <= r.end
+                    && (r.end as usize) <= text.len()
+                    && text.is_char_boundary(r.start as usize)
+                    && text.is_char_boundary(r.end as usize);
+                fits.then_some((r, e.text.as_str()))
+            })
+            .collect();
+        let Some(edits) = edits.filter(|e| !e.is_empty()) else { continue };
+        if edits.iter().all(|e| accepted.contains(e)) {
+            applied.push(index);
+            continue;
+        }
+        let touches = |a: &TextRange, b: &TextRange| a.start <= b.end && b.start <= a.end;
+        let clash = edits.iter().enumerate().any(|(i, (r, _))| {
+            accepted.iter().any(|(a, _)| touches(a, r)) || edits[..i].iter().any(|(b, _)| touches(b, r))
+        });
+        if clash {
+            continue;
+        }
+        accepted.extend(edits);
+        applied.push(index);
+    }
+    // From the end, so that earlier offsets stay valid.
+    accepted.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+    let mut out = text.to_string();
+    for (r, new) in accepted {
+        out.replace_range(r.start as usize..r.end as usize, new);
+    }
+    (out, applied)
+}
+
 impl Diagnostic {
     /// The diagnostic with every byte range (labels and fixes) moved by `delta` bytes: text
     /// was inserted or removed before everything it points at.
@@ -437,6 +495,32 @@ impl fmt::Display for Code {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fixes_apply_whole_without_touching_each_other() {
+        let file = FileName::new("m.net");
+        let edit = |start, end, insert_after, text: &str| Edit {
+            file: file.clone(),
+            place: Place::Range(TextRange::new(start, end)),
+            insert_after,
+            text: text.to_string(),
+        };
+        let fix = |edits| Fix { title: String::new(), edits };
+        let text = "abc def";
+        let add = fix(vec![edit(0, 3, true, "!")]);
+        let same = fix(vec![edit(0, 3, true, "!")]);
+        let touching = fix(vec![edit(3, 3, false, "?")]);
+        let rename = fix(vec![edit(4, 7, false, "xyz")]);
+        let elsewhere =
+            Fix { title: String::new(), edits: vec![Edit { file: FileName::new("n.net"), ..edit(0, 1, false, "") }] };
+        let outside = fix(vec![edit(6, 9, false, "")]);
+        let (out, applied) = apply_fixes(text, &file, &[&add, &same, &touching, &rename, &elsewhere, &outside]);
+        assert_eq!(out, "abc! xyz");
+        assert_eq!(applied, [0, 1, 3]);
+        // Again over the result, the fix that touched applies.
+        let (out, applied) = apply_fixes(&out, &file, &[&touching]);
+        assert_eq!((out.as_str(), applied), ("abc?! xyz", vec![0]));
+    }
 
     #[test]
     fn line_starts_follow_each_line_break() {

@@ -394,8 +394,38 @@ fn shown(v: &Value) -> String {
 /// now, `new`, one line each: `resnet18.net scenario imagenet: peak 1.5 GiB -> 1.6 GiB (+...)`.
 /// `file` names the model file in the messages.
 pub fn compare(file: &str, old: &str, new: &str) -> Vec<String> {
+    compare_within(file, old, new, 0.0).moved
+}
+
+/// What [`compare_within`] found: the changes beyond the tolerance, and the figures that
+/// moved within it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Comparison {
+    /// Every change that fails the check, one line each, as [`compare`] names them: a figure
+    /// that moved by more than the tolerance, and any other change (a text such as `peak
+    /// at`, a scenario or figure new or gone).
+    pub moved: Vec<String>,
+    /// The figures (bytes) that moved by at most the tolerance, one line each.
+    pub within: Vec<String>,
+}
+
+/// Whether the figure `old` moved to `new` by at most `tolerance` percent of `old`. Only
+/// byte figures can; with a tolerance of 0 nothing that changed is within it.
+fn within_tolerance(old: &Value, new: &Value, tolerance: f64) -> bool {
+    let (a, b) = match (old, new) {
+        (Value::Bytes(a), Value::Bytes(b)) => (*a as f64, *b as f64),
+        (Value::Units(_, a), Value::Units(_, b)) => (*a, *b),
+        _ => return false,
+    };
+    tolerance > 0.0 && (b - a).abs() <= a.abs() * tolerance / 100.0
+}
+
+/// [`compare`], with the figures that moved by at most `tolerance` percent of their stored
+/// value apart ([`Comparison::within`]): `netc snapshot --check --tolerance PERCENT`.
+pub fn compare_within(file: &str, old: &str, new: &str, tolerance: f64) -> Comparison {
     let (old, new) = (parse(old), parse(new));
     let mut messages = Vec::new();
+    let mut within = Vec::new();
     let find = |figures: &Figures, name: &str| -> Option<usize> { figures.iter().position(|(n, _)| n == name) };
     let why = |figures: &[(String, Value)]| figures.iter().find(|(k, _)| k == NOT_SIMULATED).map(|(_, v)| shown(v));
     for (name, figures) in &new {
@@ -416,6 +446,9 @@ pub fn compare(file: &str, old: &str, new: &str) -> Vec<String> {
         for (key, value) in figures {
             match before.get(key.as_str()) {
                 Some(b) if *b == value => {}
+                Some(b) if within_tolerance(b, value, tolerance) => {
+                    within.push(format!("{file} scenario {name}: {key} {}", change(b, value)));
+                }
                 Some(b) => messages.push(format!("{file} scenario {name}: {key} {}", change(b, value))),
                 None => messages.push(format!("{file} scenario {name}: {key} {} (new)", shown(value))),
             }
@@ -431,7 +464,7 @@ pub fn compare(file: &str, old: &str, new: &str) -> Vec<String> {
             messages.push(format!("{file} scenario {name}: gone (in the snapshot only)"));
         }
     }
-    messages
+    Comparison { moved: messages, within }
 }
 
 /// One step of an edit script.
@@ -567,5 +600,22 @@ mod tests {
         let old = "scenario fit\n  peak          1,000 B  (1000 B)\n  at the peak\n    weights     10 B  (10 B)\n";
         let new = "scenario fit\n  peak          1,100 B  (1.1 KiB)\n  at the peak\n    weights     10 B  (10 B)\n";
         assert_eq!(compare("m.net", old, new), ["m.net scenario fit: peak 1000 B -> 1.07 KiB (+100 B, +10.0 %)"]);
+    }
+
+    #[test]
+    fn figures_within_the_tolerance_are_apart() {
+        let old = "scenario fit\n  peak          1,000 B  (1000 B)\n  run  train, batch 1\n";
+        let new = "scenario fit\n  peak          1,100 B  (1.1 KiB)\n  run  train, batch 1\n";
+        let moved = "m.net scenario fit: peak 1000 B -> 1.07 KiB (+100 B, +10.0 %)";
+        // 10 % moved: within 10 %, not within 9.9 % nor 0 (exact).
+        assert_eq!(compare_within("m.net", old, new, 10.0), Comparison { moved: vec![], within: vec![moved.into()] });
+        assert_eq!(compare_within("m.net", old, new, 9.9), Comparison { moved: vec![moved.into()], within: vec![] });
+        assert_eq!(compare_within("m.net", old, new, 0.0).within, Vec::<String>::new());
+        // A text is not a figure: no tolerance lets it change.
+        let batch = new.replace("batch 1", "batch 2");
+        assert_eq!(compare_within("m.net", old, &batch, 50.0).moved, ["m.net scenario fit: run batch 1 -> batch 2"]);
+        // A figure stored as 0 moves by more than any percentage of it.
+        let zero = old.replace("1,000 B  (1000 B)", "0 B  (0 B)");
+        assert_eq!(compare_within("m.net", &zero, new, 1000.0).within, Vec::<String>::new());
     }
 }

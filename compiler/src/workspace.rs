@@ -1,7 +1,8 @@
 //! Loading files from disk into the database: the only module of the library that does IO.
 //!
 //! `load` expands directories into their `.net` files ([`walk`]: links followed, each real
-//! directory listed once, an unlistable one named and skipped), reads each file, and then
+//! directory listed once, an unlistable one named and skipped, what `.gitignore`, `.ignore`
+//! and `--exclude` ([`Excludes`]) leave out skipped), reads each file, and then
 //! follows `use "..."` until every imported file that exists is loaded. Unreadable and
 //! non-UTF-8 files become diagnostics (E0401, E0402) naming the file; the other files are
 //! still loaded.
@@ -62,9 +63,90 @@ fn skipped_directory(name: &std::ffi::OsStr) -> bool {
     name.starts_with('.') || name == "target" || name == "node_modules"
 }
 
-/// Every `.net` file below `root`, sorted, skipping hidden directories, `target` and
-/// `node_modules`: what `netc check DIR` checks and what the language server loads. A link
-/// to a directory outside `project` is not followed (it is in [`Walk::unreadable`]).
+/// What a walk leaves out beyond its fixed rules: `--exclude GLOB` patterns, each a line of
+/// a `.gitignore` in the walked directory (`generated/`, `*.gen.net`, `/old`, `**/tmp/**`).
+/// Files named on the command line are always read: this applies to walks only.
+#[derive(Debug, Clone, Default)]
+pub struct Excludes {
+    globs: Vec<String>,
+}
+
+impl Excludes {
+    /// The patterns `globs`, or an error naming the first that is not a valid pattern.
+    pub fn new(globs: &[String]) -> Result<Excludes, String> {
+        for glob in globs {
+            let mut builder = ignore::gitignore::GitignoreBuilder::new("");
+            if let Err(e) = builder
+                .add_line(None, glob)
+                .map_err(|e| e.to_string())
+                .and_then(|b| b.build().map(|_| ()).map_err(|e| e.to_string()))
+            {
+                return Err(format!("--exclude `{glob}`: {e}"));
+            }
+        }
+        Ok(Excludes { globs: globs.to_vec() })
+    }
+
+    /// The matcher of the patterns, relative to the walked directory `root`.
+    fn matcher(&self, root: &Path) -> Gitignore {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+        for glob in &self.globs {
+            // Checked in `new`.
+            let _ = builder.add_line(None, glob);
+        }
+        builder.build().unwrap_or_else(|_| Gitignore::empty())
+    }
+}
+
+use ignore::gitignore::Gitignore;
+
+/// The names of the files whose patterns a walk respects, in each directory it lists; a
+/// later one wins over an earlier one (ripgrep's order).
+const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
+
+/// The patterns of the ignore files of `dir`, or `None` when it has none. Read like every
+/// file (regular files only, bounded): a `.gitignore` that is a FIFO must not stop the walk.
+/// A pattern that is not valid is left out, as git does.
+fn ignore_file_matcher(dir: &Path) -> Option<Gitignore> {
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(dir);
+    let mut any = false;
+    for name in IGNORE_FILES {
+        let path = dir.join(name);
+        let Ok(text) = read_regular_text(&path) else { continue };
+        for line in text.lines() {
+            let _ = builder.add_line(Some(path.clone()), line);
+            any = true;
+        }
+    }
+    any.then(|| builder.build().ok()).flatten()
+}
+
+/// The ignore files of the directories above `root` that a walk of `root` respects: those of
+/// its ancestors up to the root of its git repository (the nearest one with `.git`); none
+/// when it is in no repository. Each with the canonical directory it is relative to.
+fn ancestor_matchers(root: &Path) -> Vec<(PathBuf, Gitignore)> {
+    let Ok(real) = root.canonicalize() else { return Vec::new() };
+    let Some(top) = real.ancestors().find(|a| a.join(".git").exists()) else { return Vec::new() };
+    real.ancestors()
+        .skip(1)
+        .take_while(|a| a.starts_with(top))
+        .filter_map(|a| ignore_file_matcher(a).map(|m| (a.to_path_buf(), m)))
+        .collect()
+}
+
+/// Every `.net` file below `root`, sorted, skipping hidden directories, `target`,
+/// `node_modules` and what the ignore files leave out: what `netc check DIR` checks and
+/// what the language server loads. [`walk_with`], without `--exclude` patterns.
+pub fn walk(root: &Path, project: &Project) -> Walk {
+    walk_with(root, project, &Excludes::default())
+}
+
+/// Every `.net` file below `root`, sorted, skipping hidden directories, `target`,
+/// `node_modules`, what `excludes` names, and what `.gitignore` and `.ignore` files leave
+/// out (those of the directories walked, and of `root`'s ancestors up to its git
+/// repository's root; a deeper file wins, a `!pattern` takes a path back, as in git; unlike
+/// ripgrep, a `.gitignore` counts outside a git repository too). A link to a directory
+/// outside `project` is not followed (it is in [`Walk::unreadable`]).
 ///
 /// Links are followed, but each real directory is listed once (by its canonical path): a
 /// link to an ancestor (`ln -s . loop`) ends there instead of repeating the tree at every
@@ -72,28 +154,38 @@ fn skipped_directory(name: &std::ffi::OsStr) -> bool {
 /// is named in [`Walk::unreadable`] and the walk goes on with the rest. The walk is a loop
 /// over a stack, so a deep tree cannot exhaust the call stack.
 ///
-/// Written by hand rather than with `walkdir` or `ignore`: their link-loop detection only
-/// catches links to an ancestor (a second link to one directory is walked twice), and the
-/// rest, a sorted listing with a skip rule, is this function.
-pub fn walk(root: &Path, project: &Project) -> Walk {
+/// Written by hand rather than with `walkdir` or `ignore`'s walker: their link-loop detection
+/// only catches links to an ancestor (a second link to one directory is walked twice), and
+/// the rest, a sorted listing with a skip rule, is this function. The patterns are matched
+/// with the `ignore` crate's gitignore matcher.
+pub fn walk_with(root: &Path, project: &Project, excludes: &Excludes) -> Walk {
     let mut walk = Walk::default();
     let mut seen = HashSet::new();
-    let mut stack = Vec::new();
+    let excluded = excludes.matcher(root);
+    let ancestors = ancestor_matchers(root);
+    let real_root = root.canonicalize().ok();
+    // Each listed directory's entries, with the patterns of its ignore files.
+    let mut stack: Vec<(std::vec::IntoIter<PathBuf>, Option<Gitignore>)> = Vec::new();
     let mut list = |dir: &Path, walk: &mut Walk| list(dir, project, &mut seen, walk);
     if let Some(entries) = list(root, &mut walk) {
-        stack.push(entries.into_iter());
+        stack.push((entries.into_iter(), ignore_file_matcher(root)));
     }
-    while let Some(entries) = stack.last_mut() {
+    while let Some((entries, _)) = stack.last_mut() {
         let Some(path) = entries.next() else {
             stack.pop();
             continue;
         };
         // `metadata` follows links: a link to a directory is a directory.
-        if std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+        let is_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
+        if excluded.matched(&path, is_dir).is_ignore() || ignored(&path, is_dir, &stack, &ancestors, root, &real_root) {
+            continue;
+        }
+        if is_dir {
             if !path.file_name().is_some_and(skipped_directory)
                 && let Some(entries) = list(&path, &mut walk)
             {
-                stack.push(entries.into_iter());
+                let matcher = ignore_file_matcher(&path);
+                stack.push((entries.into_iter(), matcher));
             }
         } else if path.extension().is_some_and(|e| e == "net") {
             // Whatever it is (a FIFO, a broken link), reading it says what is wrong.
@@ -101,6 +193,37 @@ pub fn walk(root: &Path, project: &Project) -> Walk {
         }
     }
     walk
+}
+
+/// Whether the ignore files leave `path` out: the deepest one with a pattern that matches
+/// it decides (`!pattern` takes it back), those of the walked directories first (`stack`),
+/// then those of `root`'s ancestors (relative to its real path `real_root`).
+fn ignored(
+    path: &Path,
+    is_dir: bool,
+    stack: &[(std::vec::IntoIter<PathBuf>, Option<Gitignore>)],
+    ancestors: &[(PathBuf, Gitignore)],
+    root: &Path,
+    real_root: &Option<PathBuf>,
+) -> bool {
+    for (_, matcher) in stack.iter().rev() {
+        let Some(matcher) = matcher else { continue };
+        match matcher.matched(path, is_dir) {
+            ignore::Match::Ignore(_) => return true,
+            ignore::Match::Whitelist(_) => return false,
+            ignore::Match::None => {}
+        }
+    }
+    let (Some(real_root), Ok(relative)) = (real_root, path.strip_prefix(root)) else { return false };
+    let real = real_root.join(relative);
+    for (_, matcher) in ancestors {
+        match matcher.matched(&real, is_dir) {
+            ignore::Match::Ignore(_) => return true,
+            ignore::Match::Whitelist(_) => return false,
+            ignore::Match::None => {}
+        }
+    }
+    false
 }
 
 /// The sorted entries of the directory `dir`, or `None` when its real directory was listed
@@ -336,17 +459,23 @@ fn read_admitted(db: &mut Database, project: &Project, path: &Path, loaded: &mut
 /// `netc fmt` needs (it formats the named files only, and a parse of every import would
 /// only hold memory).
 pub fn load_roots(db: &mut Database, paths: &[PathBuf]) -> Loaded {
-    load_paths(db, &Project::of(paths), paths)
+    load_roots_with(db, paths, &Excludes::default())
 }
 
-/// Reads the `.net` files named or found under `paths` that `project` admits.
-fn load_paths(db: &mut Database, project: &Project, paths: &[PathBuf]) -> Loaded {
+/// [`load_roots`], leaving out of the walked directories what `excludes` names.
+pub fn load_roots_with(db: &mut Database, paths: &[PathBuf], excludes: &Excludes) -> Loaded {
+    load_paths(db, &Project::of(paths), paths, excludes)
+}
+
+/// Reads the `.net` files named or found under `paths` that `project` admits (the walks
+/// leaving out what `excludes` names; a file named is always read).
+fn load_paths(db: &mut Database, project: &Project, paths: &[PathBuf], excludes: &Excludes) -> Loaded {
     let mut loaded = Loaded::default();
     // The roots so far, to keep each once (a directory can hold tens of thousands).
     let mut is_root: HashSet<SourceFile> = HashSet::new();
     for path in paths {
         if path.is_dir() {
-            let found = walk(path, project);
+            let found = walk_with(path, project, excludes);
             for (dir, e) in &found.unreadable {
                 let name = file_name_of(dir);
                 loaded.io_errors.push(file_error(
@@ -375,8 +504,14 @@ fn load_paths(db: &mut Database, project: &Project, paths: &[PathBuf]) -> Loaded
 /// `.net` files of the paths' [`Project`] are read; a `use` of anything else is recorded
 /// with why ([`Database::refuse`]), for its E0223.
 pub fn load(db: &mut Database, paths: &[PathBuf]) -> Loaded {
+    load_with(db, paths, &Excludes::default())
+}
+
+/// [`load`], leaving out of the walked directories what `excludes` names (a file they import
+/// is still loaded: it is needed to check them).
+pub fn load_with(db: &mut Database, paths: &[PathBuf], excludes: &Excludes) -> Loaded {
     let project = Project::of(paths);
-    let mut loaded = load_paths(db, &project, paths);
+    let mut loaded = load_paths(db, &project, paths, excludes);
     // Follow `use "..."` to a fixed point. Missing files are reported by `file_imports`.
     let mut next = 0;
     while next < loaded.files.len() {
@@ -563,7 +698,12 @@ pub struct Checked {
 /// Loads `paths`, reads their `netc.toml` files and checks them: the library entry point
 /// behind `netc check`. The command line's levels are set in `db` before.
 pub fn check_paths(db: &mut Database, paths: &[PathBuf]) -> Checked {
-    let loaded = load(db, paths);
+    check_paths_with(db, paths, &Excludes::default())
+}
+
+/// [`check_paths`], leaving out of the walked directories what `excludes` names.
+pub fn check_paths_with(db: &mut Database, paths: &[PathBuf], excludes: &Excludes) -> Checked {
+    let loaded = load_with(db, paths, excludes);
     let configured = configure(db, &loaded);
     let mut diagnostics = loaded.io_errors.clone();
     diagnostics.extend(configured.diagnostics);

@@ -230,8 +230,8 @@ impl State {
 }
 
 /// Every `.net` file below `roots`, read (the files that are not UTF-8 are left out). The
-/// walk is the command line's ([`netc::workspace::walk`]): it ends on link loops and goes
-/// on past a directory it cannot list; like the command line, it reads only the `.net`
+/// walk is the command line's ([`netc::workspace::walk`]): it ends on link loops, leaves out
+/// what `.gitignore` and `.ignore` files do, and goes on past a directory it cannot list; like the command line, it reads only the `.net`
 /// files of the folders' projects.
 pub fn scan(roots: &[PathBuf]) -> Vec<(FileName, String)> {
     let project = Project::of(roots);

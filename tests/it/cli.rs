@@ -1033,3 +1033,64 @@ fn the_readme_shows_what_its_first_command_prints() {
     let printed = netc::report::table(&netc::report::report(&db, &[file], Some("serve")));
     assert_eq!(shown, printed, "README.md's output of `{command}` is stale");
 }
+
+// ---------------------------------------------------------------------------------------
+// `netc check --fix`
+
+/// An inference scenario without `no_grad` (L0003) nor `eval` (L0004): two fixes that add a
+/// setting after the same one.
+const TWO_FIXES: &str = "use std.models.resnet\ninfer serve { model resnet18()  batch 8 }\n";
+
+#[test]
+fn fix_applies_the_fixes_and_a_second_run_changes_nothing() {
+    let dir = TempDir::new("fix");
+    let file = dir.write("serve.net", TWO_FIXES);
+    let run = check(&["--fix", "--format", "short"], &[&file]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    assert_eq!(run.err, "");
+    assert_eq!(
+        dir.redact(&run.out),
+        "fixed <tmp>/serve.net: add `no_grad`, add `eval`\nchecked 1 file: no problems found\n"
+    );
+    let fixed = std::fs::read_to_string(&file).expect("read");
+    assert_eq!(fixed, "use std.models.resnet\ninfer serve { model resnet18()  batch 8  no_grad  eval }\n");
+    // Idempotent: nothing left to fix, nothing written.
+    let again = check(&["--fix", "--format", "short"], &[&file]);
+    assert_eq!((again.code, again.out.as_str(), again.err.as_str()), (0, "checked 1 file: no problems found\n", ""));
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), fixed);
+    // Without --fix, check writes nothing.
+    let other = dir.write("other.net", TWO_FIXES);
+    assert_eq!(check(&["--format", "short"], &[&other]).code, 0);
+    assert_eq!(std::fs::read_to_string(&other).expect("read"), TWO_FIXES);
+}
+
+#[test]
+fn fix_leaves_files_with_syntax_errors_and_allowed_lints_alone() {
+    let dir = TempDir::new("fix-syntax");
+    let broken_text = format!("{TWO_FIXES}model m( {{\n");
+    let broken = dir.write("broken.net", &broken_text);
+    let run = check(&["--fix", "--format", "short"], &[&broken]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert_eq!(dir.redact(&run.err), "error: `<tmp>/broken.net` not fixed: it has syntax errors\n");
+    assert!(!run.out.contains("fixed"), "{}", run.out);
+    assert_eq!(std::fs::read_to_string(&broken).expect("read"), broken_text);
+
+    // An allowed lint is not reported, so its fix is not applied.
+    let file = dir.write("serve.net", TWO_FIXES);
+    let run = check(&["--fix", "--format", "short", "-A", "missing-no-grad"], &[&file]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    assert_eq!(dir.redact(&run.out), "fixed <tmp>/serve.net: add `eval`\nchecked 1 file: no problems found\n");
+    let fixed = std::fs::read_to_string(&file).expect("read");
+    assert_eq!(fixed, "use std.models.resnet\ninfer serve { model resnet18()  batch 8  eval }\n");
+}
+
+#[test]
+fn fix_with_machine_readable_output_says_what_it_fixed_on_stderr() {
+    let dir = TempDir::new("fix-json");
+    let file = dir.write("serve.net", TWO_FIXES);
+    let run = check(&["--fix", "--format", "json"], &[&file]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    let json: serde_json::Value = serde_json::from_str(&run.out).expect("stdout is JSON alone");
+    assert_eq!(json["diagnostics"], serde_json::json!([]), "{}", run.out);
+    assert_eq!(dir.redact(&run.err), "fixed <tmp>/serve.net: add `no_grad`, add `eval`\n");
+}

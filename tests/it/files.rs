@@ -88,6 +88,94 @@ fn link_loops_end_and_each_directory_is_walked_once() {
     assert!(run.out.ends_with("checked 2 files: 2 errors, 0 warnings\n"), "{}", run.out);
 }
 
+/// `netc check DIR` checked generated and vendored files that `.gitignore` leaves out.
+/// Now the walk respects `.gitignore` and `.ignore` files (gitignore's rules: a deeper file
+/// wins, `!pattern` takes a file back, `dir/` is directories only), also through a link
+/// loop; a file named on the command line is read whatever they say.
+#[cfg(unix)]
+#[test]
+fn ignore_files_leave_files_out_of_walks() {
+    let dir = TempDir::new("gitignore");
+    dir.write(".gitignore", "gen/\n*.tmp.net\n# a comment\n");
+    dir.write(".ignore", "sub/e.net\n");
+    dir.write("a.net", error("a"));
+    let generated = dir.write("gen/b.net", error("b"));
+    dir.write("c.tmp.net", error("c"));
+    dir.write("sub/.gitignore", "!keep.tmp.net\n");
+    dir.write("sub/keep.tmp.net", error("keep"));
+    dir.write("sub/e.net", error("e"));
+    // A file named `gen` is not a directory: `gen/` does not match it.
+    dir.write("sub/gen", "not netc's\n");
+    symlink("..", dir.path("sub/up"));
+    let run = timed(&["check", "--format", "short"], &[&dir.path]);
+    assert_eq!(run.code, 1, "{}{}", run.out, run.err);
+    assert_eq!(files_of(&dir, &run.out), ["<tmp>/a.net", "<tmp>/sub/keep.tmp.net"], "{}", run.out);
+    assert!(run.out.ends_with("checked 2 files: 2 errors, 0 warnings\n"), "{}", run.out);
+
+    // Named, an ignored file is read.
+    let run = timed(&["check", "--format", "short"], &[&generated]);
+    assert_eq!(files_of(&dir, &run.out), ["<tmp>/gen/b.net"], "{}", run.out);
+
+    // `fmt` walks the same way: the ignored file is left as it is.
+    let messy = "model m(){\n  input x: f32[N]\n  return x\n}\n";
+    dir.write("gen/messy.net", messy);
+    let run = timed(&["fmt", "--check"], &[&dir.path]);
+    assert!(!run.out.contains("messy"), "{}", run.out);
+    assert_eq!(std::fs::read_to_string(dir.path("gen/messy.net")).unwrap(), messy);
+}
+
+/// In a git repository, the ignore files above the walked directory count too, up to the
+/// repository's root.
+#[test]
+fn ignore_files_of_the_repository_above_count() {
+    let dir = TempDir::new("repository");
+    std::fs::create_dir_all(dir.path(".git")).expect("a repository");
+    dir.write(".gitignore", "models/generated/\n");
+    dir.write("models/a.net", error("a"));
+    dir.write("models/generated/b.net", error("b"));
+    let run = timed(&["check", "--format", "short"], &[&dir.path("models")]);
+    assert_eq!(files_of(&dir, &run.out), ["<tmp>/models/a.net"], "{}", run.out);
+}
+
+/// `--exclude GLOB` (repeatable) leaves out of walks what a `.gitignore` line would, for
+/// `check`, `fmt`, `report` and `snapshot`; a file named is still read; a pattern that is not
+/// one is a usage error.
+#[test]
+fn exclude_leaves_files_out_of_walks() {
+    let dir = TempDir::new("exclude");
+    dir.write("a.net", CLEAN);
+    dir.write("old/b.net", CLEAN.replace("serve", "serve_old"));
+    dir.write("c.gen.net", CLEAN.replace("serve", "serve_gen"));
+    let root = dir.path.clone();
+    let flags = ["--exclude", "old/", "--exclude", "*.gen.net"];
+
+    let run = timed(&[&["check", "--format", "short"][..], &flags].concat(), &[&root]);
+    assert_eq!((run.code, run.out.as_str()), (0, "checked 1 file: no problems found\n"), "{}", run.err);
+    let all = timed(&["check", "--format", "short"], &[&root]);
+    assert_eq!(all.out, "checked 3 files: no problems found\n");
+
+    let run = timed(&[&["report", "--format", "json"][..], &flags].concat(), &[&root]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    assert!(run.out.contains("\"serve\"") && !run.out.contains("serve_old") && !run.out.contains("serve_gen"));
+
+    let run = timed(&[&["snapshot"][..], &flags].concat(), &[&root]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    assert!(run.out.ends_with("1 snapshot: 1 written, 0 unchanged\n"), "{}", run.out);
+    assert!(!dir.path("old/b.netsnap").exists() && !dir.path("c.gen.netsnap").exists());
+
+    dir.write("old/messy.net", "model m(){\n  input x: f32[N]\n  return x\n}\n");
+    let run = timed(&[&["fmt", "--check"][..], &flags].concat(), &[&root]);
+    assert_eq!((run.code, run.out.as_str()), (0, ""), "{}", run.err);
+
+    // Named, an excluded file is read.
+    let run = timed(&[&["check", "--format", "short"][..], &flags].concat(), &[&dir.path("c.gen.net")]);
+    assert_eq!(run.out, "checked 1 file: no problems found\n");
+
+    let run = timed(&["check", "--exclude", "ok", "--exclude", "{a"], &[&root]);
+    assert_eq!((run.code, run.out.as_str()), (2, ""));
+    assert!(run.err.starts_with("error: --exclude `{a`: "), "{}", run.err);
+}
+
 /// Restores a directory's permissions when dropped (so that the temporary directory can be
 /// removed even when an assertion fails).
 #[cfg(unix)]

@@ -335,3 +335,89 @@ fn a_snapshot_that_cannot_be_written_is_left_as_it_was() {
     assert!(dir.redact(&run.err).starts_with("error: cannot write `<tmp>/m/b.netsnap`: "), "{}", run.err);
     assert_eq!(dir.read("m/b.netsnap").as_deref(), Some("old\n"));
 }
+
+// ---------------------------------------------------------------------------------------
+// `--check --tolerance PERCENT`: figures that moved by at most PERCENT of their stored value
+// pass and are named; anything else still fails. The default, 0, is exact.
+
+#[test]
+fn figures_within_the_tolerance_pass_and_are_named() {
+    let dir = project("tolerance", 32);
+    assert_eq!(netc(&["snapshot"], &[&dir.path]).code, 0);
+    let stored = dir.read("models/net.netsnap").expect("written");
+    // Two more classes: a few more weights, the same run.
+    dir.write("models/net.net", &model(32).replace("classes: int = 10", "classes: int = 12"));
+    let exact = netc(&["snapshot", "--check"], &[&dir.path]);
+    assert_eq!(exact.code, 1, "{}{}", exact.out, exact.err);
+    assert!(!exact.out.contains("within the"), "{}", exact.out);
+    // The gradients at the peak of `fit` moved by 20 % (2.54 KiB -> 3.05 KiB), the rest by
+    // 0.1 % or less: 5 % is not enough.
+    let five = netc(&["snapshot", "--check", "--tolerance", "5"], &[&dir.path]);
+    assert_eq!(five.code, 1, "{}", five.out);
+    let named: Vec<&str> = five.out.lines().filter(|l| l.contains(" scenario ") && l.ends_with("%)")).collect();
+    assert_eq!(named.len(), 1, "{}", five.out);
+    assert!(
+        named[0].ends_with("scenario fit: gradients at the peak 2.54 KiB -> 3.05 KiB (+520 B, +20.0 %)"),
+        "{}",
+        five.out
+    );
+
+    let run = netc(&["snapshot", "--check", "--tolerance", "25"], &[&dir.path]);
+    assert_eq!(run.code, 0, "{}{}", run.out, run.err);
+    assert_eq!(run.err, "");
+    let out = dir.redact(&run.out);
+    let lines: Vec<&str> = out.lines().collect();
+    let (summary, named) = lines.split_last().expect("a summary");
+    assert_eq!(*summary, "checked 1 snapshot: up to date, 1 within the 25% tolerance", "{out}");
+    assert!(!named.is_empty(), "{out}");
+    for line in named {
+        assert!(
+            line.starts_with("<tmp>/models/net.net scenario ") && line.ends_with(" (within the 25% tolerance)"),
+            "{out}"
+        );
+    }
+    assert!(named.iter().any(|l| l.contains("scenario fit: peak ")), "{out}");
+    assert!(!out.contains("\n--- "), "no diff when every figure is within the tolerance:\n{out}");
+    assert_eq!(dir.read("models/net.netsnap").as_deref(), Some(stored.as_str()), "--check writes nothing");
+
+    // A tolerance smaller than the move fails as before, naming the figures beyond it.
+    let tight = netc(&["snapshot", "--check", "--tolerance", "0.0001"], &[&dir.path]);
+    assert_eq!(tight.code, 1, "{}", tight.out);
+    assert!(tight.out.contains("scenario fit: peak ") && tight.out.contains("\n--- "), "{}", tight.out);
+    assert!(tight.out.ends_with("1 moved (run `netc snapshot` to accept the new figures)\n"), "{}", tight.out);
+}
+
+#[test]
+fn a_tolerance_lets_no_text_change() {
+    let dir = project("tolerance-text", 32);
+    assert_eq!(netc(&["snapshot"], &[&dir.path]).code, 0);
+    // The batch is text in the snapshot (`run`): no percentage lets it change.
+    dir.write("models/net.net", &model(33));
+    let run = netc(&["snapshot", "--check", "--tolerance", "1000"], &[&dir.path]);
+    assert_eq!(run.code, 1, "{}", run.out);
+    let out = dir.redact(&run.out);
+    assert!(out.starts_with("<tmp>/models/net.net scenario fit: run batch 32 -> batch 33\n"), "{out}");
+    assert!(out.contains(" (within the 1000% tolerance)\n"), "figures within it are named:\n{out}");
+    assert!(out.ends_with("checked 1 snapshot: 1 moved (run `netc snapshot` to accept the new figures)\n"), "{out}");
+}
+
+#[test]
+fn a_negative_or_non_numeric_tolerance_is_a_usage_error() {
+    let dir = project("tolerance-usage", 32);
+    assert_eq!(netc(&["snapshot"], &[&dir.path]).code, 0);
+    for (value, why) in
+        [("-5", "0 or more"), ("abc", "not a number"), ("", "not a number"), ("inf", "0 or more"), ("NaN", "0 or more")]
+    {
+        let run = netc(&["snapshot", "--check", "--tolerance", value], &[&dir.path]);
+        assert_eq!(run.code, 2, "{value:?}: {}", run.err);
+        assert_eq!(run.out, "", "{value:?}");
+        assert!(run.err.contains(&format!("invalid value '{value}' for '--tolerance <PERCENT>'")), "{}", run.err);
+        assert!(run.err.contains(why), "{value:?}: {}", run.err);
+    }
+    // `5%` is 5.
+    assert_eq!(netc(&["snapshot", "--check", "--tolerance", "5%"], &[&dir.path]).code, 0);
+    // Only --check compares.
+    let run = netc(&["snapshot", "--tolerance", "5"], &[&dir.path]);
+    assert_eq!(run.code, 2);
+    assert!(run.err.contains("--check"), "{}", run.err);
+}

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{Index, Sources, range_of};
-use crate::diagnostics::{Code, CodeInfo, Diagnostic, Edit, FileName, Label, Place, Severity, TextRange};
+use crate::diagnostics::{Code, CodeInfo, Diagnostic, Edit, FileName, Label, Severity, TextRange};
 
 /// The JSON schema that `$schema` names.
 pub const SCHEMA: &str = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/os/schemas/sarif-schema-2.1.0.json";
@@ -101,12 +101,7 @@ fn message_text(d: &Diagnostic) -> String {
 }
 
 fn edit_region(index: &Index<'_>, edit: &Edit) -> Value {
-    let range = match edit.place {
-        Place::Range(r) if edit.insert_after => TextRange::empty(r.end),
-        Place::Range(r) => r,
-        Place::Node(_) => TextRange::default(),
-    };
-    region(index, &edit.file, range)
+    region(index, &edit.file, edit.target().unwrap_or_default())
 }
 
 fn fix(index: &Index<'_>, fix: &crate::diagnostics::Fix) -> Value {
