@@ -736,7 +736,7 @@ const LINT_PAGES: &[(&str, &str)] = &include!(concat!(env!("CARGO_MANIFEST_DIR")
 
 /// The catalogue of diagnostics (spec/diagnostics.md), embedded: `netc explain` shows the
 /// section of a code.
-const DIAGNOSTICS_PAGE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/diagnostics.md"));
+const DIAGNOSTICS_PAGE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/diagnostics.md"));
 
 /// The documentation of `code` (a code such as `E0304` or a kebab-case name): a lint's page,
 /// or the code's section of the diagnostics catalogue (its `### CODE` heading to the next
