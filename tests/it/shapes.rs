@@ -1158,3 +1158,41 @@ fn a_repeat_of_calls_that_make_no_op_ends() {
         assert_eq!(messages, expected, "{src}");
     }
 }
+
+/// Loops, list `+`, `//` and the builtins compute what Python would: each `linear`'s width is
+/// derived by hand in the comment beside it, in execution order.
+#[test]
+fn loops_lists_and_builtins_compute_as_python() {
+    let src = "model m(depth: int = 3) {
+    input x: f32[N, 16]
+    y = x
+    for i in 0..depth {
+        y = linear(y, 8 * (i + 1) // 2)
+    }
+    feats = []
+    for w in [3, 5] {
+        feats = feats + [linear(y, w)]
+    }
+    a = linear(concat(feats, dim=1), min(7, 21 // 2, depth * 3))
+    return linear(a, max([2, len(feats) * 3, 4]))
+}
+
+infer serve { model m()  batch 2  no_grad }
+";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = scenario_graph_of(&db, files[0], "serve");
+    assert_eq!(
+        outputs_of(&graph, "linear"),
+        [
+            "f32[2, 4]",  // 8 * 1 // 2
+            "f32[2, 8]",  // 8 * 2 // 2
+            "f32[2, 12]", // 8 * 3 // 2
+            "f32[2, 3]",  // the list's first element
+            "f32[2, 5]",  // and its second, joined by `+`
+            "f32[2, 7]",  // min(7, 10, 9)
+            "f32[2, 6]",  // max([2, 2 * 3, 4])
+        ]
+    );
+    assert_eq!(outputs_of(&graph, "concat"), ["f32[2, 8]"]);
+}

@@ -98,25 +98,24 @@ impl<'db> Elaborator<'db, '_> {
                 other => values.push(other),
             }
         }
-        let mut best: Option<Value> = None;
+        // The value kept keeps its own kind, as in Python: `min(2, 2.5)` is the integer 2.
+        let mut best: Option<(Value, f64)> = None;
         for value in values {
-            // Symbolic dimensions have no order until a scenario binds them.
-            let (Some(x), true) = (number(&value), matches!(value, Value::Int(Dim::Known(_)) | Value::Float(_))) else {
+            // `number` knows no symbolic dimension: they have no order until a scenario binds them.
+            let Some(x) = number(&value) else {
                 self.undecided += 1;
                 return Ok(Value::Unknown);
             };
             best = match best {
-                Some(b) if builtin.keeps_first(number(&b).unwrap_or(x).total_cmp(&x)) => Some(b),
-                _ => Some(value),
+                Some((b, y)) if builtin.keeps_first(y.total_cmp(&x)) => Some((b, y)),
+                _ => Some((value, x)),
             };
         }
-        let Some(best) = best else {
+        let Some((best, _)) = best else {
             let site = self.site(ctx.name, ctx.item, args.first().map_or(ctx.stmt.get(), |a| a.id));
             self.error_at(Code::InvalidShape, &site, format!("`{}` of an empty list", builtin.name()));
             return Ok(Value::Unknown);
         };
-        // A float among the arguments makes the result a float, as Python's `min(2, 2.5)`
-        // is the integer 2 but `min(3, 2.5)` is 2.5: the value keeps its own kind.
         Ok(best)
     }
 

@@ -126,9 +126,7 @@ impl<'db> Elaborator<'db, '_> {
                     // The loop holds what it runs over until it ends, as Python's iterator
                     // holds its list: `for t in split(x, 4)` keeps the parts alive.
                     let held = Value::Tensors(values.iter().flat_map(value_tensors).copied().collect());
-                    for &t in value_tensors(&held) {
-                        self.refs[t.0 as usize] += 1;
-                    }
+                    self.hold(&held);
                     let new: Arc<[TensorId]> =
                         value_tensors(&held).iter().copied().filter(|t| t.0 >= stmt_start).collect();
                     if !new.is_empty() {

@@ -374,11 +374,17 @@ impl<'db> Elaborator<'db, '_> {
 
     /// Binds `name` to `value` in a frame, dropping the reference of its old value.
     fn assign(&mut self, env: &mut Env<'db>, name: &'db str, value: Value) {
-        for t in value_tensors(&value) {
-            self.refs[t.0 as usize] += 1;
-        }
+        self.hold(&value);
         if let Some(old) = env.insert(name, value) {
             self.drop_refs(&old, &[]);
+        }
+    }
+
+    /// Takes one reference to each tensor of `value` (a name bound to it, a loop running over
+    /// it); [`Self::drop_refs`] gives it back.
+    fn hold(&mut self, value: &Value) {
+        for t in value_tensors(value) {
+            self.refs[t.0 as usize] += 1;
         }
     }
 

@@ -77,28 +77,17 @@ pub(super) fn run_forward(
             }
         }
         let mut made: i128 = 0;
-        // A `buffer` op's output is the buffer's own storage, which nothing trains.
-        if node.op == Op::Buffer
-            && let (Some(&out), Some(s)) = (outputs.first(), run.params.buffer_of_node[i])
-        {
+        // A `parameter` or `buffer` op's output is the module state's own storage, made before
+        // the run; a parameter is trained (it requires grad while recording), a buffer is not.
+        let state = match node.op {
+            Op::Parameter => run.params.of_node[i].map(|(s, _)| (s, recording)),
+            Op::Buffer => run.params.buffer_of_node[i].map(|s| (s, false)),
+            _ => None,
+        };
+        if let (Some(&out), Some((s, trained))) = (outputs.first(), state) {
             store.hold(s);
             storage_of[out.0 as usize] = Some(s);
-            requires_grad[out.0 as usize] = false;
-            store.check(op, Some(site));
-            for t in run.releases(i) {
-                if let Some(s) = storage_of[t.0 as usize] {
-                    store.release(s);
-                }
-            }
-            continue;
-        }
-        // A `parameter` op's output is the parameter's own storage.
-        if node.op == Op::Parameter
-            && let (Some(&out), Some((s, _))) = (outputs.first(), run.params.of_node[i])
-        {
-            store.hold(s);
-            storage_of[out.0 as usize] = Some(s);
-            requires_grad[out.0 as usize] = recording;
+            requires_grad[out.0 as usize] = trained;
             store.check(op, Some(site));
             for t in run.releases(i) {
                 if let Some(s) = storage_of[t.0 as usize] {
