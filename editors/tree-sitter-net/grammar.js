@@ -160,7 +160,7 @@ module.exports = grammar({
     unary_expression: ($) => prec(PREC.unary, seq('-', field('operand', $._expression))),
 
     // A call only right after a name (spec/language.md, section 3).
-    call: ($) => prec(PREC.postfix, seq(field('function', $.identifier), field('arguments', $.arguments))),
+    call: ($) => prec(PREC.postfix, seq(field('function', $._name), field('arguments', $.arguments))),
     arguments: ($) => seq('(', commaSep(choice($.keyword_argument, $._expression)), ')'),
     keyword_argument: ($) => seq(field('name', $._name), '=', field('value', $._expression)),
     field_expression: ($) => prec(PREC.postfix, seq(field('value', $._expression), '.', field('field', $.identifier))),
