@@ -479,6 +479,7 @@ codes! {
     UnknownLint = ("L0014", "unknown-lint", Warning, "a suppression comment naming no lint"),
     DeviceMemoryExceeded = ("L0015", "device-memory-exceeded", Error, "a scenario needs more memory than its device holds"),
     BudgetOverDevice = ("L0016", "budget-over-device", Warning, "a budget larger than the scenario's device"),
+    SdpaKernelUnavailable = ("L0017", "sdpa-kernel-unavailable", Error, "an `sdpa` forcing an attention kernel that cannot run in the scenario"),
     // Files: E04xx.
     UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
     NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),

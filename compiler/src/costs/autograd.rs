@@ -12,6 +12,8 @@ use super::product;
 use crate::shapes::ops::ArgValue;
 
 use super::devices::Device;
+use super::sdpa;
+use crate::knobs::Precision;
 
 /// How a scenario runs the model.
 #[derive(Debug, Clone, Copy)]
@@ -23,6 +25,9 @@ pub struct Mode {
     pub train: bool,
     /// The device's code paths.
     pub device: &'static Device,
+    /// The precision policy: which dtype a kernel sees decides some kernel choices (the
+    /// attention kernel).
+    pub precision: Precision,
 }
 
 /// Something autograd keeps for backward.
@@ -126,6 +131,35 @@ fn float(node: &Node, name: &str) -> Option<f64> {
         Some(ArgValue::Int(d)) => d.known().map(|v| v as f64),
         _ => None,
     }
+}
+
+/// What PyTorch's attention-kernel choice reads of an `sdpa` node in a run: ranks, the
+/// element type the kernel sees (a half model's, autocast's lower precision, or the declared
+/// one), head sizes and sequence lengths.
+pub fn sdpa_call(node: &Node, graph: &Graph, mode: &Mode) -> Option<sdpa::SdpaCall> {
+    use crate::shapes::DType;
+    use sdpa::KernelDtype;
+    let [q, k, v] = [0, 1, 2].map(|i| node.inputs.get(i).map(|&t| graph.tensor(t)));
+    let (q, k, v) = (q?, k?, v?);
+    let last = |t: &crate::shapes::TensorType, from_end: usize| {
+        t.shape.len().checked_sub(from_end).and_then(|i| t.shape[i].known()).unwrap_or(0)
+    };
+    let dtype = match (mode.precision, q.dtype) {
+        (Precision::Fp16 | Precision::Amp, _) => KernelDtype::Half,
+        (Precision::Bf16 | Precision::AmpBf16, _) => KernelDtype::BFloat16,
+        (_, DType::F16) => KernelDtype::Half,
+        (_, DType::BF16) => KernelDtype::BFloat16,
+        (_, DType::F64) => KernelDtype::Double,
+        _ => KernelDtype::Float,
+    };
+    Some(sdpa::SdpaCall {
+        four_d: q.rank() == 4 && k.rank() == 4 && v.rank() == 4,
+        dtype,
+        head_dims: (last(q, 1), last(k, 1), last(v, 1)),
+        lengths: (last(q, 2), last(k, 2)),
+        causal: flag(node, "causal"),
+        requires_grad: mode.grad,
+    })
 }
 
 /// Elements of a tensor (0 when unknown).
@@ -242,18 +276,52 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
         // keepdim)` reads sizes only (measured: tests/fixtures/ops/measurements.json).
         Op::Mean => fresh(&[]),
         Op::Sdpa => {
-            // Flash-style kernels (CPU, and CUDA's efficient/flash ones) save q, k, v, the
-            // output and the log-sum-exp per query row.
-            let q = node.inputs.first().map(|&t| graph.tensor(t));
-            let rows =
-                q.map(|t| numel(graph, node.inputs[0]) / t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1));
-            fresh(&[
-                Saved::Input(0),
-                Saved::Input(1),
-                Saved::Input(2),
-                Saved::Output(0),
-                Saved::Extra(product(&[rows.unwrap_or(0), f32_bytes])),
-            ])
+            let Some(call) = sdpa_call(node, graph, mode) else { return fresh(&[]) };
+            let forced = match node.args.values.get("backend") {
+                Some(ArgValue::Str(name)) => sdpa::SdpaBackend::from_name(name),
+                _ => None,
+            };
+            // A forced kernel that cannot run is an error (lint `sdpa-kernel-unavailable`);
+            // the simulation goes on with the math path, the one kernel that always runs.
+            let backend = sdpa::select(mode.device, &call, forced).unwrap_or(sdpa::SdpaBackend::Math);
+            let (tq, tk) = call.lengths;
+            let rows = if call.head_dims.0 > 0 { numel(graph, node.inputs[0]) / call.head_dims.0 } else { 0 };
+            if backend != sdpa::SdpaBackend::Math {
+                let extras = sdpa::fused_extras(mode.device, backend, rows, tq);
+                // The efficient kernel computes its log-sum-exp only for a backward.
+                return OpMemory {
+                    extras_always_made: backend != sdpa::SdpaBackend::Efficient,
+                    ..fresh(&[
+                        Saved::Input(0),
+                        Saved::Input(1),
+                        Saved::Input(2),
+                        Saved::Output(0),
+                        Saved::Extra(extras),
+                    ])
+                };
+            }
+            // The math path (`_scaled_dot_product_attention_math`): q and k each multiplied by
+            // sqrt(scale) into new tensors that the first matmul saves, the `Tq x Tk` softmax
+            // output that the second matmul saves with v. On CUDA a half call is upcast to
+            // float32 first (`allow_fp16_bf16_reduction_math_sdp` is off by default): the
+            // float32 copies, v's included, are what is saved.
+            let upcast = mode.device.kind == super::devices::DeviceKind::Cuda
+                && matches!(call.dtype, sdpa::KernelDtype::Half | sdpa::KernelDtype::BFloat16);
+            let element = match (upcast, call.dtype) {
+                (true, _) | (_, sdpa::KernelDtype::Float) => 4,
+                (_, sdpa::KernelDtype::Double) => 8,
+                _ => 2,
+            };
+            let numel_of = |i: usize| node.inputs.get(i).map(|&t| numel(graph, t)).unwrap_or(0);
+            let weights = if tq > 0 { product(&[rows / tq.max(1), tq, tk]) } else { 0 };
+            let mut copies = product(&[numel_of(0).saturating_add(numel_of(1)).saturating_add(weights), element]);
+            let mut saved = vec![Saved::Input(2)];
+            if upcast {
+                copies = copies.saturating_add(product(&[numel_of(2), element]));
+                saved.clear();
+            }
+            saved.push(Saved::Extra(copies));
+            fresh(&saved)
         }
         Op::Attention => {
             let x = node.inputs.first().map(|&t| graph.tensor(t));

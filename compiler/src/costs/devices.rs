@@ -114,6 +114,24 @@ impl Device {
         self.kind != DeviceKind::Cpu
     }
 
+    /// The CUDA compute capability (major, minor) of a CUDA preset, from NVIDIA's table of
+    /// CUDA GPUs (developer.nvidia.com/cuda-gpus): what PyTorch's kernel choices test
+    /// (`getCurrentDeviceProperties()->major/minor`), such as which attention kernels run.
+    pub fn compute_capability(&self) -> Option<(u8, u8)> {
+        use DeviceModel as M;
+        match self.model {
+            M::A100_40gb | M::A100_80gb => Some((8, 0)),
+            M::H100_80gb | M::H200 => Some((9, 0)),
+            M::L4 | M::Rtx4090 => Some((8, 9)),
+            M::Rtx3090 => Some((8, 6)),
+            M::T4 => Some((7, 5)),
+            M::V100_16gb | M::V100_32gb => Some((7, 0)),
+            M::JetsonOrin => Some((8, 7)),
+            M::JetsonNano => Some((5, 3)),
+            M::Cpu | M::AppleM2 | M::AppleM3 => None,
+        }
+    }
+
     /// The allocator's rounding of each allocation (CUDA's caching allocator: 512 bytes).
     pub fn allocation_rounding(&self) -> i128 {
         match self.kind {

@@ -21,6 +21,7 @@ mod linear_dominates;
 mod missing_eval;
 mod missing_no_grad;
 mod quadratic_attention;
+mod sdpa_kernel_unavailable;
 pub mod suppress;
 mod unused;
 
@@ -72,6 +73,7 @@ pub const LINTS: &[&dyn Lint] = &[
     &unused::Unused,
     &device_memory_exceeded::DeviceMemoryExceeded,
     &budget_over_device::BudgetOverDevice,
+    &sdpa_kernel_unavailable::SdpaKernelUnavailable,
 ];
 
 /// What a scenario lint sees.

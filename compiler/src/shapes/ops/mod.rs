@@ -27,6 +27,7 @@ pub use self::dense::{broadcast, matmul};
 use self::layout::*;
 use self::norm::*;
 use self::reduce::*;
+pub use self::sequence::SDPA_BACKENDS;
 use self::sequence::*;
 use self::spatial::*;
 

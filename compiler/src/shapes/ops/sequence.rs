@@ -37,6 +37,9 @@ pub(super) fn attention(args: &Args) -> OpOutcome {
     Ok(OpResult { outputs: vec![x.clone()], weights, buffers: Vec::new(), macs })
 }
 
+/// The values of `sdpa`'s `backend` argument: PyTorch's own choice, or one kernel forced.
+pub const SDPA_BACKENDS: [&str; 5] = ["auto", "flash", "efficient", "cudnn", "math"];
+
 pub(super) fn sdpa(args: &Args) -> OpOutcome {
     let q = args.tensor("q")?;
     let kk = args.tensor("k")?;
@@ -46,6 +49,11 @@ pub(super) fn sdpa(args: &Args) -> OpOutcome {
             .blame("q", format!("{q}"))
             .blame("k", format!("{kk}"))
             .blame("v", format!("{v}")));
+    }
+    let backend = args.str("backend")?;
+    if !SDPA_BACKENDS.contains(&backend) {
+        return Err(error(format!("unknown attention kernel `{backend}`"))
+            .blame("backend", "one of auto, flash, efficient, cudnn, math"));
     }
     let r = q.rank();
     let (tq, d) = (&q.shape[r - 2], &q.shape[r - 1]);

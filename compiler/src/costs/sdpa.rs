@@ -1,0 +1,285 @@
+//! Which kernel `torch.nn.functional.scaled_dot_product_attention` runs, and so what it keeps
+//! for backward: PyTorch picks it at run time from the device, the dtype and the shapes
+//! (`sdp::select_sdp_backend` in aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, and
+//! `select_sdp_backend_cpp` in sdp_utils_cpp.cpp, PyTorch 2.15), walking a priority order
+//! and taking the first kernel whose constraints hold. netc's `sdpa` has no attention mask,
+//! no dropout and no nested tensors, so the constraints on those always pass.
+
+use super::devices::{Device, DeviceKind};
+
+/// An attention kernel (PyTorch's `SDPBackend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SdpaBackend {
+    /// FlashAttention-2 (CUDA, fp16/bf16, sm80 and newer) or the CPU's flash kernel
+    /// (`_scaled_dot_product_flash_attention_for_cpu`): saves q, k, v, the output and a
+    /// float32 log-sum-exp per query row.
+    Flash,
+    /// The memory-efficient (CUTLASS) kernel: saves q, k, v, the output and a log-sum-exp
+    /// whose rows are padded to a multiple of 32.
+    Efficient,
+    /// cuDNN's fused attention: saves q, k, v, the output and float32 softmax statistics.
+    Cudnn,
+    /// `_scaled_dot_product_attention_math`, the attention written out: it keeps the scaled
+    /// queries and keys it multiplied and the `Tq x Tk` attention weights.
+    Math,
+}
+
+impl SdpaBackend {
+    /// The name of the `sdpa` op's `backend` argument that forces this kernel (as
+    /// `torch.nn.attention.sdpa_kernel` does).
+    pub fn name(self) -> &'static str {
+        match self {
+            SdpaBackend::Flash => "flash",
+            SdpaBackend::Efficient => "efficient",
+            SdpaBackend::Cudnn => "cudnn",
+            SdpaBackend::Math => "math",
+        }
+    }
+
+    /// The backend a `backend` argument names (`None` for `"auto"` and unknown names).
+    pub fn from_name(name: &str) -> Option<SdpaBackend> {
+        [SdpaBackend::Flash, SdpaBackend::Efficient, SdpaBackend::Cudnn, SdpaBackend::Math]
+            .into_iter()
+            .find(|b| b.name() == name)
+    }
+}
+
+/// The element type the kernel sees (after autocast or a half model's conversion).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelDtype {
+    /// float16.
+    Half,
+    /// bfloat16.
+    BFloat16,
+    /// float32.
+    Float,
+    /// float64.
+    Double,
+}
+
+impl KernelDtype {
+    /// The PyTorch name of the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelDtype::Half => "float16",
+            KernelDtype::BFloat16 => "bfloat16",
+            KernelDtype::Float => "float32",
+            KernelDtype::Double => "float64",
+        }
+    }
+
+    fn is_low_precision(self) -> bool {
+        matches!(self, KernelDtype::Half | KernelDtype::BFloat16)
+    }
+}
+
+/// What the kernel choice depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct SdpaCall {
+    /// All of q, k and v have 4 dimensions (`[N, H, T, D]`), which every fused kernel needs.
+    pub four_d: bool,
+    /// The element type.
+    pub dtype: KernelDtype,
+    /// Head sizes of q, k and v (their last dimensions).
+    pub head_dims: (i128, i128, i128),
+    /// Sequence lengths of q and k.
+    pub lengths: (i128, i128),
+    /// `is_causal`.
+    pub causal: bool,
+    /// Whether an input requires grad (autograd records the call).
+    pub requires_grad: bool,
+}
+
+/// The cuDNN version of the CUDA 13.2 wheels of PyTorch 2.15 (`torch.backends.cudnn.version()`
+/// = 92600, recorded by the calibration): it decides cuDNN attention's priority and limits.
+const CUDNN_VERSION: u32 = 92_600;
+
+/// The kernel PyTorch runs for `call` on `device`: the first of the priority order whose
+/// constraints hold, or only `forced` (`sdpa_kernel`); `None` when the forced kernel cannot
+/// run (PyTorch raises "No available kernel").
+pub fn select(device: &Device, call: &SdpaCall, forced: Option<SdpaBackend>) -> Option<SdpaBackend> {
+    let order: &[SdpaBackend] = match (device.kind, device.compute_capability()) {
+        (DeviceKind::Cuda, Some(cc)) if prefers_cudnn(cc) => {
+            &[SdpaBackend::Cudnn, SdpaBackend::Flash, SdpaBackend::Efficient, SdpaBackend::Math]
+        }
+        (DeviceKind::Cuda, _) => &[SdpaBackend::Flash, SdpaBackend::Efficient, SdpaBackend::Math, SdpaBackend::Cudnn],
+        // The CPU tries its flash kernel, then the math path. MPS is not modelled: its own
+        // kernels are not measured, and the math path is what it falls back to.
+        (DeviceKind::Cpu, _) => &[SdpaBackend::Flash, SdpaBackend::Math],
+        (DeviceKind::Mps, _) => &[SdpaBackend::Math],
+    };
+    order.iter().copied().filter(|b| forced.is_none_or(|f| f == *b)).find(|b| can_use(device, call, *b))
+}
+
+/// `check_prefer_cudnn_attention`: with cuDNN newer than 9.15 and CUDA 13, sm90 and sm10x
+/// try cuDNN's kernel first.
+fn prefers_cudnn((major, _): (u8, u8)) -> bool {
+    CUDNN_VERSION > 91_500 && (major == 9 || major == 10)
+}
+
+fn sm_between(device: &Device, low: (u8, u8), high: (u8, u8)) -> bool {
+    device.compute_capability().is_some_and(|cc| low <= cc && cc <= high)
+}
+
+/// Whether `backend` can run `call` on `device` (the `can_use_*` functions).
+fn can_use(device: &Device, call: &SdpaCall, backend: SdpaBackend) -> bool {
+    let (dq, dk, dv) = call.head_dims;
+    let (tq, tk) = call.lengths;
+    let major = device.compute_capability().map_or(0, |cc| cc.0);
+    match (device.kind, backend) {
+        (_, SdpaBackend::Math) => true,
+        // use_flash_attention_cpp: 4-D, equal head sizes, fp32/fp64/bf16/fp16.
+        (DeviceKind::Cpu, SdpaBackend::Flash) => call.four_d && dq == dk && dq == dv && tq > 0 && tk > 0,
+        (DeviceKind::Cpu | DeviceKind::Mps, _) => false,
+        (DeviceKind::Cuda, SdpaBackend::Flash) => {
+            let sm86_89_or_120 = sm_between(device, (8, 6), (8, 9)) || sm_between(device, (12, 0), (12, 1));
+            // Training with head sizes in (192, 224] fails in backward there (no dropout here).
+            let head_ok_for_training = !(call.requires_grad && sm86_89_or_120) || dq <= 192 || dq > 224;
+            call.four_d
+                && dq == dk
+                && dq == dv
+                && dq <= 256
+                && sm_between(device, (8, 0), (12, 1))
+                && head_ok_for_training
+                && (!call.causal || tq == tk)
+                && call.dtype.is_low_precision()
+        }
+        (DeviceKind::Cuda, SdpaBackend::Efficient) => {
+            let alignment = minimum_gemm_alignment(major, call.dtype);
+            let dtype_ok = match call.dtype {
+                KernelDtype::Half | KernelDtype::Float => true,
+                KernelDtype::BFloat16 => major >= 8,
+                KernelDtype::Double => false,
+            };
+            sm_between(device, (5, 0), (12, 1))
+                && call.four_d
+                && dq == dk
+                && dq > 0
+                && dq % alignment == 0
+                && dv > 0
+                && dv % alignment == 0
+                && dtype_ok
+        }
+        (DeviceKind::Cuda, SdpaBackend::Cudnn) => {
+            let sm90_or_10x = matches!(device.compute_capability(), Some((9, 0)) | Some((10, _)));
+            let newer_cudnn_on_hopper = sm90_or_10x && CUDNN_VERSION > 92_200;
+            let head_limit = if newer_cudnn_on_hopper { 256 } else { 128 };
+            // Training with large heads is limited to the (q, v) head sizes cuDNN's backward has.
+            let backward_ok = !(call.requires_grad && newer_cudnn_on_hopper)
+                || (dq <= 128 && dv <= 128)
+                || (dq == 192 && dv == 128)
+                || (dq == 256 && dv == 256);
+            call.four_d
+                && call.dtype.is_low_precision()
+                && sm_between(device, (8, 0), (12, 1))
+                && dq <= head_limit
+                && dv <= head_limit
+                && dq % 8 == 0
+                && dv % 8 == 0
+                && tk != 1
+                && backward_ok
+        }
+    }
+}
+
+/// `minimum_gemm_alignment`: the head-size multiple the efficient kernel's GEMMs need (4 on
+/// sm80+, 128 bits of elements where tensor cores run).
+fn minimum_gemm_alignment(major: u8, dtype: KernelDtype) -> i128 {
+    let half = dtype.is_low_precision();
+    let tensor_cores = major >= 8 || (major >= 7 && half);
+    let base = if major >= 8 { 4 } else { 1 };
+    if tensor_cores { base.max(128 / if half { 16 } else { 32 }) } else { base }
+}
+
+/// Bytes of the tensors a kernel makes for backward besides q, k, v and the output, for
+/// `rows` query rows (`N x H x Tq`), as the kernels' meta functions give them (measured:
+/// tests/fixtures/ops/measurements_sdpa.json): the float32 log-sum-exp, and on CUDA the
+/// random-number state (the efficient and cuDNN kernels: a seed and an offset, 8 B each;
+/// flash: a 2 x 8 B state and an 8 B placeholder).
+pub fn fused_extras(device: &Device, backend: SdpaBackend, rows: i128, tq: i128) -> i128 {
+    let cuda = device.kind == DeviceKind::Cuda;
+    match backend {
+        SdpaBackend::Flash if cuda => rows.saturating_mul(4).saturating_add(24),
+        SdpaBackend::Flash => rows.saturating_mul(4),
+        // The log-sum-exp's rows are padded to a multiple of 32 per (batch, head).
+        SdpaBackend::Efficient => {
+            let heads = if tq > 0 { rows / tq } else { 0 };
+            let padded = (tq.saturating_add(31) / 32).saturating_mul(32);
+            heads.saturating_mul(padded).saturating_mul(4).saturating_add(16)
+        }
+        SdpaBackend::Cudnn => rows.saturating_mul(4).saturating_add(16),
+        SdpaBackend::Math => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knobs::DeviceModel;
+
+    fn call(dtype: KernelDtype, d: i128) -> SdpaCall {
+        SdpaCall { four_d: true, dtype, head_dims: (d, d, d), lengths: (1024, 1024), causal: true, requires_grad: true }
+    }
+
+    /// The choices of sdp_utils.cpp, case by case: (device, dtype, head size, expected).
+    #[test]
+    fn kernel_choice_follows_pytorchs_constraints() {
+        use KernelDtype::*;
+        use SdpaBackend::*;
+        let cases = [
+            // A100 (sm80): flash for half, efficient for float32 (flash needs fp16/bf16).
+            (DeviceModel::A100_80gb, BFloat16, 64, Some(Flash)),
+            (DeviceModel::A100_80gb, Float, 64, Some(Efficient)),
+            // Double runs no fused CUDA kernel.
+            (DeviceModel::A100_80gb, Double, 64, Some(Math)),
+            // H100 (sm90): cuDNN first with cuDNN 9.26; not for float32.
+            (DeviceModel::H100_80gb, Half, 128, Some(Cudnn)),
+            (DeviceModel::H100_80gb, Float, 128, Some(Efficient)),
+            // cuDNN's backward takes head sizes up to 128, 192/128 or 256/256: 160 falls to flash.
+            (DeviceModel::H200, BFloat16, 160, Some(Flash)),
+            // Head size over 256: no flash; efficient takes it.
+            (DeviceModel::H100_80gb, Half, 320, Some(Efficient)),
+            // T4 (sm75): no flash, no cuDNN; efficient runs fp16, not bf16.
+            (DeviceModel::T4, Half, 64, Some(Efficient)),
+            (DeviceModel::T4, BFloat16, 64, Some(Math)),
+            // RTX 4090 (sm89): flash cannot train head sizes in (192, 224].
+            (DeviceModel::Rtx4090, Half, 200, Some(Efficient)),
+            (DeviceModel::Rtx4090, Half, 128, Some(Flash)),
+            // A head size the efficient kernel cannot align: fp32 needs a multiple of 4.
+            (DeviceModel::A100_80gb, Float, 66, Some(Math)),
+            // The CPU: its flash kernel, whatever the dtype.
+            (DeviceModel::Cpu, Float, 64, Some(Flash)),
+            (DeviceModel::Cpu, BFloat16, 80, Some(Flash)),
+        ];
+        for (model, dtype, d, expected) in cases {
+            let got = select(Device::preset(model), &call(dtype, d), None);
+            assert_eq!(got, expected, "{model:?} {dtype:?} head {d}");
+        }
+    }
+
+    #[test]
+    fn forcing_a_kernel_that_cannot_run_finds_none() {
+        let a100 = Device::preset(DeviceModel::A100_80gb);
+        let fp32 = call(KernelDtype::Float, 64);
+        assert_eq!(select(a100, &fp32, Some(SdpaBackend::Flash)), None);
+        assert_eq!(select(a100, &fp32, Some(SdpaBackend::Math)), Some(SdpaBackend::Math));
+        let cpu = Device::preset(DeviceModel::Cpu);
+        assert_eq!(select(cpu, &fp32, Some(SdpaBackend::Efficient)), None);
+        // 3-D inputs: no fused kernel anywhere.
+        let three_d = SdpaCall { four_d: false, ..fp32 };
+        assert_eq!(select(cpu, &three_d, None), Some(SdpaBackend::Math));
+        assert_eq!(select(a100, &three_d, None), Some(SdpaBackend::Math));
+    }
+
+    /// Measured (tests/fixtures/ops/measurements_sdpa.json, N 4, H 4, T 100): log-sum-exp of
+    /// 4 x 4 x 100 float32 (6,400 B); padded to 128 rows for the efficient kernel (8,192 B).
+    #[test]
+    fn extras_are_the_kernels_saved_tensors() {
+        let a100 = Device::preset(DeviceModel::A100_80gb);
+        let cpu = Device::preset(DeviceModel::Cpu);
+        assert_eq!(fused_extras(cpu, SdpaBackend::Flash, 1600, 100), 6400);
+        assert_eq!(fused_extras(a100, SdpaBackend::Flash, 1600, 100), 6400 + 16 + 8);
+        assert_eq!(fused_extras(a100, SdpaBackend::Efficient, 1600, 100), 8192 + 8 + 8);
+        assert_eq!(fused_extras(a100, SdpaBackend::Cudnn, 1600, 100), 6400 + 8 + 8);
+    }
+}
