@@ -300,6 +300,108 @@ fn ops_after_the_calibration_match_pytorchs_peaks() {
     }
 }
 
+/// `sdpa` runs the kernel PyTorch 2.15 picks for the device, dtype and shapes, and keeps what
+/// that kernel keeps. One attention layer (tests/fixtures/ops/attention.net, N 4, T 100,
+/// E 256, 4 heads), measured per kernel by tests/fixtures/ops/measure_sdpa.py: CPU flash (the
+/// CPU's choice) and the math path (forced) on real CPU tensors; CUDA's efficient kernel
+/// (float32 on an A100), FlashAttention (bfloat16 on an A100) and cuDNN (bfloat16 on an
+/// H100) on meta tensors. The math path is measured twice more: on row-major q, k, v (no
+/// operand copies) and written out with `matmul`/`softmax`/`*`. Inference is exact; training
+/// is at most 8 B under (the loss's scalars, as in every training figure), but for the math
+/// path on row-major inputs, 179,196 B (4.0%) over: netc runs that path's backward as one op
+/// that holds everything it saved until all three input gradients are made, where PyTorch's
+/// decomposed backward frees v, the softmax output and the scaled q and k as it goes. With
+/// the transposed inputs every attention module makes, the forward's operand copies are the
+/// peak and the figure is exact.
+#[test]
+fn sdpa_picks_pytorchs_kernel_and_keeps_what_it_keeps() {
+    use netc::costs::scenario_costs;
+    use netc::host::{Database, file_diagnostics};
+    use netc::semantics::files::{ItemLoc, syntax_tree};
+    use netc::syntax::Item;
+
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_sdpa.json")).expect("valid JSON");
+    // (kernel measured, model, device, precision)
+    let kernels = [
+        ("cpu_flash", "attention_probe()", "cpu", "fp32"),
+        ("math", "attention_probe(backend=\"math\")", "cpu", "fp32"),
+        ("math_rowmajor", "attention_probe_rowmajor(backend=\"math\")", "cpu", "fp32"),
+        ("written_out", "attention_written_out()", "cpu", "fp32"),
+        ("cuda_efficient", "attention_probe()", "a100_80gb", "fp32"),
+        ("cuda_flash", "attention_probe()", "a100_80gb", "bf16"),
+        ("cuda_cudnn", "attention_probe()", "h100_80gb", "bf16"),
+    ];
+    let mut text = include_str!("../fixtures/ops/attention.net").to_string();
+    for (kernel, model, device, precision) in kernels {
+        let common = format!("model {model}  batch 4  device {device}  precision {precision}");
+        text.push_str(&format!("infer {kernel}__infer_nograd {{ {common}  no_grad  eval }}\n"));
+        text.push_str(&format!("train {kernel}__train_sgd {{ {common}  optimizer sgd }}\n"));
+    }
+    let mut db = Database::new();
+    let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text);
+    let errors: Vec<_> =
+        file_diagnostics(&db, file).iter().filter(|d| d.code.info().code.starts_with('E')).cloned().collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut checked = 0;
+    for (index, item) in syntax_tree(&db, file).iter().enumerate() {
+        let Item::Scenario(s) = item else { continue };
+        let (kernel, run) = s.name.text.split_once("__").expect("kernel__run");
+        let expected = measured["kernels"][kernel][run].as_i64().expect("a measured peak") as i128;
+        let peak = scenario_costs(&db, ItemLoc::new(&db, file, index as u32))
+            .as_ref()
+            .expect("simulates")
+            .simulation
+            .peak
+            .bytes;
+        let (under, over) = match (kernel, run) {
+            ("math_rowmajor", "train_sgd") => (0, 179_196),
+            (_, "train_sgd") => (8, 0),
+            _ => (0, 0),
+        };
+        assert!(expected - under <= peak && peak <= expected + over, "{kernel} {run}: netc {peak}, PyTorch {expected}");
+        checked += 1;
+    }
+    assert_eq!(checked, 14);
+}
+
+/// Whether a reshape is a view follows the strides PyTorch gives each tensor: the output of a
+/// fused attention kernel is `[N, T, H, D]` memory, so `reshape(transpose(y, 1, 2))` is a
+/// view of it, while the math path's row-major output is copied (4 x 100 x 256 x 4 B =
+/// 409,600 B); a slice that keeps one position reshaped away is a view.
+#[test]
+fn reshapes_are_views_where_the_strides_allow() {
+    use netc::host::Database;
+    use netc::semantics::files::syntax_tree;
+    use netc::syntax::Item;
+
+    let text = r#"
+model probe(backend: str = "auto") {
+    input x: f32[N, 100, 256]
+    q = transpose(reshape(linear(x, 256), [N, 100, 4, 64]), 1, 2)
+    y = sdpa(q, q, q, backend=backend)
+    y = reshape(transpose(y, 1, 2), [N, 100, 256])
+    first = reshape(slice(y, 1, 0, 1), [N, 256])
+    return linear(first, 10)
+}
+infer fused { model probe()  batch 4  device cpu  no_grad  eval }
+infer math { model probe(backend="math")  batch 4  device cpu  no_grad  eval }
+"#;
+    let mut db = Database::new();
+    let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text.to_string());
+    let reshaped = |name: &str| {
+        let index = syntax_tree(&db, file)
+            .iter()
+            .position(|item| matches!(item, Item::Scenario(s) if s.name.text == name))
+            .expect("the scenario");
+        let report = netc::report::scenario_report(&db, file, index as u32).expect("a report");
+        let made = |line: u32| report.lines.iter().find(|l| l.line == line).map_or(-1, |l| l.activation_bytes);
+        (made(6), made(7))
+    };
+    assert_eq!(reshaped("fused"), (0, 0));
+    assert_eq!(reshaped("math"), (409_600, 0));
+}
+
 /// A `buffer` is module state, as `register_buffer` makes it: in the buffers ledger from the
 /// start, converted by a half model when it is floating, never given a gradient. Figures by
 /// hand: the bool mask is 1 x 1 x 1024 x 1024 x 1 B = 1,048,576 B; `scale` is 8 x 4 B = 32 B

@@ -5,13 +5,14 @@
 //! The rules follow PyTorch's derivatives.yaml and were checked against the calibration
 //! measurements (tests/it/memory.rs).
 
-use crate::graph::{Graph, Node};
-use crate::op::Op;
+use crate::graph::{Graph, Node, TensorId};
+use crate::op::{Family, Op};
 
 use super::product;
 use crate::shapes::ops::ArgValue;
 
 use super::devices::Device;
+use super::layout::{Layouts, OutputLayout, dense_like, view_strides};
 use super::sdpa;
 use crate::knobs::Precision;
 
@@ -72,8 +73,11 @@ pub enum GradFlow {
 pub struct OpMemory {
     /// The input whose storage every output shares (a view or an in-place result), if any.
     pub alias: Option<usize>,
-    /// Whether the outputs are views that may not be contiguous (`permute`, `transpose`).
-    pub strided: bool,
+    /// How the op lays out an output it allocates (a view's layout follows from its input).
+    pub layout: OutputLayout,
+    /// Bytes the kernel holds for a moment besides its outputs and what it makes for
+    /// backward: the intermediates of a composite kernel at their largest.
+    pub scratch: Scratch,
     /// What autograd saves, if it records this op.
     pub saved: SavedList,
     /// How input gradients are made.
@@ -82,6 +86,16 @@ pub struct OpMemory {
     /// not record it (max-pool indices, batch statistics, dropout masks are outputs of the
     /// kernel; then they are freed as soon as it returns).
     pub extras_always_made: bool,
+}
+
+/// Bytes a kernel holds while it runs and frees before it returns, when autograd records it
+/// and when it does not (what is saved differs, so what is left to free does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Scratch {
+    /// When autograd records the op.
+    pub recording: i128,
+    /// When it does not.
+    pub not_recording: i128,
 }
 
 /// The most tensors an op saves (`sdpa`: q, k, v, the output and the log-sum-exp).
@@ -162,23 +176,144 @@ pub fn sdpa_call(node: &Node, graph: &Graph, mode: &Mode) -> Option<sdpa::SdpaCa
     })
 }
 
+/// `_scaled_dot_product_attention_math` (attention.cpp), op by op: `q_s = q * sqrt(scale)`
+/// (held to the end), `k_s = k.transpose(-2, -1) * sqrt(scale)`, `attn = matmul(q_s, k_s)`,
+/// `attn = _safe_softmax(attn)`, `matmul(attn, v)`; with `is_causal` a float mask made from a
+/// lower-triangular bool mask is added to the scores in place. On CUDA a half call is upcast
+/// to float32 first (`allow_fp16_bf16_reduction_math_sdp` is off by default) and the output
+/// cast back. Each `matmul` copies an operand its batch dimensions do not fold in (the
+/// transposed `[N, T, H, D]` views every attention module makes), and saves the copy.
+/// Measured on CPU float32 (tests/fixtures/ops/measurements_sdpa.json, `math`).
+fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, call: &sdpa::SdpaCall) -> OpMemory {
+    use sdpa::KernelDtype;
+    let upcast = mode.device.kind == super::devices::DeviceKind::Cuda
+        && matches!(call.dtype, KernelDtype::Half | KernelDtype::BFloat16);
+    let element: i128 = match (upcast, call.dtype) {
+        (true, _) | (_, KernelDtype::Float) => 4,
+        (_, KernelDtype::Double) => 8,
+        _ => 2,
+    };
+    let bytes = |t: Option<&TensorId>| t.map_or(0, |&t| product(&[numel(graph, t), element]));
+    let (q, k, v) = (node.inputs.first(), node.inputs.get(1), node.inputs.get(2));
+    let (qb, kb, vb, ob) = (bytes(q), bytes(k), bytes(v), bytes(node.outputs.first()));
+    let (tq, tk) = call.lengths;
+    let heads = match tq.checked_mul(call.head_dims.0) {
+        Some(per_head) if per_head > 0 => numel(graph, node.inputs[0]) / per_head,
+        _ => 0,
+    };
+    let wb = product(&[heads, tq, tk, element]);
+    let mask = if call.causal { product(&[tq, tk, element]) } else { 0 };
+    // The float32 copies of q, k and v that an upcast call works on, held to the end.
+    let sum = |parts: &[i128]| parts.iter().fold(0i128, |total, &b| total.saturating_add(b));
+    let upcast_copies = if upcast { sum(&[qb, kb, vb]) } else { 0 };
+    let held = sum(&[upcast_copies, mask]);
+    // Which operands the matmuls copy: q_s and k_s are laid out like q and k (transposed).
+    let folds = |t: Option<&TensorId>, transpose: bool| -> bool {
+        let (Some(&t), true) = (t, call.four_d) else { return true };
+        let (Some(mut strides), Some(mut shape)) = (layouts.strides(graph, t), known_shape(graph, t)) else {
+            return true;
+        };
+        if transpose {
+            strides.swap(2, 3);
+            shape.swap(2, 3);
+        }
+        let scaled = dense_like(&strides, &shape);
+        view_strides(&shape, &scaled, &[shape[0].saturating_mul(shape[1]), shape[2], shape[3]]).is_some()
+    };
+    let v_folds = match (v, call.four_d) {
+        (Some(&t), true) => match (layouts.strides(graph, t), known_shape(graph, t)) {
+            (Some(strides), Some(shape)) => {
+                view_strides(&shape, &strides, &[shape[0].saturating_mul(shape[1]), shape[2], shape[3]]).is_some()
+            }
+            _ => true,
+        },
+        _ => true,
+    };
+    let q_copy = if folds(q, false) { 0 } else { qb };
+    let k_copy = if folds(k, true) { 0 } else { kb };
+    let v_copy = if v_folds { 0 } else { vb };
+    // With an upcast the output is made in float32 and cast back, and so are the weights
+    // returned beside it.
+    let cast_back = if upcast { sum(&[ob / 2, wb / 2]) } else { 0 };
+    let stages = |recording: bool| {
+        let first_matmul = sum(&[held, qb, kb, q_copy, k_copy, wb]);
+        // After the first matmul a copy of q is freed unless saved; k's copy (or k_s) is saved.
+        let kept = if recording { sum(&[q_copy, kb]) } else { 0 };
+        let softmax = sum(&[held, qb, kept, wb, wb]);
+        let second_matmul = sum(&[held, qb, kept, wb, v_copy, ob, cast_back]);
+        first_matmul.max(softmax).max(second_matmul)
+    };
+    // Saved: q_s or its copy, k_s or its copy, the softmax output, and v's copy (or v).
+    let v_saved = upcast || v_copy > 0;
+    let saved_bytes = sum(&[qb, kb, wb, if v_saved { vb } else { 0 }]);
+    let output = if upcast { ob / 2 } else { ob };
+    let mut saved = vec![Saved::Extra(saved_bytes)];
+    if !v_saved {
+        saved.push(Saved::Input(2));
+    }
+    OpMemory {
+        alias: None,
+        layout: OutputLayout::Contiguous,
+        scratch: Scratch {
+            recording: stages(true).saturating_sub(saved_bytes).saturating_sub(output).max(0),
+            not_recording: stages(false).saturating_sub(output).max(0),
+        },
+        saved: SavedList::new(&saved),
+        grad: GradFlow::New,
+        // Everything the kernel makes is in `scratch` when nothing records it.
+        extras_always_made: false,
+    }
+}
+
+/// For each operand of a `matmul`, whether folding its batch dimensions copies it
+/// (`at::matmul`'s `_matmul_impl`): with both operands batched, each is reshaped to
+/// `[batch, m, k]`; with a matrix second operand, the first is reshaped to `[rows, k]` when
+/// an input requires grad (`should_fold`), else to `[batch, m, k]` for `bmm`.
+fn matmul_copies(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> [bool; 2] {
+    let operand = |i: usize| {
+        let t = *node.inputs.get(i)?;
+        Some((known_shape(graph, t)?, layouts.strides(graph, t)?))
+    };
+    let (Some((a, sa)), Some((b, sb))) = (operand(0), operand(1)) else { return [false, false] };
+    let folds = |shape: &[i128], strides: &[i128], into: &[i128]| view_strides(shape, strides, into).is_some();
+    let rows = |shape: &[i128]| shape[..shape.len() - 2].iter().fold(1i128, |p, &d| p.saturating_mul(d));
+    match (a.len(), b.len()) {
+        (ra, 2) if ra >= 3 && mode.grad => [!folds(&a, &sa, &[rows(&a).saturating_mul(a[ra - 2]), a[ra - 1]]), false],
+        (ra, 2) if ra >= 3 => [!folds(&a, &sa, &[rows(&a), a[ra - 2], a[ra - 1]]), false],
+        (ra, rb) if ra >= 3 && ra == rb && a[..ra - 2] == b[..rb - 2] => {
+            [!folds(&a, &sa, &[rows(&a), a[ra - 2], a[ra - 1]]), !folds(&b, &sb, &[rows(&b), b[rb - 2], b[rb - 1]])]
+        }
+        _ => [false, false],
+    }
+}
+
+/// The shape of `t`, when every dimension is known.
+fn known_shape(graph: &Graph, t: TensorId) -> Option<Vec<i128>> {
+    graph.tensor(t).shape.iter().map(|d| d.known()).collect()
+}
+
 /// Elements of a tensor (0 when unknown).
 fn numel(graph: &Graph, t: crate::graph::TensorId) -> i128 {
     graph.tensor(t).numel().and_then(|d| d.known()).unwrap_or(0)
 }
 
 /// The memory behaviour of `node` when run in `mode`.
-pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
+/// `layouts` holds the strides of the tensors made before `node`.
+pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpMemory {
+    // TensorIterator lays an elementwise result out in its input's dimension order.
+    let elementwise = matches!(node.op.family(), Family::Activation | Family::Arithmetic | Family::Dropout);
     let fresh = |saved: &[Saved]| OpMemory {
         alias: None,
-        strided: false,
+        layout: if elementwise { OutputLayout::LikeInput } else { OutputLayout::Contiguous },
+        scratch: Scratch::default(),
         saved: SavedList::new(saved),
         grad: GradFlow::New,
         extras_always_made: true,
     };
-    let alias_all = |strided: bool, grad: GradFlow| OpMemory {
+    let alias_all = |grad: GradFlow| OpMemory {
         alias: Some(0),
-        strided,
+        layout: OutputLayout::Contiguous,
+        scratch: Scratch::default(),
         saved: SavedList::new(&[]),
         grad,
         extras_always_made: true,
@@ -190,7 +325,13 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
     let f32_bytes = 4;
     match node.op {
         Op::Conv1d | Op::Conv2d | Op::Conv3d | Op::ConvTranspose2d | Op::Linear => fresh(&[Saved::Input(0)]),
-        Op::Matmul | Op::Bmm => fresh(&[Saved::Input(0), Saved::Input(1)]),
+        // `matmul` folds batched operands into `bmm`'s (or `mm`'s) dimensions with `reshape`:
+        // an operand whose strides do not fold is copied, and the copy is what is saved.
+        Op::Matmul | Op::Bmm => {
+            let copies = matmul_copies(node, graph, mode, layouts);
+            let operand = |k: usize| if copies[k] { Saved::CopyOfInput(k) } else { Saved::Input(k) };
+            fresh(&[operand(0), operand(1)])
+        }
         Op::Embedding => fresh(&[Saved::Input(0)]),
         Op::BatchNorm | Op::BatchNorm1d => {
             let channels = node.inputs.first().and_then(|&t| graph.tensor(t).shape.get(1)?.known()).unwrap_or(0);
@@ -223,30 +364,26 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
         // In-place activations whose derivative reads the result save the result (the
         // storage they overwrote); those whose derivative reads the input save a copy of it
         // made before overwriting (measured: MobileNetV2's in-place ReLU6 holds one).
-        Op::Relu | Op::LeakyRelu if inplace() => OpMemory {
-            alias: Some(0),
-            strided: false,
-            saved: SavedList::new(&[Saved::Output(0)]),
-            grad: GradFlow::New,
-            extras_always_made: true,
-        },
+        Op::Relu | Op::LeakyRelu if inplace() => {
+            OpMemory { saved: SavedList::new(&[Saved::Output(0)]), ..alias_all(GradFlow::New) }
+        }
         Op::Relu6 | Op::Silu | Op::Hardswish | Op::Hardsigmoid if inplace() => {
             OpMemory {
                 saved: SavedList::new(&[Saved::CopyOfInput(0)]),
                 // The copy is autograd's, made only when it records.
                 extras_always_made: false,
-                ..alias_all(false, GradFlow::New)
+                ..alias_all(GradFlow::New)
             }
         }
         Op::Relu6 | Op::LeakyRelu | Op::Gelu | Op::Silu | Op::Hardswish | Op::Hardsigmoid => fresh(&[Saved::Input(0)]),
         Op::Dropout => {
             let p = float(node, "p").unwrap_or(0.5);
             if !mode.train || p == 0.0 {
-                return alias_all(false, GradFlow::PassThrough);
+                return alias_all(GradFlow::PassThrough);
             }
             let mask = Saved::Extra(product(&[in0(), mode.device.dropout_mask_bytes()]));
             if inplace() {
-                OpMemory { saved: SavedList::new(&[mask]), ..alias_all(false, GradFlow::New) }
+                OpMemory { saved: SavedList::new(&[mask]), ..alias_all(GradFlow::New) }
             } else {
                 fresh(&[mask])
             }
@@ -259,12 +396,12 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
         // Output size 1 is a mean, whose backward needs only sizes.
         Op::AdaptiveAvgPool2d if int(node, "size") == Some(1) => fresh(&[]),
         Op::AdaptiveAvgPool2d => fresh(&[Saved::Input(0)]),
-        Op::Flatten | Op::Reshape => alias_all(false, GradFlow::PassThrough),
-        Op::Permute | Op::Transpose => alias_all(true, GradFlow::PassThrough),
-        Op::Split => alias_all(false, GradFlow::New),
-        Op::Slice => alias_all(true, GradFlow::New),
+        Op::Flatten | Op::Reshape => alias_all(GradFlow::PassThrough),
+        Op::Permute | Op::Transpose => alias_all(GradFlow::PassThrough),
+        Op::Split => alias_all(GradFlow::New),
+        Op::Slice => alias_all(GradFlow::New),
         Op::Concat => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
-        Op::Add | Op::Sub if inplace() => alias_all(false, GradFlow::PassThrough),
+        Op::Add | Op::Sub if inplace() => alias_all(GradFlow::PassThrough),
         Op::Add | Op::Sub => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         Op::Mul | Op::Div => {
             let scalar_operand = node.inputs.len() < 2;
@@ -284,13 +421,14 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
             // A forced kernel that cannot run is an error (lint `sdpa-kernel-unavailable`);
             // the simulation goes on with the math path, the one kernel that always runs.
             let backend = sdpa::select(mode.device, &call, forced).unwrap_or(sdpa::SdpaBackend::Math);
-            let (tq, tk) = call.lengths;
+            let (tq, _) = call.lengths;
             let rows = if call.head_dims.0 > 0 { numel(graph, node.inputs[0]) / call.head_dims.0 } else { 0 };
             if backend != sdpa::SdpaBackend::Math {
                 let extras = sdpa::fused_extras(mode.device, backend, rows, tq);
                 // The efficient kernel computes its log-sum-exp only for a backward.
                 return OpMemory {
                     extras_always_made: backend != sdpa::SdpaBackend::Efficient,
+                    layout: if call.four_d { OutputLayout::HeadsInterleaved } else { OutputLayout::Contiguous },
                     ..fresh(&[
                         Saved::Input(0),
                         Saved::Input(1),
@@ -300,28 +438,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode) -> OpMemory {
                     ])
                 };
             }
-            // The math path (`_scaled_dot_product_attention_math`): q and k each multiplied by
-            // sqrt(scale) into new tensors that the first matmul saves, the `Tq x Tk` softmax
-            // output that the second matmul saves with v. On CUDA a half call is upcast to
-            // float32 first (`allow_fp16_bf16_reduction_math_sdp` is off by default): the
-            // float32 copies, v's included, are what is saved.
-            let upcast = mode.device.kind == super::devices::DeviceKind::Cuda
-                && matches!(call.dtype, sdpa::KernelDtype::Half | sdpa::KernelDtype::BFloat16);
-            let element = match (upcast, call.dtype) {
-                (true, _) | (_, sdpa::KernelDtype::Float) => 4,
-                (_, sdpa::KernelDtype::Double) => 8,
-                _ => 2,
-            };
-            let numel_of = |i: usize| node.inputs.get(i).map(|&t| numel(graph, t)).unwrap_or(0);
-            let weights = if tq > 0 { product(&[rows / tq.max(1), tq, tk]) } else { 0 };
-            let mut copies = product(&[numel_of(0).saturating_add(numel_of(1)).saturating_add(weights), element]);
-            let mut saved = vec![Saved::Input(2)];
-            if upcast {
-                copies = copies.saturating_add(product(&[numel_of(2), element]));
-                saved.clear();
-            }
-            saved.push(Saved::Extra(copies));
-            fresh(&saved)
+            math_attention(node, graph, mode, layouts, &call)
         }
         Op::Attention => {
             let x = node.inputs.first().map(|&t| graph.tensor(t));

@@ -24,6 +24,7 @@ use crate::op::{Autocast, Family, Op};
 use crate::shapes::ops::ArgValue;
 
 use super::autograd::{GradFlow, Mode, Saved, memory};
+use super::layout::Layouts;
 use super::product;
 
 mod knobs;
@@ -51,6 +52,22 @@ struct Params {
     all: Vec<(usize, i128, LineId)>,
     /// For each `buffer` node, the storage of its buffer (its output is that storage).
     buffer_of_node: Vec<Option<usize>>,
+}
+
+/// Each node's memory behaviour, and whether it is a reshape that copies: one pass in
+/// program order, since both depend on the strides the node's inputs were made with.
+fn behaviours(graph: &Graph, mode: &Mode) -> (Vec<super::autograd::OpMemory>, Vec<bool>) {
+    let mut layouts = Layouts::new(graph);
+    let mut behaviours = Vec::with_capacity(graph.nodes.len());
+    let mut copies = Vec::with_capacity(graph.nodes.len());
+    for node in &graph.nodes {
+        let behaviour = memory(node, graph, mode, &layouts);
+        let copy = matches!(node.op, Op::Flatten | Op::Reshape) && layouts.reshape_copies(graph, node);
+        layouts.record(graph, node, behaviour.alias.is_some(), copy, behaviour.layout);
+        behaviours.push(behaviour);
+        copies.push(copy);
+    }
+    (behaviours, copies)
 }
 
 /// The checkpoint segment of each node (0: none).
@@ -92,6 +109,9 @@ struct Run<'a> {
     /// result is no longer wanted (a salsa query unwinds when its revision is cancelled).
     check: &'a dyn Fn(),
     behaviours: Vec<super::autograd::OpMemory>,
+    /// For each node, whether it is a `reshape`/`flatten` that copies (its input's strides
+    /// do not allow a view).
+    reshape_copies: Vec<bool>,
     /// Bytes of each tensor under the precision policy.
     sizes: Vec<i128>,
     params: Params,
@@ -259,11 +279,13 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
         overflowed: false,
     };
     let mut lines = Lines::new(graph);
+    let (behaviours, reshape_copies) = behaviours(graph, &mode);
     let mut run = Run {
         graph,
         config,
         check,
-        behaviours: graph.nodes.iter().map(|n| memory(n, graph, &mode)).collect(),
+        behaviours,
+        reshape_copies,
         sizes: tensor_sizes(graph, config.precision),
         params: Params {
             of_node: vec![None; graph.nodes.len()],

@@ -33,7 +33,6 @@ pub(super) fn run_forward(
     let (graph, config) = (run.graph, run.config);
     let recording = config.mode.grad;
     let mut requires_grad = vec![false; graph.tensors.len()];
-    let mut strided = vec![false; graph.tensors.len()];
     let mut saved: Vec<Vec<usize>> = vec![Vec::new(); graph.nodes.len()];
     // Which line made each storage (by storage), and which storages autograd keeps: a line's
     // "activations" are the bytes it made that are kept for backward. Only the first step's
@@ -98,13 +97,11 @@ pub(super) fn run_forward(
         }
         for &out in outputs {
             let input = behaviour.alias.and_then(|k| inputs.get(k).copied());
-            // A view of a strided tensor reshaped is a copy.
-            let copy = matches!(node.op, Op::Flatten | Op::Reshape) && input.is_some_and(|t| strided[t.0 as usize]);
+            // A reshape whose input's strides allow no view is a copy.
             match input.and_then(|t| storage_of[t.0 as usize]) {
-                Some(s) if !copy => {
+                Some(s) if !run.reshape_copies[i] => {
                     store.hold(s);
                     storage_of[out.0 as usize] = Some(s);
-                    strided[out.0 as usize] = behaviour.strided || input.is_some_and(|t| strided[t.0 as usize]);
                 }
                 _ => {
                     let bytes = run.sizes[out.0 as usize];
@@ -214,7 +211,11 @@ pub(super) fn run_forward(
         if config.cudnn_benchmark && first_step {
             workspace = workspace.max(benchmark_workspace(node, graph));
         }
-        let transient = run.weight_transient(i);
+        let transient = run.weight_transient(i).saturating_add(if records {
+            behaviour.scratch.recording
+        } else {
+            behaviour.scratch.not_recording
+        });
         let w = (workspace > 0).then(|| store.alloc(workspace, Category::Workspace));
         let t = (transient > 0).then(|| store.alloc(transient, Category::Activations));
         store.check(op, Some(site));

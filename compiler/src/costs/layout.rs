@@ -1,0 +1,245 @@
+//! Where each tensor's elements lie in its storage: its strides, as PyTorch computes them.
+//! A reshape is a view when PyTorch can express the new shape with strides over the same
+//! storage (`at::detail::computeStride`), and a copy otherwise; `matmul` copies a batched
+//! operand it cannot fold into `bmm`'s three dimensions. Both depend on the strides a tensor
+//! inherited: a transpose swaps them, a slice keeps them, an elementwise op lays its output
+//! out in its input's dimension order (TensorIterator), a fused attention kernel returns
+//! `[N, T, H, D]` memory seen as `[N, H, T, D]`.
+//!
+//! Strides are in elements. A tensor with a dimension that is not known has no strides
+//! here: it is taken to be contiguous, as every tensor was before this module existed.
+
+use crate::graph::{Graph, Node, TensorId};
+use crate::op::Op;
+use crate::shapes::ops::ArgValue;
+
+/// How an op lays out an output it allocates (a view's layout follows from its input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputLayout {
+    /// Row-major.
+    Contiguous,
+    /// Gap-free, in its first input's dimension order (TensorIterator's elementwise ops).
+    LikeInput,
+    /// `[N, T, H, D]` memory seen as `[N, H, T, D]` (the fused attention kernels).
+    HeadsInterleaved,
+}
+
+/// The strides of every tensor of a graph, by tensor id (`None`: contiguous, or a shape with
+/// an unknown dimension).
+#[derive(Debug, Clone, Default)]
+pub struct Layouts {
+    strides: Vec<Option<Vec<i128>>>,
+}
+
+impl Layouts {
+    /// Every tensor contiguous (before any op has run).
+    pub fn new(graph: &Graph) -> Layouts {
+        Layouts { strides: vec![None; graph.tensors.len()] }
+    }
+
+    /// The strides of `t`, or `None` when its shape has an unknown dimension.
+    pub fn strides(&self, graph: &Graph, t: TensorId) -> Option<Vec<i128>> {
+        let shape = known_shape(graph, t)?;
+        Some(self.strides[t.0 as usize].clone().unwrap_or_else(|| contiguous(&shape)))
+    }
+
+    /// Whether `t` is laid out row-major without gaps.
+    pub fn is_contiguous(&self, graph: &Graph, t: TensorId) -> bool {
+        match (known_shape(graph, t), self.strides[t.0 as usize].as_ref()) {
+            (Some(shape), Some(strides)) => is_contiguous(&shape, strides),
+            _ => true,
+        }
+    }
+
+    /// Whether `reshape`/`flatten` node `node` (run with its input laid out as recorded) must
+    /// copy: PyTorch's `reshape` is a view exactly when `computeStride` finds strides.
+    pub fn reshape_copies(&self, graph: &Graph, node: &Node) -> bool {
+        let (Some(&input), Some(&output)) = (node.inputs.first(), node.outputs.first()) else { return false };
+        match (self.strides(graph, input), known_shape(graph, input), known_shape(graph, output)) {
+            (Some(strides), Some(old), Some(new)) => view_strides(&old, &strides, &new).is_none(),
+            _ => false,
+        }
+    }
+
+    /// Records the strides of `node`'s outputs. `view` tells whether its outputs share its
+    /// first input's storage (a view or an in-place result), `copies` whether a reshape
+    /// copied instead, `made` how the op lays out an output it allocates.
+    pub fn record(&mut self, graph: &Graph, node: &Node, view: bool, copies: bool, made: OutputLayout) {
+        let input = node.inputs.first().copied();
+        let input_strides = input.and_then(|t| self.strides(graph, t));
+        for &out in node.outputs.iter() {
+            let shape = known_shape(graph, out);
+            let strides = match (input_strides.as_ref(), shape.as_ref()) {
+                (Some(strides), Some(shape)) => output_strides(graph, node, view && !copies, made, strides, shape),
+                _ => None,
+            };
+            // Contiguous strides are recorded as `None`, so that unknown and plain agree.
+            self.strides[out.0 as usize] =
+                strides.filter(|s| shape.as_ref().is_none_or(|shape| !is_contiguous(shape, s)));
+        }
+    }
+}
+
+/// The strides of an output of `node` whose shape is `shape`, given its first input's.
+fn output_strides(
+    graph: &Graph,
+    node: &Node,
+    view: bool,
+    made: OutputLayout,
+    input: &[i128],
+    shape: &[i128],
+) -> Option<Vec<i128>> {
+    let rank = input.len();
+    let dim = |name: &str| match node.args.values.get(name) {
+        Some(ArgValue::Int(d)) => d.known().map(|d| if d < 0 { d + rank as i128 } else { d } as usize),
+        _ => None,
+    };
+    match node.op {
+        Op::Transpose if view => {
+            let (a, b) = (dim("a")?, dim("b")?);
+            let mut strides = input.to_vec();
+            (a < rank && b < rank).then(|| strides.swap(a, b))?;
+            Some(strides)
+        }
+        Op::Permute if view => match node.args.values.get("dims") {
+            Some(ArgValue::Ints(dims)) => dims
+                .iter()
+                .map(|d| d.known().map(|d| if d < 0 { d + rank as i128 } else { d } as usize))
+                .map(|d| d.and_then(|d| input.get(d).copied()))
+                .collect(),
+            _ => None,
+        },
+        Op::Slice if view => {
+            let mut strides = input.to_vec();
+            let step = match node.args.values.get("step") {
+                Some(ArgValue::Int(s)) => s.known()?,
+                _ => 1,
+            };
+            let stride = strides.get_mut(dim("dim")?)?;
+            *stride = stride.saturating_mul(step);
+            Some(strides)
+        }
+        Op::Split if view => Some(input.to_vec()),
+        Op::Flatten | Op::Reshape if view => {
+            let old = node.inputs.first().and_then(|&t| known_shape(graph, t))?;
+            view_strides(&old, input, shape)
+        }
+        // An in-place op's result is its input.
+        _ if view => Some(input.to_vec()),
+        _ => match made {
+            OutputLayout::Contiguous => None,
+            OutputLayout::LikeInput => (input.len() == shape.len()).then(|| dense_like(input, shape)),
+            OutputLayout::HeadsInterleaved => match *shape {
+                [_, h, t, d] => Some(vec![t.saturating_mul(h).saturating_mul(d), d, h.saturating_mul(d), 1]),
+                _ => None,
+            },
+        },
+    }
+}
+
+/// Row-major strides of `shape`.
+pub fn contiguous(shape: &[i128]) -> Vec<i128> {
+    let mut strides = vec![1i128; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1].saturating_mul(shape[i + 1].max(1));
+    }
+    strides
+}
+
+/// Whether `strides` are the row-major strides of `shape` (size-1 dimensions may have any).
+pub fn is_contiguous(shape: &[i128], strides: &[i128]) -> bool {
+    let mut expected = 1;
+    for (&size, &stride) in shape.iter().zip(strides).rev() {
+        if size != 1 && stride != expected {
+            return false;
+        }
+        expected = expected.saturating_mul(size);
+    }
+    true
+}
+
+/// Gap-free strides for `shape` that order the dimensions as `like` orders them (outermost:
+/// largest stride; ties keep the dimension order), as TensorIterator allocates an output.
+pub fn dense_like(like: &[i128], shape: &[i128]) -> Vec<i128> {
+    let mut order: Vec<usize> = (0..shape.len()).collect();
+    // Innermost first: smallest stride first, later dimension first on ties.
+    order.sort_by(|&a, &b| like[a].cmp(&like[b]).then(b.cmp(&a)));
+    let mut strides = vec![0; shape.len()];
+    let mut next = 1i128;
+    for d in order {
+        strides[d] = next;
+        next = next.saturating_mul(shape[d].max(1));
+    }
+    strides
+}
+
+/// The strides under which a tensor of `old` shape and `strides` can be seen as `new`
+/// without a copy, or `None` when it cannot (`computeStride` in ATen's TensorUtils.cpp):
+/// the old dimensions split into chunks that are each contiguous, and every chunk must be
+/// the product of a run of new dimensions.
+pub fn view_strides(old: &[i128], strides: &[i128], new: &[i128]) -> Option<Vec<i128>> {
+    if old.contains(&0) || old.is_empty() {
+        return Some(contiguous(new));
+    }
+    let mut new_strides = vec![0; new.len()];
+    let mut view_d = new.len() as isize - 1;
+    let mut chunk_base_stride = *strides.last()?;
+    let (mut tensor_numel, mut view_numel) = (1i128, 1i128);
+    for tensor_d in (0..old.len()).rev() {
+        tensor_numel = tensor_numel.saturating_mul(old[tensor_d]);
+        let chunk_ends = tensor_d == 0
+            || (old[tensor_d - 1] != 1 && strides[tensor_d - 1] != tensor_numel.saturating_mul(chunk_base_stride));
+        if chunk_ends {
+            while view_d >= 0 && (view_numel < tensor_numel || new[view_d as usize] == 1) {
+                new_strides[view_d as usize] = view_numel.saturating_mul(chunk_base_stride);
+                view_numel = view_numel.saturating_mul(new[view_d as usize]);
+                view_d -= 1;
+            }
+            if view_numel != tensor_numel {
+                return None;
+            }
+            if tensor_d > 0 {
+                chunk_base_stride = strides[tensor_d - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    (view_d == -1).then_some(new_strides)
+}
+
+/// The shape of `t`, when every dimension is known.
+fn known_shape(graph: &Graph, t: TensorId) -> Option<Vec<i128>> {
+    graph.tensor(t).shape.iter().map(|d| d.known()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_strides_follow_computestride() {
+        // [N, T, H, D] = [4, 100, 4, 64] transposed to [N, H, T, D]: folding N and H is a copy,
+        // folding T and D is not possible either, but swapping back and merging H, D is a view.
+        let transposed = [25_600, 64, 256, 1];
+        assert_eq!(view_strides(&[4, 4, 100, 64], &transposed, &[16, 100, 64]), None);
+        assert_eq!(
+            view_strides(&[4, 100, 4, 64], &contiguous(&[4, 100, 4, 64]), &[4, 100, 256]),
+            Some(vec![25_600, 256, 1])
+        );
+        // A fused attention output transposed back to [N, T, H, D] is contiguous: a view.
+        assert_eq!(view_strides(&[4, 100, 4, 64], &[25_600, 256, 64, 1], &[4, 100, 256]), Some(vec![25_600, 256, 1]));
+        // Row-major [N, H, T, D] transposed to [N, T, H, D] and merged: a copy.
+        assert_eq!(view_strides(&[4, 100, 4, 64], &[25_600, 64, 6_400, 1], &[4, 100, 256]), None);
+        // Size-1 dimensions never break a view.
+        assert_eq!(view_strides(&[1, 8], &[3, 1], &[8]), Some(vec![1]));
+    }
+
+    #[test]
+    fn dense_like_keeps_the_dimension_order() {
+        assert_eq!(dense_like(&[25_600, 64, 256, 1], &[4, 4, 100, 64]), vec![25_600, 64, 256, 1]);
+        // A slice's gaps are closed: [4, 100, 768] sliced to 256 columns.
+        assert_eq!(dense_like(&[76_800, 768, 1], &[4, 100, 256]), vec![25_600, 256, 1]);
+        assert!(is_contiguous(&[4, 100, 256], &dense_like(&[76_800, 768, 1], &[4, 100, 256])));
+    }
+}
