@@ -43,6 +43,13 @@ pub enum Saved {
     /// A copy of input `i` made before an in-place op overwrote it: as large as the input
     /// is in the run (half under a half-precision policy).
     CopyOfInput(usize),
+    /// Input `i`, kept only when input `j` requires grad: the gradient of `j` is what reads
+    /// it (`mul`, `div`, `matmul`: PyTorch's generated autograd code saves a tensor only for
+    /// a gradient it will compute).
+    InputFor(usize, usize),
+    /// A copy of input `i` that the kernel makes whenever it runs (a `matmul` operand it
+    /// cannot fold), kept only when input `j` requires grad.
+    CopyOfInputFor(usize, usize),
 }
 
 impl Saved {
@@ -51,10 +58,30 @@ impl Saved {
     pub fn made_bytes(self, inputs: &[crate::graph::TensorId], sizes: &[i128]) -> Option<i128> {
         match self {
             Saved::Extra(bytes) => Some(bytes),
-            Saved::CopyOfInput(k) => inputs.get(k).map(|t| sizes[t.0 as usize]),
-            Saved::Input(_) | Saved::Output(_) => None,
+            Saved::CopyOfInput(k) | Saved::CopyOfInputFor(k, _) => inputs.get(k).map(|t| sizes[t.0 as usize]),
+            Saved::Input(_) | Saved::Output(_) | Saved::InputFor(..) => None,
         }
         .filter(|&bytes| bytes > 0)
+    }
+
+    /// Whether autograd keeps this when the node's inputs require grad as `requires_grad`
+    /// says (by tensor id).
+    pub fn kept(self, inputs: &[crate::graph::TensorId], requires_grad: &[bool]) -> bool {
+        match self {
+            Saved::InputFor(_, j) | Saved::CopyOfInputFor(_, j) => {
+                inputs.get(j).is_some_and(|t| requires_grad[t.0 as usize])
+            }
+            _ => true,
+        }
+    }
+
+    /// The unconditional form: what is kept once [`Saved::kept`] holds.
+    pub fn unconditional(self) -> Saved {
+        match self {
+            Saved::InputFor(k, _) => Saved::Input(k),
+            Saved::CopyOfInputFor(k, _) => Saved::CopyOfInput(k),
+            other => other,
+        }
     }
 }
 
@@ -329,7 +356,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // an operand whose strides do not fold is copied, and the copy is what is saved.
         Op::Matmul | Op::Bmm => {
             let copies = matmul_copies(node, graph, mode, layouts);
-            let operand = |k: usize| if copies[k] { Saved::CopyOfInput(k) } else { Saved::Input(k) };
+            let operand =
+                |k: usize| if copies[k] { Saved::CopyOfInputFor(k, 1 - k) } else { Saved::InputFor(k, 1 - k) };
             fresh(&[operand(0), operand(1)])
         }
         Op::Embedding => fresh(&[Saved::Input(0)]),
@@ -403,9 +431,15 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         Op::Concat => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         Op::Add | Op::Sub if inplace() => alias_all(GradFlow::PassThrough),
         Op::Add | Op::Sub => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
+        // derivatives.yaml: `mul` gives each operand the gradient times the other; `div` gives
+        // `self` the gradient over `other` and `other` one that reads both.
         Op::Mul | Op::Div => {
             let scalar_operand = node.inputs.len() < 2;
-            let saved: &[Saved] = if scalar_operand { &[] } else { &[Saved::Input(0), Saved::Input(1)] };
+            let saved: &[Saved] = match node.op {
+                _ if scalar_operand => &[],
+                Op::Mul => &[Saved::InputFor(0, 1), Saved::InputFor(1, 0)],
+                _ => &[Saved::InputFor(0, 1), Saved::Input(1)],
+            };
             if inplace() { OpMemory { alias: Some(0), ..fresh(saved) } } else { fresh(saved) }
         }
         Op::Upsample | Op::Interpolate => fresh(&[]),

@@ -116,6 +116,8 @@ pub(super) fn run_forward(
             requires_grad[out.0 as usize] = needs_grad;
         }
         let mut extra_saved = Vec::new();
+        // Copies the kernel made that autograd does not keep.
+        let mut unkept = Vec::new();
         // The half copies of this op's weights that autograd saves (held for backward).
         let mut weight_copies = Vec::new();
         // The half copies of float32 inputs, by input: the op reads (and saves) the copy.
@@ -166,7 +168,14 @@ pub(super) fn run_forward(
                 saved[i].push(s);
             }
             for s in behaviour.saved.as_slice() {
-                let storage = match *s {
+                if !s.kept(inputs, &requires_grad) {
+                    // A copy the kernel made that nothing keeps is freed when it returns.
+                    if let Some(bytes) = s.made_bytes(inputs, &run.sizes) {
+                        unkept.push(store.alloc(bytes, Category::Activations));
+                    }
+                    continue;
+                }
+                let storage = match s.unconditional() {
                     // Autograd saves the half copy the op ran on, not the float32 input.
                     Saved::Input(k) => match input_copies.iter().find(|(j, _)| *j == k) {
                         Some(&(_, copy)) => {
@@ -197,6 +206,7 @@ pub(super) fn run_forward(
         // So are the input copies that nothing saved.
         let mut scratch: Vec<usize> =
             input_copies.iter().map(|&(_, copy)| copy).filter(|copy| !extra_saved.contains(copy)).collect();
+        scratch.append(&mut unkept);
         if !records {
             scratch.append(&mut extra_saved);
             if behaviour.extras_always_made {
@@ -297,8 +307,8 @@ pub(super) fn recompute(
                 dropped_after.entry(after as usize).or_default().push(s);
             }
         }
-        for saved in behaviour.saved.as_slice() {
-            let s = match *saved {
+        for saved in behaviour.saved.as_slice().iter().filter(|s| s.kept(inputs, &forward.requires_grad)) {
+            let s = match saved.unconditional() {
                 Saved::Input(k) => inputs.get(k).and_then(|&t| storage(t, &recomputed)),
                 Saved::Output(k) => outputs.get(k).and_then(|&t| storage(t, &recomputed)),
                 made => {
