@@ -390,9 +390,9 @@ fn an_operand_is_saved_only_for_the_other_operands_gradient() {
     assert!(expected - 8 <= peak && peak <= expected, "netc {peak}, PyTorch {expected}");
 }
 
-/// Whether a reshape is a view follows the strides PyTorch gives each tensor: the output of a
-/// fused attention kernel is `[N, T, H, D]` memory, so `reshape(transpose(y, 1, 2))` is a
-/// view of it, while the math path's row-major output is copied (4 x 100 x 256 x 4 B =
+/// Whether a reshape is a view follows the strides PyTorch gives each tensor: the output of
+/// CPU flash attention on transposed q is `[N, T, H, D]` memory, so `reshape(transpose(y, 1,
+/// 2))` is a view of it, while the math path's row-major output is copied (4 x 100 x 256 x 4 B =
 /// 409,600 B); a slice that keeps one position reshaped away is a view.
 #[test]
 fn reshapes_are_views_where_the_strides_allow() {
@@ -425,6 +425,73 @@ infer math { model probe(backend="math")  batch 4  device cpu  no_grad  eval }
     };
     assert_eq!(reshaped("fused"), (0, 0));
     assert_eq!(reshaped("math"), (409_600, 0));
+}
+
+/// Each fused attention kernel lays its output out as PyTorch's does for q in each of three
+/// layouts (measurements_sdpa.json, `layouts`: the efficient kernel always `[N, T, H, D]`
+/// memory, the others like q), so `reshape(transpose(y, 1, 2))` after it is a view exactly
+/// when it is one in PyTorch: the expected answer is computed from the measured strides.
+#[test]
+fn fused_attention_outputs_are_laid_out_as_pytorch_lays_them_out() {
+    use netc::costs::layout::view_strides;
+    use netc::host::Database;
+    use netc::semantics::files::syntax_tree;
+    use netc::syntax::Item;
+
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_sdpa.json")).expect("valid JSON");
+    let text = r#"
+model probe(layout: str) {
+    input x: f32[10, N, 32]
+    if layout == "BHTD" {
+        q = reshape(linear(x, 32), [N, 4, 10, 8])
+    } else if layout == "BTHD" {
+        q = transpose(reshape(linear(x, 32), [N, 10, 4, 8]), 1, 2)
+    } else {
+        q = permute(reshape(linear(x, 32), [10, N, 4, 8]), [1, 2, 0, 3])
+    }
+    y = sdpa(q, q, q)
+    z = reshape(transpose(y, 1, 2), [N, 10, 32])
+    return z
+}
+"#;
+    let kernels = [
+        ("cpu_flash", "cpu", "fp32", 4),
+        ("cuda_efficient", "a100_80gb", "fp32", 4),
+        ("cuda_flash", "a100_80gb", "bf16", 2),
+        ("cuda_cudnn", "h100_80gb", "bf16", 2),
+    ];
+    let mut text = text.to_string();
+    for (kernel, device, precision, _) in kernels {
+        for layout in ["BHTD", "BTHD", "TBHD"] {
+            text.push_str(&format!(
+                "infer {kernel}__{layout} {{ model probe(\"{layout}\")  batch 2  device {device}  precision {precision}  no_grad  eval }}\n"
+            ));
+        }
+    }
+    let mut db = Database::new();
+    let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text);
+    let mut checked = 0;
+    for (index, item) in syntax_tree(&db, file).iter().enumerate() {
+        let Item::Scenario(s) = item else { continue };
+        let (kernel, layout) = s.name.text.split_once("__").expect("kernel__layout");
+        let element = kernels.iter().find(|k| k.0 == kernel).expect("a kernel").3;
+        let strides: Vec<i128> = measured["layouts"][kernel][layout]["output"]
+            .as_array()
+            .expect("measured strides")
+            .iter()
+            .map(|s| s.as_i64().expect("a stride") as i128)
+            .collect();
+        // `transpose(y, 1, 2)` then `reshape` to [2, 10, 32].
+        let transposed = [strides[0], strides[2], strides[1], strides[3]];
+        let view = view_strides(&[2, 10, 4, 8], &transposed, &[2, 10, 32]).is_some();
+        let report = netc::report::scenario_report(&db, file, index as u32).expect("a report");
+        let made =
+            report.lines.iter().find(|l| l.source.starts_with("z = ")).expect("the reshape line").activation_bytes;
+        assert_eq!(made, if view { 0 } else { 2 * 10 * 32 * element }, "{kernel} with q {layout}");
+        checked += 1;
+    }
+    assert_eq!(checked, 12);
 }
 
 /// A `buffer` is module state, as `register_buffer` makes it: in the buffers ledger from the

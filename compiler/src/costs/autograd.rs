@@ -462,7 +462,13 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
                 // The efficient kernel computes its log-sum-exp only for a backward.
                 return OpMemory {
                     extras_always_made: backend != sdpa::SdpaBackend::Efficient,
-                    layout: if call.four_d { OutputLayout::HeadsInterleaved } else { OutputLayout::Contiguous },
+                    // The efficient kernel allocates `[N, T, H, D]`; the others lay their output
+                    // out like q (measured: tests/fixtures/ops/measurements_sdpa.json, `layouts`).
+                    layout: match backend {
+                        _ if !call.four_d => OutputLayout::Contiguous,
+                        sdpa::SdpaBackend::Efficient => OutputLayout::HeadsInterleaved,
+                        _ => OutputLayout::LikeInput,
+                    },
                     ..fresh(&[
                         Saved::Input(0),
                         Saved::Input(1),

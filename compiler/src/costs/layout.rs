@@ -3,8 +3,9 @@
 //! storage (`at::detail::computeStride`), and a copy otherwise; `matmul` copies a batched
 //! operand it cannot fold into `bmm`'s three dimensions. Both depend on the strides a tensor
 //! inherited: a transpose swaps them, a slice keeps them, an elementwise op lays its output
-//! out in its input's dimension order (TensorIterator), a fused attention kernel returns
-//! `[N, T, H, D]` memory seen as `[N, H, T, D]`.
+//! out in its input's dimension order (TensorIterator), the efficient attention kernel
+//! returns `[N, T, H, D]` memory seen as `[N, H, T, D]` and the other fused kernels lay their
+//! output out like q.
 //!
 //! Strides are in elements. A tensor with a dimension that is not known has no strides
 //! here: it is taken to be contiguous, as every tensor was before this module existed.
@@ -20,7 +21,7 @@ pub enum OutputLayout {
     Contiguous,
     /// Gap-free, in its first input's dimension order (TensorIterator's elementwise ops).
     LikeInput,
-    /// `[N, T, H, D]` memory seen as `[N, H, T, D]` (the fused attention kernels).
+    /// `[N, T, H, D]` memory seen as `[N, H, T, D]` (the efficient attention kernel).
     HeadsInterleaved,
 }
 
