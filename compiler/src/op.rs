@@ -115,6 +115,48 @@ keyword_enum! {
         CrossEntropy = "cross_entropy",
         /// `nn.MSELoss`.
         Mse = "mse",
+        /// `Tensor.sum` over dimensions.
+        Sum = "sum",
+        /// `Tensor.amax` over dimensions.
+        Amax = "amax",
+        /// `Tensor.cumsum` along a dimension.
+        Cumsum = "cumsum",
+        /// `Tensor.expand` (a view with stride-0 dimensions).
+        Expand = "expand",
+        /// `Tensor.select`, `x[:, i]` (a view).
+        Select = "select",
+        /// `Tensor.narrow` (a view).
+        Narrow = "narrow",
+        /// torchvision's `stochastic_depth`, timm's `DropPath`.
+        DropPath = "drop_path",
+        /// `Tensor.masked_fill`.
+        MaskedFill = "masked_fill",
+        /// `torch.where`.
+        Where = "where",
+        /// `torch.exp`.
+        Exp = "exp",
+        /// `torch.log`.
+        Log = "log",
+        /// `torch.sin`.
+        Sin = "sin",
+        /// `torch.cos`.
+        Cos = "cos",
+        /// `torch.sqrt`.
+        Sqrt = "sqrt",
+        /// `torch.rsqrt`.
+        Rsqrt = "rsqrt",
+        /// `torch.neg`, unary `-`.
+        Neg = "neg",
+        /// `torch.pow` with a number exponent.
+        Pow = "pow",
+        /// `torch.topk`.
+        Topk = "topk",
+        /// `torch.gather`.
+        Gather = "gather",
+        /// `F.one_hot`.
+        OneHot = "one_hot",
+        /// `torch.arange`.
+        Arange = "arange",
     }
 }
 
@@ -142,14 +184,21 @@ pub enum Family {
     /// Pooling.
     Pool,
     /// Views and copies that only rearrange elements (flatten, reshape, permute, transpose,
-    /// concat, split, slice).
+    /// concat, split, slice, expand, select, narrow).
     Layout,
     /// A free-standing parameter or buffer: module state, not computed by the run.
     Parameter,
-    /// Elementwise arithmetic between tensors.
+    /// Elementwise arithmetic between tensors, and choosing between them by a mask
+    /// (`masked_fill`, `where`).
     Arithmetic,
-    /// Reductions over dimensions.
+    /// Reductions over dimensions, and scans along one (`cumsum`).
     Reduce,
+    /// Elementwise math on one tensor (exponentials, logarithms, trigonometry, powers).
+    Math,
+    /// Selecting, ranking and encoding elements by index (`topk`, `gather`, `one_hot`).
+    Index,
+    /// Tensors made from sizes alone (`arange`).
+    Factory,
     /// Upsampling and interpolation.
     Resize,
     /// Attention over a sequence.
@@ -184,13 +233,18 @@ impl Op {
             BatchNorm | BatchNorm1d => Family::BatchNorm,
             LayerNorm | GroupNorm | RmsNorm => Family::Norm,
             Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh | Hardswish | Hardsigmoid => Family::Activation,
-            Dropout => Family::Dropout,
+            Dropout | DropPath => Family::Dropout,
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
-            Flatten | Reshape | Permute | Transpose | Concat | Split | Slice => Family::Layout,
+            Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Expand | Select | Narrow => {
+                Family::Layout
+            }
             Parameter | Buffer => Family::Parameter,
-            Add | Mul | Sub | Div => Family::Arithmetic,
-            Mean => Family::Reduce,
+            Add | Mul | Sub | Div | MaskedFill | Where => Family::Arithmetic,
+            Mean | Sum | Amax | Cumsum => Family::Reduce,
+            Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow => Family::Math,
+            Topk | Gather | OneHot => Family::Index,
+            Arange => Family::Factory,
             Upsample | Interpolate => Family::Resize,
             Attention | Sdpa => Family::Attention,
             Lstm | Gru => Family::Recurrent,
@@ -205,11 +259,13 @@ impl Op {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Matmul | Bmm | Sdpa | Attention | Lstm | Gru => {
                 Autocast::Half
             }
-            Softmax | LogSoftmax | LayerNorm | GroupNorm | RmsNorm | CrossEntropy | Mse => Autocast::Float,
+            Softmax | LogSoftmax | LayerNorm | GroupNorm | RmsNorm | CrossEntropy | Mse | Sum | Cumsum | Exp | Log
+            | Rsqrt | Pow => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Parameter | Buffer | Add | Mul
-            | Sub | Div | Upsample | Interpolate | Mean => Autocast::Promote,
+            | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath | MaskedFill
+            | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange => Autocast::Promote,
         }
     }
 }

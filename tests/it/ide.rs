@@ -319,6 +319,7 @@ fn completion_in_an_expression_offers_locals_defined_above_and_blocks() {
     );
     insta::assert_snapshot!(actual, @r"
         Variable   width          parameter
+        Op         where          op where(condition: tensor, a: tensor, b: tensor) -> tensor
         Block      wide           block wide(x, width: int)
         ");
 }
@@ -348,7 +349,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
-        (and 49 Op)
+        (and 70 Op)
         ");
 }
 
@@ -412,7 +413,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
-        (and 49 Op)
+        (and 70 Op)
         ");
 }
 
@@ -455,7 +456,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
-        (and 49 Op)
+        (and 70 Op)
         "#);
 }
 

@@ -300,6 +300,57 @@ fn ops_after_the_calibration_match_pytorchs_peaks() {
     }
 }
 
+/// The ops added after the calibration (`sum`, `amax`, `cumsum`, `expand`, `select`,
+/// `narrow`, `drop_path`, `masked_fill`, `where`, `exp`, `log`, `sin`, `cos`, `sqrt`,
+/// `rsqrt`, `neg`, `pow`, `topk`, `gather`, `one_hot`, `arange`), each used once in one
+/// model (tests/fixtures/ops/ops_probe.net), against PyTorch 2.15's peaks measured by
+/// tests/fixtures/ops/measure_ops.py (CPU float32, batches 2 and 8, inference with and
+/// without gradients, two SGD steps): every case exact.
+#[test]
+fn added_ops_match_pytorchs_peaks() {
+    use netc::costs::scenario_costs;
+    use netc::host::{Database, file_diagnostics};
+    use netc::semantics::files::{ItemLoc, syntax_tree};
+    use netc::syntax::Item;
+
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_ops.json")).expect("valid JSON");
+    let scenarios = [
+        ("infer_nograd", "infer", "no_grad  eval"),
+        ("infer_grad_eval", "infer", "eval"),
+        ("train_sgd", "train", "optimizer sgd"),
+    ];
+    let mut text = include_str!("../fixtures/ops/ops_probe.net").to_string();
+    for (batch, _) in measured["ops_probe"].as_object().expect("batches") {
+        let n = batch.trim_start_matches("bs");
+        for (name, kind, settings) in scenarios {
+            text.push_str(&format!(
+                "{kind} {batch}__{name} {{ model ops_probe()  batch {n}  device cpu  {settings} }}\n"
+            ));
+        }
+    }
+    let mut db = Database::new();
+    let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text);
+    let errors: Vec<_> =
+        file_diagnostics(&db, file).iter().filter(|d| d.code.info().code.starts_with('E')).cloned().collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut checked = 0;
+    for (index, item) in syntax_tree(&db, file).iter().enumerate() {
+        let Item::Scenario(s) = item else { continue };
+        let (batch, run) = s.name.text.split_once("__").expect("batch__run");
+        let expected = measured["ops_probe"][batch][run].as_i64().expect("a measured peak") as i128;
+        let peak = scenario_costs(&db, ItemLoc::new(&db, file, index as u32))
+            .as_ref()
+            .expect("simulates")
+            .simulation
+            .peak
+            .bytes;
+        assert_eq!(peak, expected, "{batch} {run}");
+        checked += 1;
+    }
+    assert_eq!(checked, 6);
+}
+
 /// `sdpa` runs the kernel PyTorch 2.15 picks for the device, dtype and shapes, and keeps what
 /// that kernel keeps. One attention layer (tests/fixtures/ops/attention.net, N 4, T 100,
 /// E 256, 4 heads), measured per kernel by tests/fixtures/ops/measure_sdpa.py: CPU flash (the

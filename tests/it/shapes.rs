@@ -339,6 +339,51 @@ fn resnet18_parameters_and_macs() {
 // A ResNet basic block without its projection shortcut, called where it changes the width and
 // the resolution: the residual add gets 128 channels at 28x28 and 64 at 56x56. The labels
 // point at both operands with their shapes, and at the call that led into the block.
+/// The ops added after the calibration, on symbolic shapes: each op's output type.
+#[test]
+fn added_ops_shapes() {
+    let (db, files) = load(&[("main.net", include_str!("../fixtures/ops/ops_probe.net"))]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "ops_probe");
+    let expected = [
+        ("sum", "f32[N, 64]"),
+        ("amax", "f32[N, 1, 64]"),
+        ("cumsum", "f32[N, 16, 64]"),
+        ("expand", "f32[N, 16, 64]"),
+        ("select", "f32[N, 64]"),
+        ("narrow", "f32[N, 8, 64]"),
+        ("drop_path", "f32[N, 16, 64]"),
+        ("masked_fill", "f32[N, 16, 64]"),
+        ("where", "f32[N, 16, 64]"),
+        ("exp", "f32[N, 16, 64]"),
+        ("rsqrt", "f32[N, 16, 64]"),
+        ("neg", "f32[N, 16, 64]"),
+        ("pow", "f32[N, 16, 64]"),
+        ("topk", "f32[N, 4, 64], i64[N, 4, 64]"),
+        ("gather", "f32[N, 4, 64]"),
+        ("one_hot", "i64[N, 10]"),
+        ("arange", "i64[16]"),
+    ];
+    for (op, ty) in expected {
+        assert_eq!(outputs_of(&graph, op), [ty], "{op}");
+    }
+}
+
+case!(expand_only_repeats_size_one, "model m() {\n    input x: f32[N, 4, 8]\n    return expand(x, [-1, 6, 8])\n}\n");
+case!(select_index_out_of_range, "model m() {\n    input x: f32[N, 4, 8]\n    return select(x, 1, 4)\n}\n");
+case!(
+    masked_fill_needs_a_bool_mask_that_fits,
+    "model m() {\n    input x: f32[N, 4, 8]\n    input keep: f32[4, 8]\n    return masked_fill(x, keep, 0.0)\n}\n"
+);
+case!(
+    topk_larger_than_the_dimension,
+    "model m() {\n    input x: f32[N, 4, 8]\n    a, _b = topk(x, 9)\n    return a\n}\n"
+);
+case!(
+    gather_index_of_another_rank,
+    "model m() {\n    input x: f32[N, 4, 8]\n    input i: i64[N, 2]\n    return gather(x, 1, i)\n}\n"
+);
+
 case!(
     e0501_residual_channel_mismatch,
     r#"block basic(x, planes: int, stride: int = 1) {

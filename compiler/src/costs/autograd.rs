@@ -328,7 +328,8 @@ fn numel(graph: &Graph, t: crate::graph::TensorId) -> i128 {
 /// `layouts` holds the strides of the tensors made before `node`.
 pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpMemory {
     // TensorIterator lays an elementwise result out in its input's dimension order.
-    let elementwise = matches!(node.op.family(), Family::Activation | Family::Arithmetic | Family::Dropout);
+    let elementwise =
+        matches!(node.op.family(), Family::Activation | Family::Arithmetic | Family::Dropout | Family::Math);
     let fresh = |saved: &[Saved]| OpMemory {
         alias: None,
         layout: if elementwise { OutputLayout::LikeInput } else { OutputLayout::Contiguous },
@@ -446,6 +447,45 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // derivatives.yaml: `mean_backward(grad, self.sym_sizes(), dim, numel ratio,
         // keepdim)` reads sizes only (measured: tests/fixtures/ops/measurements.json).
         Op::Mean => fresh(&[]),
+        // `sum_backward` expands the gradient and `cumsum_backward` is a reversed cumsum of
+        // it: sizes only. `amax` keeps its input and result to find where the maxima were.
+        Op::Sum | Op::Cumsum => fresh(&[]),
+        Op::Amax => fresh(&[Saved::Input(0), Saved::Output(0)]),
+        // Views: their gradients are new tensors of the input's size (`sum_to_size`,
+        // `select_backward` and `slice_backward` write into zeros).
+        Op::Expand | Op::Select | Op::Narrow => alias_all(GradFlow::New),
+        // torchvision's `stochastic_depth`: in training, `noise = x.new_empty([N, 1, ...])
+        // .bernoulli_(1 - p).div_(1 - p)` and `x * noise`, which keeps the noise (one value
+        // per sample, or one in `mode="batch"`); in eval or with `p = 0`, `x` itself.
+        Op::DropPath => {
+            let p = float(node, "p").unwrap_or(0.0);
+            if !mode.train || p == 0.0 {
+                return alias_all(GradFlow::PassThrough);
+            }
+            let per_batch = matches!(node.args.values.get("mode"), Some(ArgValue::Str(m)) if m == "batch");
+            let rows = if per_batch {
+                1
+            } else {
+                node.inputs.first().and_then(|&t| graph.tensor(t).shape.first()?.known()).unwrap_or(0)
+            };
+            let element = match mode.precision {
+                Precision::Fp16 | Precision::Bf16 => 2,
+                _ => f32_bytes,
+            };
+            fresh(&[Saved::Extra(product(&[rows, element]))])
+        }
+        // The mask (a condition) is what the gradients read.
+        Op::MaskedFill => fresh(&[Saved::InputFor(1, 0)]),
+        Op::Where => fresh(&[Saved::Input(0)]),
+        // derivatives.yaml: `exp`, `sqrt` and `rsqrt` differentiate through their result;
+        // `log`, `sin`, `cos` and `pow` through their input; `neg` needs nothing.
+        Op::Exp | Op::Sqrt | Op::Rsqrt => fresh(&[Saved::Output(0)]),
+        Op::Log | Op::Sin | Op::Cos | Op::Pow => fresh(&[Saved::Input(0)]),
+        Op::Neg => fresh(&[]),
+        // `topk` keeps its int64 indices; `gather` keeps its input and index.
+        Op::Topk => fresh(&[Saved::Output(1)]),
+        Op::Gather => fresh(&[Saved::Input(0), Saved::Input(1)]),
+        Op::OneHot | Op::Arange => fresh(&[]),
         Op::Sdpa => {
             let Some(call) = sdpa_call(node, graph, mode) else { return fresh(&[]) };
             let forced = match node.args.values.get("backend") {

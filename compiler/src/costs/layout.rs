@@ -120,7 +120,26 @@ fn output_strides(
             *stride = stride.saturating_mul(step);
             Some(strides)
         }
-        Op::Split if view => Some(input.to_vec()),
+        Op::Split | Op::Narrow if view => Some(input.to_vec()),
+        Op::Select if view => {
+            let mut strides = input.to_vec();
+            let d = dim("dim")?;
+            (d < strides.len()).then(|| strides.remove(d))?;
+            Some(strides)
+        }
+        // New leading dimensions, and dimensions of size 1 repeated, have stride 0.
+        Op::Expand if view => {
+            let old = node.inputs.first().and_then(|&t| known_shape(graph, t))?;
+            let lead = shape.len().checked_sub(old.len())?;
+            Some(
+                (0..shape.len())
+                    .map(|i| match i.checked_sub(lead) {
+                        Some(j) if old[j] == shape[i] => input[j],
+                        _ => 0,
+                    })
+                    .collect(),
+            )
+        }
         Op::Flatten | Op::Reshape if view => {
             let old = node.inputs.first().and_then(|&t| known_shape(graph, t))?;
             view_strides(&old, input, shape)

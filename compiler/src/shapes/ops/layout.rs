@@ -175,3 +175,83 @@ pub(super) fn slice(args: &Args) -> OpOutcome {
     shape[d] = size;
     Ok(OpResult::one(TensorType::new(x.dtype, shape)))
 }
+
+/// `expand(x, shape)` (Tensor.expand): `x`'s dimensions aligned with the last ones of
+/// `shape`; each is kept (`-1`, or the same size) or, if it is 1, repeated to the new size;
+/// new leading dimensions may be added.
+pub(super) fn expand(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let sizes = args.ints("shape")?;
+    if sizes.len() < x.rank() {
+        return Err(error(format!("expand to {} dimensions cannot drop any of the {} of {x}", sizes.len(), x.rank()))
+            .blame("shape", "too few sizes")
+            .blame("x", format!("{x}")));
+    }
+    let lead = sizes.len() - x.rank();
+    let mut shape = Vec::with_capacity(sizes.len());
+    for (i, size) in sizes.iter().enumerate() {
+        let old = i.checked_sub(lead).map(|j| &x.shape[j]);
+        let new = match (old, size.known()) {
+            (Some(old), Some(-1)) => old.clone(),
+            (None, Some(-1)) => {
+                return Err(error(format!("expand: -1 is not allowed for the new leading dimension {i}"))
+                    .blame("shape", "give its size"));
+            }
+            (_, Some(v)) if v < 0 => {
+                return Err(error(format!("expand: size {v} is negative")).blame("shape", "here"));
+            }
+            (Some(old), _) if *old == k(1) || old == size => size.clone(),
+            (Some(old), _) if old.certainly_differs(size) => {
+                return Err(error(format!(
+                    "expand: dimension {} of {x} is {old}, which can only be kept or, if it were 1, repeated; not made {size}",
+                    i - lead
+                ))
+                .blame("x", format!("{x}"))
+                .blame("shape", format!("{size} here"))
+                .help("only dimensions of size 1 can be expanded"));
+            }
+            // Symbolic sizes that may be equal: assume they are.
+            _ => size.clone(),
+        };
+        shape.push(new);
+    }
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
+/// `select(x, dim, index)` (Tensor.select, `x[:, i]`): the dimension `dim` removed, at
+/// position `index` (negative counts from the end).
+pub(super) fn select(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    if x.rank() == 0 {
+        return Err(error("select needs a tensor with at least one dimension").blame("x", format!("{x}")));
+    }
+    let d = axis(args, "dim", x.rank())?;
+    let index = args.int("index")?;
+    if let (Some(i), Some(size)) = (index.known(), x.shape[d].known())
+        && !(-size..size).contains(&i)
+    {
+        return Err(error(format!("index {i} is out of range for dimension {d} of size {size}"))
+            .blame("index", format!("valid: {} to {}", -size, size - 1)));
+    }
+    let mut shape = x.shape.clone();
+    shape.remove(d);
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
+/// `narrow(x, dim, start, length)` (Tensor.narrow): `length` elements from `start` along `dim`.
+pub(super) fn narrow(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank())?;
+    let (start, length) = (args.int("start")?, args.int("length")?);
+    if let (Some(s), Some(l), Some(size)) = (start.known(), length.known(), x.shape[d].known()) {
+        let from = if s < 0 { s + size } else { s };
+        if l < 0 || from < 0 || from > size || from + l > size {
+            return Err(error(format!("narrow of {l} elements from {s} does not fit in dimension {d} of size {size}"))
+                .blame("start", format!("{s}"))
+                .blame("length", format!("{l}")));
+        }
+    }
+    let mut shape = x.shape.clone();
+    shape[d] = length;
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}

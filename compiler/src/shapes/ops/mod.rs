@@ -16,7 +16,9 @@ use super::types::{DType, TensorType};
 use crate::op::Op;
 
 mod dense;
+mod index;
 mod layout;
+mod math;
 mod norm;
 mod reduce;
 mod sequence;
@@ -24,7 +26,9 @@ mod spatial;
 
 use self::dense::*;
 pub use self::dense::{broadcast, matmul};
+use self::index::*;
 use self::layout::*;
+use self::math::*;
 use self::norm::*;
 use self::reduce::*;
 pub use self::sequence::SDPA_BACKENDS;
@@ -350,7 +354,21 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Slice => slice(args),
         Parameter => parameter(args),
         Buffer => buffer(args),
-        Mean => mean(args),
+        Mean => reduce(args, Reduction::Mean),
+        Sum => reduce(args, Reduction::Sum),
+        Amax => reduce(args, Reduction::Amax),
+        Cumsum => cumsum(args),
+        Expand => expand(args),
+        Select => select(args),
+        Narrow => narrow(args),
+        DropPath => drop_path(args),
+        MaskedFill => masked_fill(args),
+        Where => where_(args),
+        Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow => elementwise_math(op, args),
+        Topk => topk(args),
+        Gather => gather(args),
+        OneHot => one_hot(args),
+        Arange => arange(args),
         Add | Mul | Sub | Div => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;

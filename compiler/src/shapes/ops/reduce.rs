@@ -1,13 +1,29 @@
-//! The rules of reductions over dimensions: the reduced dimensions dropped, or kept as 1
-//! (`keepdim`), as `Tensor.mean(dim, keepdim)` does.
+//! The rules of reductions over dimensions (the reduced dimensions dropped, or kept as 1
+//! with `keepdim`, as `Tensor.mean(dim, keepdim)` does) and of scans along one (`cumsum`).
 
 use super::*;
 
-/// `mean(x, dim, keepdim)`: a floating-point tensor averaged over the axes `dim` (each once,
+/// Which reduction: they differ in the dtypes they take and give.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reduction {
+    /// `mean`: floating-point tensors only.
+    Mean,
+    /// `sum`: integers and bools are summed into int64.
+    Sum,
+    /// `amax`: any dtype, kept.
+    Amax,
+}
+
+/// `mean`/`sum`/`amax(x, dim, keepdim)`: `x` reduced over the axes `dim` (each once,
 /// negative counting from the end).
-pub(super) fn mean(args: &Args) -> OpOutcome {
+pub(super) fn reduce(args: &Args, reduction: Reduction) -> OpOutcome {
     let x = args.tensor("x")?;
-    if !x.dtype.is_float() {
+    let name = match reduction {
+        Reduction::Mean => "mean",
+        Reduction::Sum => "sum",
+        Reduction::Amax => "amax",
+    };
+    if reduction == Reduction::Mean && !x.dtype.is_float() {
         return Err(error(format!(
             "mean of a {} tensor: PyTorch averages floating-point tensors only",
             x.dtype.name()
@@ -19,14 +35,16 @@ pub(super) fn mean(args: &Args) -> OpOutcome {
     let rank = x.rank() as i128;
     let mut reduced = vec![false; x.rank()];
     for d in args.ints("dim")? {
-        let v = d.known().ok_or_else(|| error("mean's dimensions must be known integers").blame("dim", "here"))?;
+        let v = d
+            .known()
+            .ok_or_else(|| error(format!("{name}'s dimensions must be known integers")).blame("dim", "here"))?;
         let a = if v < 0 { v + rank } else { v };
         if a < 0 || a >= rank {
             return Err(error(format!("dimension {v} is out of range for a {}-D tensor", x.rank()))
                 .blame("dim", format!("valid: {} to {}", -rank, rank - 1)));
         }
         if std::mem::replace(&mut reduced[a as usize], true) {
-            return Err(error(format!("dimension {v} appears twice in mean's dimensions")).blame("dim", "here"));
+            return Err(error(format!("dimension {v} appears twice in {name}'s dimensions")).blame("dim", "here"));
         }
     }
     let shape = x
@@ -39,5 +57,14 @@ pub(super) fn mean(args: &Args) -> OpOutcome {
             (true, false) => None,
         })
         .collect();
-    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+    let dtype = if reduction == Reduction::Sum && !x.dtype.is_float() { DType::I64 } else { x.dtype };
+    Ok(OpResult::one(TensorType::new(dtype, shape)))
+}
+
+/// `cumsum(x, dim)`: running sums along `dim`, the shape kept (integers and bools into int64).
+pub(super) fn cumsum(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    axis(args, "dim", x.rank())?;
+    let dtype = if x.dtype.is_float() { x.dtype } else { DType::I64 };
+    Ok(OpResult::one(TensorType::new(dtype, x.shape.clone())))
 }

@@ -1,0 +1,82 @@
+//! The rules of ops that select, rank and encode elements by index (`topk`, `gather`,
+//! `one_hot`) and make tensors from sizes (`arange`).
+
+use super::*;
+
+/// `topk(x, k, dim)`: the `k` largest along `dim` and their int64 indices, each `x`'s shape
+/// with `k` along `dim`.
+pub(super) fn topk(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank())?;
+    let count = args.int("k")?;
+    if let (Some(c), Some(size)) = (count.known(), x.shape[d].known())
+        && (c < 0 || c > size)
+    {
+        return Err(
+            error(format!("topk of {c} from a dimension of size {size}")).blame("k", format!("valid: 0 to {size}"))
+        );
+    }
+    let mut shape = x.shape.clone();
+    shape[d] = count;
+    Ok(OpResult {
+        outputs: vec![TensorType::new(x.dtype, shape.clone()), TensorType::new(DType::I64, shape)],
+        weights: Vec::new(),
+        buffers: Vec::new(),
+        macs: k(0),
+    })
+}
+
+/// `gather(x, dim, index)`: `index`'s shape, `x`'s dtype; `index` is int64 of `x`'s rank and
+/// no larger than `x` outside `dim`.
+pub(super) fn gather(args: &Args) -> OpOutcome {
+    let (x, index) = (args.tensor("x")?, args.tensor("index")?);
+    let d = axis(args, "dim", x.rank())?;
+    if index.dtype != DType::I64 {
+        return Err(error(format!("gather needs an i64 index, found {index}")).blame("index", format!("{index}")));
+    }
+    if index.rank() != x.rank() {
+        return Err(error(format!("gather's index {index} must have the rank of {x}"))
+            .blame("index", format!("{}-D", index.rank()))
+            .blame("x", format!("{}-D", x.rank())));
+    }
+    for (i, (a, b)) in index.shape.iter().zip(&x.shape).enumerate() {
+        if let (Some(a), Some(b)) = (a.known(), b.known())
+            && i != d
+            && a > b
+        {
+            return Err(error(format!("gather's index {index} is larger than {x} in dimension {i}"))
+                .blame("index", format!("{index}")));
+        }
+    }
+    Ok(OpResult::one(TensorType::new(x.dtype, index.shape.clone())))
+}
+
+/// `one_hot(x, classes)`: an integer tensor encoded as int64 with a last dimension of
+/// `classes`.
+pub(super) fn one_hot(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    if x.dtype.is_float() || x.dtype == DType::Bool {
+        return Err(error(format!("one_hot encodes integer tensors, found {x}")).blame("x", format!("{x}")));
+    }
+    let classes = args.int("classes")?;
+    at_least(args, "classes", &classes, 1)?;
+    let mut shape = x.shape.clone();
+    shape.push(classes);
+    Ok(OpResult::one(TensorType::new(DType::I64, shape)))
+}
+
+/// `arange(n, dtype)`: `[n]`, `0..n`, of `dtype`.
+pub(super) fn arange(args: &Args) -> OpOutcome {
+    let n = args.int("n")?;
+    if let Some(v) = n.known()
+        && v < 0
+    {
+        return Err(error(format!("arange of a negative length {v}")).blame("n", "here"));
+    }
+    let name = args.str("dtype")?;
+    let Some(dtype) = DType::from_name(name) else {
+        return Err(error(format!("unknown dtype `{name}`"))
+            .blame("dtype", "one of f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool"));
+    };
+    Ok(OpResult::one(TensorType::new(dtype, vec![n])))
+}

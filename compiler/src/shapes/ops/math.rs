@@ -1,0 +1,67 @@
+//! The rules of elementwise math on one tensor (`exp`, `log`, `sin`, `cos`, `sqrt`, `rsqrt`,
+//! `neg`, `pow`), of choosing elements by a mask (`masked_fill`, `where`) and of stochastic
+//! depth (`drop_path`): every one keeps its input's shape.
+
+use super::*;
+
+/// `exp(x)`, `log(x)`, ...: the shape kept; an integer input gives float32, as PyTorch's
+/// type promotion for these functions does (`neg` keeps any dtype).
+pub(super) fn elementwise_math(op: Op, args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let dtype = if x.dtype.is_float() || op == Op::Neg { x.dtype } else { DType::F32 };
+    if op == Op::Neg && x.dtype == DType::Bool {
+        return Err(error("neg of a bool tensor: PyTorch has no negation for bools")
+            .blame("x", format!("{x}"))
+            .help("use logical not"));
+    }
+    Ok(OpResult::one(TensorType::new(dtype, x.shape.clone())))
+}
+
+/// `masked_fill(x, mask, value)`: `x`'s shape; `mask` is a bool tensor that broadcasts to it
+/// without growing it.
+pub(super) fn masked_fill(args: &Args) -> OpOutcome {
+    let (x, mask) = (args.tensor("x")?, args.tensor("mask")?);
+    if mask.dtype != DType::Bool {
+        return Err(error(format!("masked_fill needs a bool mask, found {mask}"))
+            .blame("mask", format!("{mask}"))
+            .help("declare the mask `bool` (a buffer or an input)"));
+    }
+    let out = broadcast(x, mask).map_err(|e| e.blame("x", format!("{x}")).blame("mask", format!("{mask}")))?;
+    if out.shape != x.shape {
+        return Err(error(format!(
+            "masked_fill's mask {mask} would grow {x} to {out}: the fill is in the shape of `x`"
+        ))
+        .blame("mask", format!("{mask}")));
+    }
+    args.float("value")?;
+    Ok(OpResult::one(x.clone()))
+}
+
+/// `where(condition, a, b)`: the broadcast of the three shapes, of `a`'s dtype (or `b`'s
+/// when `a` is not floating-point); `condition` is bool.
+pub(super) fn where_(args: &Args) -> OpOutcome {
+    let (c, a, b) = (args.tensor("condition")?, args.tensor("a")?, args.tensor("b")?);
+    if c.dtype != DType::Bool {
+        return Err(error(format!("where needs a bool condition, found {c}")).blame("condition", format!("{c}")));
+    }
+    let ab = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
+    let out = broadcast(&ab, c).map_err(|e| e.blame("condition", format!("{c}")))?;
+    Ok(OpResult::one(TensorType::new(ab.dtype, out.shape)))
+}
+
+/// `drop_path(x, p, mode)`: `x`'s shape; `p` a probability, `mode` `"row"` or `"batch"`.
+pub(super) fn drop_path(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let p = args.float("p")?;
+    if !(0.0..=1.0).contains(&p) {
+        return Err(error(format!("drop probability must be between 0 and 1, found {p}")).blame("p", "here"));
+    }
+    let mode = args.str("mode")?;
+    if mode != "row" && mode != "batch" {
+        return Err(error(format!("unknown stochastic depth mode `{mode}`")).blame("mode", "\"row\" or \"batch\""));
+    }
+    if x.rank() == 0 {
+        return Err(error("drop_path needs a batch dimension").blame("x", format!("{x}")));
+    }
+    Ok(OpResult::one(x.clone()))
+}
