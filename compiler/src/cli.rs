@@ -17,7 +17,7 @@ use crate::diagnostics::Severity;
 use crate::host::Database;
 use crate::render;
 use crate::safe_write::Links;
-use crate::workspace::check_paths_with;
+use crate::workspace::{check_paths_changed, check_paths_with};
 
 /// netc: static memory analysis and linting of neural-network definitions (.net files).
 #[derive(Debug, Parser)]
@@ -33,6 +33,9 @@ enum Command {
     Check(CheckArgs),
     /// Show each scenario per source line: output shape, parameters, MACs, output bytes
     Report(ReportArgs),
+    /// Find the largest batch size (or sequence length) at which each scenario fits its budget,
+    /// or its device when it has none
+    Fit(FitArgs),
     /// Format .net files in place (`--check`: list the files that would change; `--diff`: show
     /// the changes; `-`: standard input to standard output)
     Fmt(FmtArgs),
@@ -43,6 +46,79 @@ enum Command {
     /// Show the documentation of a diagnostic code or lint (`netc explain L0001`, `netc explain
     /// budget-exceeded`), offline
     Explain(ExplainArgs),
+}
+
+/// Settings changed for one run (what-if): the scenarios are run as if the files said so,
+/// and the files are not written.
+#[derive(Debug, Default, clap::Args)]
+struct WhatIfArgs {
+    /// What if: run the scenarios at this batch size (the files are not changed)
+    #[arg(long, value_name = "N", help_heading = "What if")]
+    batch: Option<u64>,
+    /// What if: this sequence length
+    #[arg(long, value_name = "S", help_heading = "What if")]
+    seq: Option<u64>,
+    /// What if: on this device preset (`h100_80gb`, `rtx4090`, `cpu`, ...)
+    #[arg(long, value_name = "NAME", help_heading = "What if")]
+    device: Option<String>,
+    /// What if: in this precision (`fp32`, `fp16`, `bf16`, `amp`, `amp_bf16`, `int8`)
+    #[arg(long, value_name = "POLICY", help_heading = "What if")]
+    precision: Option<String>,
+    /// What if: with this optimizer (`sgd`, `adam`, `adamw`, ...; training scenarios)
+    #[arg(long, value_name = "NAME", help_heading = "What if")]
+    optimizer: Option<String>,
+    /// What if: with this budget (`24 GiB`, `512 MiB`)
+    #[arg(long, value_name = "SIZE", help_heading = "What if")]
+    budget: Option<String>,
+    /// What if: any other setting, `KEY=VALUE` or a flag (`--set zero=3`, `--set checkpoint`);
+    /// repeatable
+    #[arg(long = "set", value_name = "KEY[=VALUE]", help_heading = "What if")]
+    set: Vec<String>,
+}
+
+impl WhatIfArgs {
+    /// The changes these arguments ask for, or why one is not a setting.
+    fn changes(&self) -> Result<Vec<crate::whatif::Change>, String> {
+        use crate::syntax::settings::{SETTINGS, SettingForm, setting};
+        use crate::whatif::Change;
+        let mut changes = Vec::new();
+        let named = [
+            ("batch", self.batch.map(|v| v.to_string())),
+            ("seq", self.seq.map(|v| v.to_string())),
+            ("device", self.device.clone()),
+            ("precision", self.precision.clone()),
+            ("optimizer", self.optimizer.clone()),
+            ("budget", self.budget.clone()),
+        ];
+        for (key, value) in named {
+            if let Some(value) = value {
+                changes.push(Change::new(key, Some(&value)));
+            }
+        }
+        for given in &self.set {
+            let (key, value) = match given.split_once('=') {
+                Some((k, v)) => (k.trim(), Some(v.trim())),
+                None => (given.trim(), None),
+            };
+            let Some(spec) = setting(key) else {
+                let hint = match crate::suggest::closest(key, SETTINGS.iter().map(|s| s.key)) {
+                    Some(close) => format!("; did you mean `{close}`?"),
+                    None => String::new(),
+                };
+                return Err(format!("`--set {given}`: `{key}` is not a scenario setting{hint}"));
+            };
+            match (spec.form, value) {
+                (SettingForm::Flag, Some(_)) => {
+                    return Err(format!("`--set {given}`: `{key}` is a flag and takes no value (`--set {key}`)"));
+                }
+                (SettingForm::Flag, None) => {}
+                (_, None) => return Err(format!("`--set {given}`: `{key}` needs a value (`--set {key}=...`)")),
+                (_, Some(_)) => {}
+            }
+            changes.push(Change::new(key, value));
+        }
+        Ok(changes)
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -92,6 +168,45 @@ struct ReportArgs {
     /// name it with --scenario when there are several)
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    #[command(flatten)]
+    what_if: WhatIfArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct FitArgs {
+    /// Files or directories (every .net file below a directory); default: `.`
+    paths: Vec<PathBuf>,
+    /// Leave out of the directories walked what this gitignore-style pattern matches
+    /// (`generated/`, `*.gen.net`); repeatable. Files named are always read
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Only the scenario with this name
+    #[arg(long, value_name = "NAME")]
+    scenario: Option<String>,
+    /// What to grow: the batch size or the sequence length
+    #[arg(long, value_enum, default_value_t = FitAxis::Batch)]
+    over: FitAxis,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = FitFormat::Table)]
+    format: FitFormat,
+    #[command(flatten)]
+    what_if: WhatIfArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FitAxis {
+    /// The batch size (`batch`, the dimension `N`)
+    Batch,
+    /// The sequence length (`seq`, the dimension `S`)
+    Seq,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FitFormat {
+    /// The answer and the values tried, for a terminal
+    Table,
+    /// JSON: per scenario the limit, the largest value that fits and every value tried
+    Json,
 }
 
 #[derive(Debug, clap::Args)]
@@ -162,6 +277,8 @@ struct CheckArgs {
     /// never a file with syntax errors), say what was fixed, then report what is left
     #[arg(long)]
     fix: bool,
+    #[command(flatten)]
+    what_if: WhatIfArgs,
 }
 
 /// The level overrides given on the command line (they win over netc.toml, which the loader
@@ -254,9 +371,24 @@ fn check(args: CheckArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bo
         }
     };
     let Some(excludes) = excludes(&args.exclude, err) else { return 2 };
+    let changes = match args.what_if.changes() {
+        Ok(changes) => changes,
+        Err(message) => {
+            let _ = writeln!(err, "error: {message}");
+            return 2;
+        }
+    };
+    if args.fix && !changes.is_empty() {
+        let _ = writeln!(
+            err,
+            "error: `--fix` writes the files, and what-if settings are not in them: use one or the other"
+        );
+        return 2;
+    }
     let mut db = Database::new();
     db.set_levels(levels.clone());
-    let mut checked = check_paths_with(&mut db, &paths, &excludes);
+    let mut checked =
+        check_paths_changed(&mut db, &paths, &excludes, |db, roots| crate::whatif::apply(db, roots, None, &changes));
     let mut fix_failed = false;
     if args.fix {
         // What was fixed goes beside machine-readable output, not into it.
@@ -383,12 +515,19 @@ fn fix(db: &mut Database, roots: &[crate::db::SourceFile], fixed: &mut Vec<Strin
 fn load_checked(
     paths: &[PathBuf],
     exclude: &[String],
+    what_if: &WhatIfArgs,
+    only: Option<&str>,
     err: &mut dyn Write,
 ) -> Result<(Database, crate::workspace::Checked), u8> {
     let Some(paths) = existing_paths(paths, err) else { return Err(2) };
     let Some(excludes) = excludes(exclude, err) else { return Err(2) };
+    let changes = what_if.changes().map_err(|message| {
+        let _ = writeln!(err, "error: {message}");
+        2
+    })?;
     let mut db = Database::new();
-    let checked = check_paths_with(&mut db, &paths, &excludes);
+    let checked =
+        check_paths_changed(&mut db, &paths, &excludes, |db, roots| crate::whatif::apply(db, roots, only, &changes));
     Ok((db, checked))
 }
 
@@ -448,7 +587,7 @@ fn exit_code(checked: &crate::workspace::Checked, errors: usize) -> u8 {
 }
 
 fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let (db, checked) = match load_checked(&args.paths, &args.exclude, err) {
+    let (db, checked) = match load_checked(&args.paths, &args.exclude, &args.what_if, args.scenario.as_deref(), err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -490,6 +629,107 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
     exit_code(&checked, errors)
 }
 
+/// `netc fit`: for each scenario (or the one named), the largest batch size or sequence length
+/// that fits, with every value tried. A scenario with no limit or that cannot be simulated is
+/// named on `err` (exit 1); errors in the files go to `err` as for `report`.
+fn fit(args: FitArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let only = args.scenario.as_deref();
+    let (mut db, checked) = match load_checked(&args.paths, &args.exclude, &args.what_if, only, err) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let axis = match args.over {
+        FitAxis::Batch => crate::whatif::Axis::Batch,
+        FitAxis::Seq => crate::whatif::Axis::Seq,
+    };
+    let mut scenarios: Vec<(crate::db::SourceFile, u32, String)> = Vec::new();
+    for &file in &checked.roots {
+        for (index, item) in crate::semantics::files::syntax_tree(&db, file).iter().enumerate() {
+            if let crate::syntax::Item::Scenario(s) = item
+                && only.is_none_or(|name| name == s.name.text)
+            {
+                scenarios.push((file, index as u32, s.name.text.to_string()));
+            }
+        }
+    }
+    if let Some(name) = only
+        && scenarios.is_empty()
+    {
+        let _ = writeln!(err, "error: no scenario named `{name}` in the given files");
+        return 2;
+    }
+    let mut fits = Vec::new();
+    let mut failed = 0;
+    for (file, index, name) in scenarios {
+        if !crate::host::scenario_errors(&db, file, index).is_empty() {
+            let _ = writeln!(err, "error: scenario `{name}` has errors: see `netc check`");
+            failed += 1;
+            continue;
+        }
+        match crate::whatif::fit(&mut db, file, index, axis) {
+            Ok(fit) => fits.push((file.name(&db).clone(), fit)),
+            Err(message) => {
+                let _ = writeln!(err, "error: {message}");
+                failed += 1;
+            }
+        }
+    }
+    let text = match args.format {
+        FitFormat::Json => {
+            let list: Vec<serde_json::Value> = fits
+                .iter()
+                .map(|(file, fit)| {
+                    let mut v = serde_json::to_value(fit).expect("plain data serializes");
+                    v["file"] = serde_json::Value::String(file.to_string());
+                    v
+                })
+                .collect();
+            let mut json = serde_json::to_string_pretty(&serde_json::json!({ "fits": list })).expect("plain data");
+            json.push('\n');
+            json
+        }
+        FitFormat::Table => fits.iter().map(|(file, fit)| fit_table(file, fit)).collect::<Vec<_>>().join("\n"),
+    };
+    if out.write_all(text.as_bytes()).is_err() {
+        return 2;
+    }
+    // The lints of the file as written (a budget exceeded at its batch) are what `fit` answers,
+    // not errors of its own: only a scenario it could not search fails the run.
+    if checked.io_failed {
+        2
+    } else if failed > 0 {
+        1
+    } else {
+        0
+    }
+}
+
+/// The answer of `fit` for one scenario and the values it tried, smallest first.
+fn fit_table(file: &crate::diagnostics::FileName, fit: &crate::whatif::Fit) -> String {
+    use crate::units::bytes;
+    let mut out = match fit.largest {
+        Some(largest) => {
+            format!("scenario `{}` ({file}): fits up to {} {largest} within {}\n", fit.scenario, fit.axis, fit.limit)
+        }
+        None => {
+            format!("scenario `{}` ({file}): does not fit within {} even at {} 1\n", fit.scenario, fit.limit, fit.axis)
+        }
+    };
+    let mut trials = fit.trials.clone();
+    trials.sort_by_key(|t| t.value);
+    trials.dedup_by_key(|t| t.value);
+    out.push_str(&format!("  {:>10}  {:>12}\n", fit.axis, "needs"));
+    for t in trials {
+        let (needs, verdict) = match t.total_bytes {
+            Some(total) if total <= fit.limit_bytes => (bytes(total), "fits"),
+            Some(total) => (bytes(total), "over"),
+            None => ("-".to_string(), "does not simulate"),
+        };
+        out.push_str(&format!("  {:>10}  {needs:>12}  {verdict}\n", t.value));
+    }
+    out
+}
+
 /// Writes the timeline plot of the one scenario of `files` (named `only`; `report` is their
 /// report) to `path`.
 fn write_svg(
@@ -524,7 +764,7 @@ fn write_svg(
 /// its stored snapshot (its figures would be lost); `--check` shows that scenario as not
 /// simulated, in its place. Errors go to standard error and fail the run (exit 1).
 fn snapshot(args: SnapshotArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: bool) -> u8 {
-    let (db, checked) = match load_checked(&args.paths, &args.exclude, err) {
+    let (db, checked) = match load_checked(&args.paths, &args.exclude, &WhatIfArgs::default(), None, err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -881,6 +1121,7 @@ fn dispatch(
     match cli.command {
         Command::Check(args) => check(args, out, err, terminal),
         Command::Report(args) => report(args, out, err, terminal),
+        Command::Fit(args) => fit(args, out, err),
         Command::Fmt(args) => fmt(args, input, out, err, terminal),
         Command::Snapshot(args) => snapshot(args, out, err, terminal),
         Command::Explain(args) => explain(&args.code, out, err),

@@ -34,6 +34,7 @@ pub mod suggest;
 pub mod svg;
 pub mod syntax;
 pub mod units;
+pub mod whatif;
 pub mod workspace;
 
 pub use analysis::{AnalyzeError, analyze};

@@ -703,7 +703,20 @@ pub fn check_paths(db: &mut Database, paths: &[PathBuf]) -> Checked {
 
 /// [`check_paths`], leaving out of the walked directories what `excludes` names.
 pub fn check_paths_with(db: &mut Database, paths: &[PathBuf], excludes: &Excludes) -> Checked {
+    check_paths_changed(db, paths, excludes, |_, _| {})
+}
+
+/// As [`check_paths_with`], with the texts of the files named changed by `change` after they
+/// are loaded and before they are checked (what-if settings: the files on disk are not
+/// touched).
+pub fn check_paths_changed(
+    db: &mut Database,
+    paths: &[PathBuf],
+    excludes: &Excludes,
+    change: impl FnOnce(&mut Database, &[SourceFile]),
+) -> Checked {
     let loaded = load_with(db, paths, excludes);
+    change(db, &loaded.roots);
     let configured = configure(db, &loaded);
     let mut diagnostics = loaded.io_errors.clone();
     diagnostics.extend(configured.diagnostics);

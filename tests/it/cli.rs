@@ -1094,3 +1094,137 @@ fn fix_with_machine_readable_output_says_what_it_fixed_on_stderr() {
     assert_eq!(json["diagnostics"], serde_json::json!([]), "{}", run.out);
     assert_eq!(dir.redact(&run.err), "fixed <tmp>/serve.net: add `no_grad`, add `eval`\n");
 }
+
+// ---------------------------------------------------------------------------------------
+// What-if settings and `netc fit`
+
+const FIT: &str = "\
+use std.models.resnet
+train big { model resnet50()  batch 512  optimizer adam  device rtx4090 }
+infer serve { model resnet50()  batch 8  no_grad  eval  device l4  budget 2 GiB }
+";
+
+/// The `total_bytes` of each scenario of a `report --format json` run.
+fn totals(run: &Run) -> Vec<(String, i64)> {
+    let report: serde_json::Value = serde_json::from_str(&run.out).expect("JSON on stdout");
+    report["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .map(|s| (s["name"].as_str().expect("a name").to_string(), s["total_bytes"].as_i64().expect("a total")))
+        .collect()
+}
+
+#[test]
+fn what_if_settings_report_what_the_edited_file_would_and_leave_the_file_alone() {
+    let dir = TempDir::new("what_if");
+    let path = dir.write("models.net", FIT);
+    let edited = dir.write("edited.net", FIT.replace("batch 8", "batch 64").replace("device l4", "device h100_80gb"));
+    let what_if = netc([
+        "report".as_ref(),
+        path.as_os_str(),
+        "--scenario".as_ref(),
+        "serve".as_ref(),
+        "--batch".as_ref(),
+        "64".as_ref(),
+        "--device".as_ref(),
+        "h100_80gb".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    let written = netc([
+        "report".as_ref(),
+        edited.as_os_str(),
+        "--scenario".as_ref(),
+        "serve".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    // The same answer, and the same verdict (`big` is over its device in both: exit 1).
+    assert_eq!((what_if.code, totals(&what_if)), (written.code, totals(&written)), "{}", what_if.err);
+    assert_eq!(std::fs::read_to_string(&path).expect("the file"), FIT, "the file on disk is never written");
+    // A setting the scenario does not have is added: four micro-batches for the training one.
+    let plain = netc(["report".as_ref(), path.as_os_str(), "--scenario".as_ref(), "big".as_ref()]);
+    let accumulated = netc([
+        "report".as_ref(),
+        path.as_os_str(),
+        "--scenario".as_ref(),
+        "big".as_ref(),
+        "--set".as_ref(),
+        "grad_accum=4".as_ref(),
+    ]);
+    assert!(plain.out.contains("peak 41.6 GiB"), "{}", plain.out);
+    assert!(accumulated.out.contains("peak 10.9 GiB"), "{}", accumulated.out);
+}
+
+#[test]
+fn what_if_mistakes_are_named() {
+    let dir = TempDir::new("what_if_mistakes");
+    let path = dir.write("models.net", FIT);
+    let cases: [(&[&str], &str); 4] = [
+        (&["--set", "bach=64"], "error: `--set bach=64`: `bach` is not a scenario setting; did you mean `batch`?\n"),
+        (
+            &["--set", "no_grad=1"],
+            "error: `--set no_grad=1`: `no_grad` is a flag and takes no value (`--set no_grad`)\n",
+        ),
+        (&["--set", "zero"], "error: `--set zero`: `zero` needs a value (`--set zero=...`)\n"),
+        (
+            &["--fix", "--batch", "4"],
+            "error: `--fix` writes the files, and what-if settings are not in them: use one or the other\n",
+        ),
+    ];
+    for (flags, expected) in cases {
+        let run = check(flags, &[&path]);
+        assert_eq!((run.code, run.err.as_str()), (2, expected), "{flags:?}");
+    }
+    // A mistyped value is the diagnostic the file would get, at the edited setting.
+    let run = check(&["--device", "a100"], &[&path]);
+    assert_eq!(run.code, 1);
+    assert!(run.out.contains("unknown device `a100`") && run.out.contains("did you mean `a100_40gb`?"), "{}", run.out);
+}
+
+#[test]
+fn fit_finds_the_largest_batch_and_the_next_one_does_not_fit() {
+    let dir = TempDir::new("fit");
+    let path = dir.write("models.net", FIT);
+    let run = netc(["fit".as_ref(), path.as_os_str(), "--format".as_ref(), "json".as_ref()]);
+    assert_eq!(run.code, 0, "{}", run.err);
+    let fits: serde_json::Value = serde_json::from_str(&run.out).expect("JSON");
+    let fits = fits["fits"].as_array().expect("fits");
+    assert_eq!(fits.len(), 2);
+    for fit in fits {
+        let scenario = fit["scenario"].as_str().expect("a name");
+        let largest = fit["largest"].as_i64().expect("a batch fits");
+        let limit = fit["limit_bytes"].as_i64().expect("a limit");
+        // The answer, checked by simulating it and the next batch through `report`.
+        let total_at = |batch: i64| {
+            let run = netc([
+                "report".as_ref(),
+                path.as_os_str(),
+                "--scenario".as_ref(),
+                scenario.as_ref(),
+                "--batch".as_ref(),
+                batch.to_string().as_ref(),
+                "--format".as_ref(),
+                "json".as_ref(),
+            ]);
+            totals(&run)[0].1
+        };
+        assert!(total_at(largest) <= limit, "{scenario}: batch {largest} does not fit");
+        assert!(total_at(largest + 1) > limit, "{scenario}: batch {} fits too", largest + 1);
+    }
+    assert_eq!(fits[0]["limit"], "device rtx4090 (24.0 GiB)");
+    assert_eq!(fits[1]["limit"], "budget 2.0 GiB");
+    // The table names the answer first; a sequence length is searched the same way.
+    let table = netc(["fit".as_ref(), path.as_os_str(), "--scenario".as_ref(), "serve".as_ref()]);
+    assert!(
+        table.out.starts_with(&format!("scenario `serve` ({}): fits up to batch ", path.display())),
+        "{}",
+        table.out
+    );
+    let no_limit =
+        dir.write("cpu.net", "use std.models.resnet\ninfer cpu { model resnet18()  batch 1  no_grad  eval }\n");
+    let run = netc(["fit".as_ref(), no_limit.as_os_str()]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.err, "error: scenario `cpu` has no budget and its device (cpu) no capacity: give it a `budget`\n");
+}

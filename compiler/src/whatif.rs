@@ -1,0 +1,216 @@
+//! What-if and fit: a scenario run with some settings changed (`netc report --batch 64`,
+//! `--device h100_80gb`), and the largest batch or sequence length that fits its budget or its
+//! device (`netc fit`).
+//!
+//! A change is an edit of the scenario's text in the database, never on disk: the run is
+//! exactly the run of the file with those settings (checked, elaborated and simulated by the
+//! same queries, incrementally: a new batch re-binds the graph it does not re-elaborate), and
+//! a mistyped value gets the diagnostic the file would get.
+
+use crate::costs::scenario_costs;
+use crate::db::SourceFile;
+use crate::diagnostics::TextRange;
+use crate::elaborate::Db;
+use crate::host::Database;
+use crate::semantics::files::{ItemLoc, parse_file};
+use crate::syntax::{Item, NodeId};
+
+/// One setting to change: `batch 64` is `key` "batch" and `value` "64"; a flag (`no_grad`)
+/// has no value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The setting's keyword.
+    pub key: String,
+    /// Its value as written in a `.net` file (`64`, `bf16`, `80 GiB`), `None` for a flag.
+    pub value: Option<String>,
+}
+
+impl Change {
+    /// `key value` (or `key` for a flag).
+    pub fn new(key: &str, value: Option<&str>) -> Change {
+        Change { key: key.to_string(), value: value.map(str::to_string) }
+    }
+
+    /// The setting as written.
+    fn text(&self) -> String {
+        match &self.value {
+            Some(v) => format!("{} {v}", self.key),
+            None => self.key.clone(),
+        }
+    }
+}
+
+/// The text of `file` with `changes` made to every scenario (or only to the one named
+/// `only`): a setting that is there is replaced, one that is not is added after the last.
+pub fn changed_text(db: &dyn Db, file: SourceFile, only: Option<&str>, changes: &[Change]) -> String {
+    let parse = parse_file(db, file);
+    let mut edits: Vec<(TextRange, String)> = Vec::new();
+    for (item, spans) in parse.tree.items.iter().zip(&parse.spans) {
+        let Item::Scenario(scenario) = item.as_ref() else { continue };
+        if only.is_some_and(|name| name != scenario.name.text) {
+            continue;
+        }
+        let mut added = String::new();
+        for change in changes {
+            match scenario.settings.iter().find(|s| s.key.text == change.key) {
+                Some(setting) => edits.push((spans.range(setting.id), change.text())),
+                None => {
+                    added.push_str("  ");
+                    added.push_str(&change.text());
+                }
+            }
+        }
+        if !added.is_empty() {
+            let after: NodeId = scenario.settings.last().map_or(scenario.name.id, |s| s.id);
+            edits.push((TextRange::empty(spans.range(after).end), added));
+        }
+    }
+    let mut text = file.text(db).clone();
+    // From the end, so that earlier offsets stay valid (the ranges do not overlap).
+    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+    for (range, new) in edits {
+        text.replace_range(range.start as usize..range.end as usize, &new);
+    }
+    text
+}
+
+/// Applies `changes` to the scenarios of `files` (or to the one named `only`) in `db`.
+pub fn apply(db: &mut Database, files: &[SourceFile], only: Option<&str>, changes: &[Change]) {
+    if changes.is_empty() {
+        return;
+    }
+    for &file in files {
+        let text = changed_text(db, file, only, changes);
+        if &text != file.text(db) {
+            let name = file.name(db).clone();
+            db.set_file(name, text);
+        }
+    }
+}
+
+/// What `fit` varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// The batch size (`batch`).
+    Batch,
+    /// The sequence length (`seq`).
+    Seq,
+}
+
+impl Axis {
+    /// The setting's keyword.
+    pub fn key(self) -> &'static str {
+        match self {
+            Axis::Batch => "batch",
+            Axis::Seq => "seq",
+        }
+    }
+}
+
+/// One value tried by `fit`: the value and what the scenario then needs (`None`: it could not
+/// be simulated at that value, which counts as not fitting).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Trial {
+    /// The batch size or sequence length.
+    pub value: i128,
+    /// The total the budget is checked against (peak reserved + runtime), in bytes.
+    pub total_bytes: Option<i128>,
+}
+
+/// The answer of `fit` for one scenario.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Fit {
+    /// The scenario.
+    pub scenario: String,
+    /// What was varied (`batch` or `seq`).
+    pub axis: &'static str,
+    /// The limit: the budget when there is one within the device, else the device's capacity.
+    pub limit_bytes: i128,
+    /// Where the limit comes from (`budget 38 GiB`, `device a100_40gb`).
+    pub limit: String,
+    /// The largest value that fits (`None`: not even 1).
+    pub largest: Option<i128>,
+    /// Every value tried, in order.
+    pub trials: Vec<Trial>,
+}
+
+/// "device rtx4090 (24.0 GiB)".
+fn device_limit(device: &crate::costs::devices::Device, capacity: i128) -> String {
+    format!("device {} ({})", device.name(), crate::units::bytes(capacity))
+}
+
+/// The most any search goes: a batch or a sequence of 2^24.
+const MAX_VALUE: i128 = 1 << 24;
+
+/// The largest value of `axis` at which scenario `index` of `file` fits its budget (or its
+/// device), by doubling from 1 and then bisecting; `Err` says why there is nothing to fit
+/// (no limit, or the scenario does not simulate). `db` is left as it was.
+pub fn fit(db: &mut Database, file: SourceFile, index: u32, axis: Axis) -> Result<Fit, String> {
+    let original = file.text(db).clone();
+    let name = file.name(db).clone();
+    let parse = parse_file(db, file);
+    let Some(Item::Scenario(scenario)) = parse.tree.items.get(index as usize).map(|i| i.as_ref()) else {
+        return Err("not a scenario".into());
+    };
+    let scenario_name = scenario.name.text.to_string();
+    let costs = scenario_costs(db, ItemLoc::new(db, file, index))
+        .clone()
+        .ok_or_else(|| format!("scenario `{scenario_name}` cannot be simulated: see `netc check`"))?;
+    let capacity = costs.device.capacity;
+    let (limit_bytes, limit) = match (costs.budget, capacity) {
+        (Some(budget), Some(capacity)) if capacity < budget => (capacity, device_limit(costs.device, capacity)),
+        (Some(budget), _) => (budget, format!("budget {}", crate::units::bytes(budget))),
+        (None, Some(capacity)) => (capacity, device_limit(costs.device, capacity)),
+        (None, None) => {
+            return Err(format!(
+                "scenario `{scenario_name}` has no budget and its device ({}) no capacity: give it a `budget`",
+                costs.device.name()
+            ));
+        }
+    };
+    let mut trials: Vec<Trial> = Vec::new();
+    let mut total_at = |value: i128, db: &mut Database| -> Option<i128> {
+        let change = Change::new(axis.key(), Some(&value.to_string()));
+        db.set_file(name.clone(), original.clone());
+        let text = changed_text(db, file, Some(&scenario_name), &[change]);
+        db.set_file(name.clone(), text);
+        let total = scenario_costs(db, ItemLoc::new(db, file, index))
+            .as_ref()
+            .filter(|c| !c.simulation.overflowed)
+            .map(|c| c.total);
+        trials.push(Trial { value, total_bytes: total });
+        total
+    };
+    let fits = |total: Option<i128>| total.is_some_and(|t| t <= limit_bytes);
+    // Doubling: the last value that fits and the first that does not.
+    let (mut good, mut bad) = (0i128, None);
+    let mut value = 1;
+    while value <= MAX_VALUE {
+        if fits(total_at(value, db)) {
+            good = value;
+            value *= 2;
+        } else {
+            bad = Some(value);
+            break;
+        }
+    }
+    if let Some(mut bad) = bad {
+        while bad - good > 1 {
+            let mid = good + (bad - good) / 2;
+            if fits(total_at(mid, db)) {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+    }
+    db.set_file(name, original);
+    Ok(Fit {
+        scenario: scenario_name,
+        axis: axis.key(),
+        limit_bytes,
+        limit,
+        largest: (good > 0).then_some(good),
+        trials,
+    })
+}
