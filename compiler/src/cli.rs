@@ -634,7 +634,7 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
 /// named on `err` (exit 1); errors in the files go to `err` as for `report`.
 fn fit(args: FitArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let only = args.scenario.as_deref();
-    let (mut db, checked) = match load_checked(&args.paths, &args.exclude, &args.what_if, only, err) {
+    let (db, checked) = match load_checked(&args.paths, &args.exclude, &args.what_if, only, err) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -666,7 +666,7 @@ fn fit(args: FitArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             failed += 1;
             continue;
         }
-        match crate::whatif::fit(&mut db, file, index, axis) {
+        match crate::whatif::fit(&db, file, index, axis) {
             Ok(fit) => fits.push((file.name(&db).clone(), fit)),
             Err(message) => {
                 let _ = writeln!(err, "error: {message}");

@@ -2,17 +2,18 @@
 //! `--device h100_80gb`), and the largest batch or sequence length that fits its budget or its
 //! device (`netc fit`).
 //!
-//! A change is an edit of the scenario's text in the database, never on disk: the run is
-//! exactly the run of the file with those settings (checked, elaborated and simulated by the
-//! same queries, incrementally: a new batch re-binds the graph it does not re-elaborate), and
-//! a mistyped value gets the diagnostic the file would get.
+//! A what-if change is an edit of the scenario's text in the database, never on disk: the run
+//! is exactly the run of the file with those settings (checked, elaborated and simulated by
+//! the same queries), and a mistyped value gets the diagnostic the file would get. `fit`
+//! changes nothing: it simulates the scenario's graph re-bound to each size it tries.
 
-use crate::costs::scenario_costs;
+use crate::costs::{scenario_costs, scenario_costs_with};
 use crate::db::SourceFile;
 use crate::diagnostics::TextRange;
 use crate::elaborate::Db;
 use crate::host::Database;
-use crate::semantics::files::{ItemLoc, parse_file};
+use crate::semantics::files::{ItemLoc, parse_file, syntax_tree};
+use crate::semantics::setup::scenario_setup;
 use crate::syntax::{Item, NodeId};
 
 /// One setting to change: `batch 64` is `key` "batch" and `value` "64"; a flag (`no_grad`)
@@ -126,8 +127,10 @@ pub struct Fit {
     pub axis: &'static str,
     /// The limit: the budget when there is one within the device, else the device's capacity.
     pub limit_bytes: i128,
-    /// Where the limit comes from (`budget 38 GiB`, `device a100_40gb`).
+    /// Where the limit comes from (`budget 38.0 GiB`, `device a100_40gb (40.0 GiB)`).
     pub limit: String,
+    /// Whether the limit is the device's capacity (no budget, or a budget larger than it).
+    pub device_limited: bool,
     /// The largest value that fits (`None`: not even 1).
     pub largest: Option<i128>,
     /// Every value tried, in order.
@@ -144,18 +147,25 @@ const MAX_VALUE: i128 = 1 << 24;
 
 /// The largest value of `axis` at which scenario `index` of `file` fits its budget (or its
 /// device), by doubling from 1 and then bisecting; `Err` says why there is nothing to fit
-/// (no limit, or the scenario does not simulate). `db` is left as it was.
-pub fn fit(db: &mut Database, file: SourceFile, index: u32, axis: Axis) -> Result<Fit, String> {
-    let original = file.text(db).clone();
-    let name = file.name(db).clone();
-    let parse = parse_file(db, file);
-    let Some(Item::Scenario(scenario)) = parse.tree.items.get(index as usize).map(|i| i.as_ref()) else {
+/// (no limit, or the scenario does not simulate). Each value is simulated with the
+/// scenario's graph re-bound to it ([`scenario_costs_with`]): nothing in `db` changes. With
+/// `grad_accum` the batch grows by whole micro-batches.
+pub fn fit(db: &dyn Db, file: SourceFile, index: u32, axis: Axis) -> Result<Fit, String> {
+    let loc = ItemLoc::new(db, file, index);
+    let Some(Item::Scenario(scenario)) = syntax_tree(db, file).get(index as usize) else {
         return Err("not a scenario".into());
     };
     let scenario_name = scenario.name.text.to_string();
-    let costs = scenario_costs(db, ItemLoc::new(db, file, index))
-        .clone()
-        .ok_or_else(|| format!("scenario `{scenario_name}` cannot be simulated: see `netc check`"))?;
+    let cannot = || format!("scenario `{scenario_name}` cannot be simulated: see `netc check`");
+    let costs = scenario_costs(db, loc).as_ref().ok_or_else(cannot)?;
+    let setup = scenario_setup(db, loc).as_ref().ok_or_else(cannot)?;
+    let (dim, step) = match axis {
+        Axis::Batch => ("N", setup.run.grad_accum.max(1)),
+        Axis::Seq => ("S", 1),
+    };
+    if !setup.dims.contains_key(dim) {
+        return Err(format!("scenario `{scenario_name}` has no `{}` to grow", axis.key()));
+    }
     let capacity = costs.device.capacity;
     let (limit_bytes, limit) = match (costs.budget, capacity) {
         (Some(budget), Some(capacity)) if capacity < budget => (capacity, device_limit(costs.device, capacity)),
@@ -169,48 +179,43 @@ pub fn fit(db: &mut Database, file: SourceFile, index: u32, axis: Axis) -> Resul
         }
     };
     let mut trials: Vec<Trial> = Vec::new();
-    let mut total_at = |value: i128, db: &mut Database| -> Option<i128> {
-        let change = Change::new(axis.key(), Some(&value.to_string()));
-        db.set_file(name.clone(), original.clone());
-        let text = changed_text(db, file, Some(&scenario_name), &[change]);
-        db.set_file(name.clone(), text);
-        let total = scenario_costs(db, ItemLoc::new(db, file, index))
-            .as_ref()
-            .filter(|c| !c.simulation.overflowed)
-            .map(|c| c.total);
-        trials.push(Trial { value, total_bytes: total });
-        total
+    // `units` micro-batches (or positions): the value is `units * step`.
+    let mut fits = |units: i128| -> bool {
+        let mut dims = setup.dims.clone();
+        dims.insert(dim.to_string(), units);
+        let total = scenario_costs_with(db, loc, dims).filter(|c| !c.simulation.overflowed).map(|c| c.total);
+        trials.push(Trial { value: units.saturating_mul(step), total_bytes: total });
+        total.is_some_and(|t| t <= limit_bytes)
     };
-    let fits = |total: Option<i128>| total.is_some_and(|t| t <= limit_bytes);
     // Doubling: the last value that fits and the first that does not.
     let (mut good, mut bad) = (0i128, None);
-    let mut value = 1;
-    while value <= MAX_VALUE {
-        if fits(total_at(value, db)) {
-            good = value;
-            value *= 2;
+    let mut units = 1;
+    while units <= MAX_VALUE {
+        if fits(units) {
+            good = units;
+            units *= 2;
         } else {
-            bad = Some(value);
+            bad = Some(units);
             break;
         }
     }
     if let Some(mut bad) = bad {
         while bad - good > 1 {
             let mid = good + (bad - good) / 2;
-            if fits(total_at(mid, db)) {
+            if fits(mid) {
                 good = mid;
             } else {
                 bad = mid;
             }
         }
     }
-    db.set_file(name, original);
     Ok(Fit {
         scenario: scenario_name,
         axis: axis.key(),
         limit_bytes,
+        device_limited: limit.starts_with("device"),
         limit,
-        largest: (good > 0).then_some(good),
+        largest: (good > 0).then_some(good.saturating_mul(step)),
         trials,
     })
 }

@@ -388,6 +388,7 @@ impl LanguageServer for Backend {
                             "active": l.active,
                             "totalBytes": l.total_bytes.map(|b| b as f64),
                             "budgetBytes": l.budget_bytes.map(|b| b as f64),
+                            "fitsBatch": l.fits_batch.map(|b| b as f64),
                         })),
                     })
                     .collect(),

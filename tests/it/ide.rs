@@ -1602,7 +1602,9 @@ fn code_lenses_show_the_memory_against_the_budget() {
     let (_total, budget) = parts[1].split_once(" of ").expect("`TOTAL of BUDGET budget (P %)`");
     let budget = budget.split_once(" (").map_or(budget, |(b, _)| b);
     let title = format!("{} · … of {budget} (… %) · {}", parts[0], parts[2..].join(" · "));
-    insta::assert_snapshot!(title, @"○ set active · … of 1.0 GiB budget (… %) · 33.93 K params · 33.41 K MACs");
+    insta::assert_snapshot!(title, @"○ set active · … of 1.0 GiB budget (… %) · 33.93 K params · 33.41 K MACs · fits up to batch 698962 within budget");
+    // The answer is `netc fit`'s (checked there by simulating it and the next batch).
+    assert_eq!(serve.fits_batch, Some(698_962));
 }
 
 // ---------------------------------------------------------------------------------------

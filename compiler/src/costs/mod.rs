@@ -13,6 +13,8 @@ pub mod layout;
 pub mod sdpa;
 pub mod simulate;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::db::SourceFile;
@@ -100,11 +102,25 @@ fn simulable<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(&'db ScenarioSe
 #[salsa::tracked(returns(ref))]
 pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioCosts> {
     let (setup, graph) = simulable(db, loc)?;
+    Some(costs_of(db, setup, graph))
+}
+
+/// A scenario simulated with its dimensions bound to `dims` instead of its own (what `fit`
+/// tries): not a query; the graph is re-bound, not elaborated again. `None` when it cannot
+/// be elaborated at those sizes.
+pub fn scenario_costs_with(db: &dyn Db, loc: ItemLoc<'_>, dims: BTreeMap<String, i128>) -> Option<ScenarioCosts> {
+    let setup = scenario_setup(db, loc).as_ref()?;
+    let graph = crate::elaborate::scenario_graph_with(db, loc, dims)?;
+    graph.diagnostics.is_empty().then(|| costs_of(db, setup, &graph))
+}
+
+/// The costs of `setup` run on `graph`.
+fn costs_of(db: &dyn Db, setup: &ScenarioSetup, graph: &Graph) -> ScenarioCosts {
     let (config, device) = config(&setup.run);
     let simulation = simulate_checked(graph, &config, &|| db.unwind_if_revision_cancelled());
     let runtime = setup.run.overhead.unwrap_or(device.runtime);
     let reserved = simulation.rounded_peak.max(simulation.peak.bytes);
-    Some(ScenarioCosts {
+    ScenarioCosts {
         total: reserved.saturating_add(runtime),
         reserved,
         runtime,
@@ -114,7 +130,7 @@ pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
         host_budget: setup.run.host_budget,
         simulation,
         device,
-    })
+    }
 }
 
 /// A scenario's per-line figures ([`line_figures`]): the same as its [`scenario_costs`]'

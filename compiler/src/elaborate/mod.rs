@@ -21,7 +21,9 @@ mod queries;
 mod reuse;
 mod splice;
 
-pub use self::queries::{Stopped, item_at, model_graph, scenario_graph, shape_diagnostics, stopped};
+pub use self::queries::{
+    Stopped, item_at, model_graph, scenario_graph, scenario_graph_with, shape_diagnostics, stopped,
+};
 
 use crate::graph::{Graph, Node, Origin, Site, SiteMap, StmtValue, TensorId, Value};
 

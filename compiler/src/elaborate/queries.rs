@@ -18,6 +18,15 @@ use crate::syntax::Item;
 #[salsa::tracked(returns(ref))]
 pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>> {
     let setup = scenario_setup(db, loc).as_ref()?;
+    scenario_graph_with(db, loc, setup.dims.clone())
+}
+
+/// The graph of a scenario with its dimensions bound to `dims` instead of its own (a batch
+/// size `fit` tries): not a query, since the sizes are no input. After an edit of the sizes
+/// only, the model's symbolic graph is bound to them, so that trying many sizes re-binds
+/// one graph and does not elaborate the model again.
+pub fn scenario_graph_with(db: &dyn Db, loc: ItemLoc<'_>, dims: BTreeMap<String, i128>) -> Option<Arc<Graph>> {
+    let setup = scenario_setup(db, loc).as_ref()?;
     let file = *loc.file(db);
     let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return None };
     let context = format!("{} scenario `{}`", scenario.kind.keyword(), scenario.name.text);
@@ -26,12 +35,11 @@ pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Gra
         file: setup.model.0,
         item: setup.model.1,
         args: setup.args.clone(),
-        dims: setup.dims.clone(),
+        dims,
         require_bound: true,
         blame: Some(blame),
         context: &context,
     };
-    // After an edit of the scenario's sizes only, the model's symbolic graph is bound to them.
     let symbolic = || {
         let model = ItemLoc::new(db, setup.model.0, setup.model.1);
         setup.args.is_empty().then(|| model_graph(db, model).clone()).flatten()

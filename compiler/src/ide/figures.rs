@@ -403,6 +403,9 @@ pub struct CodeLens {
     pub total_bytes: Option<i128>,
     /// Its budget, if it has one.
     pub budget_bytes: Option<i128>,
+    /// The largest batch that fits its budget or its device (`netc fit`), when it has a
+    /// limit: `Some(0)` when not even 1 does.
+    pub fits_batch: Option<i128>,
 }
 
 /// One lens per scenario of `file`: its parameters and MACs, and whether it is active.
@@ -419,6 +422,20 @@ pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) 
             Some(r) => format!("{} · {} params · {} MACs", memory(r), count(r.params), count(r.macs)),
             None => "no figures: the scenario does not elaborate".to_string(),
         };
+        // The largest batch that fits (`netc fit`): a search of re-bound graphs, about 20
+        // simulations (the whole zoo's 50 scenarios take a second in a release build).
+        let fit = report.and_then(|_| crate::whatif::fit(db, file, index, crate::whatif::Axis::Batch).ok());
+        let fits = fit.as_ref().map(|f| {
+            let limit = match f.device_limited {
+                true => format!("on {}", report.map_or("", |r| r.device.as_str())),
+                false => "within budget".to_string(),
+            };
+            match f.largest {
+                Some(batch) => format!(" · fits up to batch {batch} {limit}"),
+                None => format!(" · over even at batch 1 {limit}"),
+            }
+        });
+        let figures = format!("{figures}{}", fits.unwrap_or_default());
         let title = if is_active { format!("● active · {figures}") } else { format!("○ set active · {figures}") };
         out.push(CodeLens {
             range: spans.range(s.name.id),
@@ -427,6 +444,7 @@ pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) 
             active: is_active,
             total_bytes: report.map(|r| r.total_bytes),
             budget_bytes: report.and_then(|r| r.budget_bytes),
+            fits_batch: fit.map(|f| f.largest.unwrap_or(0)),
         });
     }
     out
