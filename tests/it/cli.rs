@@ -1222,6 +1222,20 @@ fn fit_finds_the_largest_batch_and_the_next_one_does_not_fit() {
         "{}",
         table.out
     );
+    // With gradient accumulation the batch grows by whole micro-batches.
+    let accum = dir.write("accum.net", FIT.replace("optimizer adam", "optimizer adam  grad_accum 4"));
+    let run = netc([
+        "fit".as_ref(),
+        accum.as_os_str(),
+        "--scenario".as_ref(),
+        "big".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
+    let fits: serde_json::Value = serde_json::from_str(&run.out).expect("JSON");
+    let largest = fits["fits"][0]["largest"].as_i64().expect("a batch fits");
+    assert_eq!(largest % 4, 0, "{largest}");
+    assert!(largest > 4 * 280, "four micro-batches of nearly 289: {largest}");
     let no_limit =
         dir.write("cpu.net", "use std.models.resnet\ninfer cpu { model resnet18()  batch 1  no_grad  eval }\n");
     let run = netc(["fit".as_ref(), no_limit.as_os_str()]);
