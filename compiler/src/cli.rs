@@ -79,7 +79,6 @@ struct WhatIfArgs {
 impl WhatIfArgs {
     /// The changes these arguments ask for, or why one is not a setting.
     fn changes(&self) -> Result<Vec<crate::whatif::Change>, String> {
-        use crate::syntax::settings::{SETTINGS, SettingForm, setting};
         use crate::whatif::Change;
         let mut changes = Vec::new();
         let named = [
@@ -96,26 +95,16 @@ impl WhatIfArgs {
             }
         }
         for given in &self.set {
-            let (key, value) = match given.split_once('=') {
-                Some((k, v)) => (k.trim(), Some(v.trim())),
-                None => (given.trim(), None),
+            // `KEY=VALUE` is the setting `KEY VALUE`, read as a scenario reads it.
+            let written = match given.split_once('=') {
+                Some((key, value)) => format!("{} {}", key.trim(), value.trim()),
+                None => given.trim().to_string(),
             };
-            let Some(spec) = setting(key) else {
-                let hint = match crate::suggest::closest(key, SETTINGS.iter().map(|s| s.key)) {
-                    Some(close) => format!("; did you mean `{close}`?"),
-                    None => String::new(),
-                };
-                return Err(format!("`--set {given}`: `{key}` is not a scenario setting{hint}"));
-            };
-            match (spec.form, value) {
-                (SettingForm::Flag, Some(_)) => {
-                    return Err(format!("`--set {given}`: `{key}` is a flag and takes no value (`--set {key}`)"));
-                }
-                (SettingForm::Flag, None) => {}
-                (_, None) => return Err(format!("`--set {given}`: `{key}` needs a value (`--set {key}=...`)")),
-                (_, Some(_)) => {}
+            match crate::whatif::parse_changes(&written) {
+                Ok(parsed) if parsed.len() == 1 => changes.extend(parsed),
+                Ok(_) => return Err(format!("`--set {given}`: one setting per `--set`")),
+                Err(message) => return Err(format!("`--set {given}`: {message}")),
             }
-            changes.push(Change::new(key, value));
         }
         Ok(changes)
     }

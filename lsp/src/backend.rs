@@ -319,3 +319,49 @@ pub(super) fn text_document_sync() -> lsp::TextDocumentSyncCapability {
         save: Some(lsp::TextDocumentSyncSaveOptions::SaveOptions(lsp::SaveOptions { include_text: Some(true) })),
     })
 }
+
+impl Backend {
+    /// `netc.whatIf`: the scenario's report with the settings changed, computed on a copy of
+    /// the files (the documents are not edited).
+    pub(super) async fn what_if(&self, arguments: Vec<Value>) -> Result<Option<Value>> {
+        let invalid = || {
+            Error::invalid_params(
+                "expected the arguments [uri, scenario name, settings text or { setting: value or null, ... }]",
+            )
+        };
+        let [Value::String(uri), Value::String(name), settings] = arguments.as_slice() else {
+            return Err(invalid());
+        };
+        let uri: lsp::Uri = uri.parse().map_err(|_| invalid())?;
+        let mut changes = Vec::new();
+        match settings {
+            // As a scenario writes them: `batch 64  device h100_80gb`.
+            Value::String(text) => match netc::whatif::parse_changes(text) {
+                Ok(parsed) => changes = parsed,
+                Err(message) => return Ok(Some(serde_json::json!({ "errors": [message] }))),
+            },
+            Value::Object(settings) => {
+                for (key, value) in settings {
+                    let value = match value {
+                        Value::Null => None,
+                        Value::String(v) => Some(v.clone()),
+                        Value::Number(n) => Some(n.to_string()),
+                        _ => return Err(invalid()),
+                    };
+                    changes.push(netc::whatif::Change { key: key.clone(), value });
+                }
+            }
+            _ => return Err(invalid()),
+        }
+        let name = name.clone();
+        let answer = self
+            .read(&uri, move |s| {
+                Some(match netc::whatif::what_if(&s.db, s.file, &name, &changes) {
+                    Ok(report) => serde_json::json!({ "report": report }),
+                    Err(errors) => serde_json::json!({ "errors": errors }),
+                })
+            })
+            .await?;
+        Ok(answer)
+    }
+}

@@ -50,6 +50,13 @@ use backend::*;
 /// The command that makes a scenario the active one: arguments `[uri, name]`.
 pub const SET_ACTIVE_SCENARIO: &str = "netc.setActiveScenario";
 
+/// The command that answers what a scenario would cost with other settings, without
+/// editing the file: arguments `[uri, scenario name, settings]`, the settings as a scenario
+/// writes them (`"batch 64  device h100_80gb"`) or as an object (`{ "batch": "64",
+/// "no_grad": null }`); the answer `{ "report": ScenarioReport }` (as `netc report
+/// --format json` prints one scenario) or `{ "errors": [message, ...] }`.
+pub const WHAT_IF: &str = "netc.whatIf";
+
 /// Serves the protocol on standard input and output until the client exits; the exit code
 /// (see [`serve`]).
 pub fn run_stdio() -> u8 {
@@ -216,7 +223,7 @@ impl LanguageServer for Backend {
                 },
             )),
             execute_command_provider: Some(lsp::ExecuteCommandOptions {
-                commands: vec![SET_ACTIVE_SCENARIO.to_string()],
+                commands: vec![SET_ACTIVE_SCENARIO.to_string(), WHAT_IF.to_string()],
                 work_done_progress_options: Default::default(),
             }),
             ..Default::default()
@@ -398,6 +405,9 @@ impl LanguageServer for Backend {
     }
 
     async fn execute_command(&self, params: lsp::ExecuteCommandParams) -> Result<Option<lsp::LSPAny>> {
+        if params.command == WHAT_IF {
+            return self.what_if(params.arguments).await;
+        }
         if params.command != SET_ACTIVE_SCENARIO {
             return Err(Error::invalid_params(format!("unknown command `{}`", params.command)));
         }

@@ -709,6 +709,47 @@ fn the_set_active_scenario_command_switches_the_figures_and_asks_for_a_refresh()
 }
 
 #[test]
+fn the_what_if_command_answers_another_batch_and_device_without_editing_the_document() {
+    let (dir, mut server, uri) = resnet_workspace("what-if");
+    let text_before = std::fs::read_to_string(dir.0.join("resnet18.net")).expect("the example");
+    let answer = server.call(
+        "workspace/executeCommand",
+        json!({ "command": "netc.whatIf", "arguments": [uri, "serve", { "batch": "64", "device": "h100_80gb" }] }),
+    );
+    // The same figures as the command line's what-if, and as the file edited by hand.
+    let edited = dir.0.join("edited.net");
+    std::fs::write(
+        &edited,
+        text_before
+            .replace("serve { model resnet18()  batch 1", "serve { model resnet18()  batch 64")
+            .replace("device t4", "device h100_80gb"),
+    )
+    .expect("write");
+    let report = netc::analyze(&edited).expect("the edited example analyzes");
+    let serve = report.scenarios.iter().find(|s| s.name == "serve").expect("serve");
+    assert_eq!(answer["report"]["total_bytes"].as_i64(), Some(serve.total_bytes as i64), "{answer}");
+    assert_eq!(answer["report"]["batch"], 64, "{answer}");
+    assert_eq!(answer["report"]["device"], "h100_80gb", "{answer}");
+    // The document and the figures the editor shows are untouched.
+    let lenses = server.call("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
+    let original = netc::analyze(dir.0.join("resnet18.net")).expect("the example analyzes");
+    assert_eq!(lenses[1]["data"]["totalBytes"].as_f64(), Some(original.scenarios[1].total_bytes as f64));
+    // A wrong value is answered with the error it causes.
+    let wrong = server.call(
+        "workspace/executeCommand",
+        json!({ "command": "netc.whatIf", "arguments": [uri, "serve", { "device": "a100" }] }),
+    );
+    assert_eq!(wrong["errors"][0], "unknown device `a100`", "{wrong}");
+    // The settings as a scenario writes them give the same answer.
+    let written = server.call(
+        "workspace/executeCommand",
+        json!({ "command": "netc.whatIf", "arguments": [uri, "serve", "batch 64  device h100_80gb"] }),
+    );
+    assert_eq!(written, answer);
+    server.shutdown();
+}
+
+#[test]
 fn stdlib_source_answers_the_text_of_a_standard_library_file() {
     let (_dir, mut server, uri) = resnet_workspace("stdlib-source");
     // `conv2d` is defined in the standard library: a file of the repository, or

@@ -23,6 +23,7 @@ import { report } from "./netcCli";
 import { INSTALL_COMMAND, defaultLookup, notFoundMessage, resolveNetc } from "./netcPath";
 import { reportHtml } from "./report";
 import { ScenarioChoice, serverSettings } from "./settings";
+import { WHAT_IF, whatIfMessage } from "./whatIf";
 
 const LANGUAGE = "netc";
 const CHOSEN_KEY = "netc.chosenScenario";
@@ -65,6 +66,7 @@ class NetcExtension {
       vscode.commands.registerCommand("netc.selectActiveScenario", () => this.selectActiveScenario()),
       vscode.commands.registerCommand("netc.showReport", (uri?: vscode.Uri) => this.showReport(uri)),
       vscode.commands.registerCommand("netc.restartServer", () => this.restart()),
+      vscode.commands.registerCommand("netc.askWhatIf", () => this.askWhatIf()),
       vscode.workspace.registerTextDocumentContentProvider("netc-std", {
         provideTextDocumentContent: (uri) => this.stdlibSource(uri),
       }),
@@ -240,6 +242,40 @@ class NetcExtension {
     return (result ?? [])
       .map((l) => parseLens(l.command?.title ?? "", l.command?.command, l.command?.arguments, l.data))
       .filter((l): l is ScenarioLens => !!l);
+  }
+
+  /** What the active scenario would need with other settings (the server's `netc.whatIf`):
+   * the file is not edited. */
+  private async askWhatIf(): Promise<void> {
+    const client = this.client;
+    if (!client?.isRunning()) {
+      void vscode.window.showWarningMessage("netc: the language server is not running (netc: Restart Language Server).");
+      return;
+    }
+    const editor = vscode.window.activeTextEditor;
+    const document = isNetc(editor?.document) ? editor.document : undefined;
+    if (!document) {
+      void vscode.window.showWarningMessage("netc: open a .net file to ask what its scenario would need.");
+      return;
+    }
+    const lenses = await this.lenses(document).catch(() => []);
+    const scenario = lenses.find((l) => l.active) ?? lenses[0];
+    if (!scenario) {
+      void vscode.window.showWarningMessage("netc: this file has no scenario.");
+      return;
+    }
+    const settings = await vscode.window.showInputBox({
+      title: `netc: what would scenario \`${scenario.name}\` need with…`,
+      prompt: "Settings as a scenario writes them; the file is not changed",
+      placeHolder: "batch 64  device h100_80gb  precision bf16",
+    });
+    if (!settings?.trim()) return;
+    const answer = await client
+      .sendRequest(ExecuteCommandRequest.type, { command: WHAT_IF, arguments: [scenario.uri, scenario.name, settings] })
+      .catch((e: unknown) => ({ errors: [String(e)] }));
+    const message = whatIfMessage(scenario.name, settings, answer);
+    if (message.error) void vscode.window.showErrorMessage(message.text);
+    else void vscode.window.showInformationMessage(message.text);
   }
 
   private async selectActiveScenario(): Promise<void> {

@@ -10,6 +10,7 @@ import { bundledServer, Lookup, notFoundMessage, resolveNetc } from "../../src/n
 import { reportHtml, sectionScenario, splitSections } from "../../src/report";
 import { serverSettings } from "../../src/settings";
 import { formatBytes, timelineSvg } from "../../src/timeline";
+import { whatIfMessage } from "../../src/whatIf";
 
 const ROOT = path.resolve(__dirname, "../..");
 
@@ -278,5 +279,25 @@ describe("the bundle", () => {
     } finally {
       Module._load = load;
     }
+  });
+});
+
+describe("what if", () => {
+  it("says what the scenario needs against its budget and where it peaks", () => {
+    const answer = {
+      report: { total_bytes: 3 * 1024 ** 3, budget_bytes: 1024 ** 3, peak_phase: "forward", peak_op: "conv2d", peak_line: "/w/resnet18.net:12" },
+    };
+    assert.deepEqual(whatIfMessage("serve", " batch 64   device h100_80gb ", answer), {
+      text: "netc: `serve` with `batch 64 device h100_80gb` needs 3.0 GiB of its 1.0 GiB budget (300 %); peak in forward, `conv2d` (resnet18.net:12)",
+      error: false,
+    });
+    assert.equal(whatIfMessage("serve", "batch 2", { report: { total_bytes: 2048 } }).text, "netc: `serve` with `batch 2` needs 2.0 KiB");
+  });
+  it("shows the first error the settings cause", () => {
+    assert.deepEqual(whatIfMessage("serve", "device a100", { errors: ["unknown device `a100`", "another"] }), {
+      text: "netc: `serve` with `device a100`: unknown device `a100` (and 1 more)",
+      error: true,
+    });
+    assert.equal(whatIfMessage("serve", "batch 2", null).error, true);
   });
 });

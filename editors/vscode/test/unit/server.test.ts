@@ -36,6 +36,7 @@ import { report, svgModeOf } from "../../src/netcCli";
 import { bundledServer, defaultLookup, resolveNetc } from "../../src/netcPath";
 import { reportHtml } from "../../src/report";
 import { serverSettings } from "../../src/settings";
+import { WHAT_IF, whatIfMessage } from "../../src/whatIf";
 
 const REPO = path.resolve(__dirname, "../../../..");
 const TARGET = process.env.CARGO_TARGET_DIR ? path.resolve(REPO, process.env.CARGO_TARGET_DIR) : path.join(REPO, "target");
@@ -83,7 +84,7 @@ describe("the extension against netc lsp", { skip }, () => {
       initializationOptions: settings({ "inlayHints.shape": false, "inlayHints.params": true, "inlayHints.maxLength": 60 }),
     });
     assert.ok(init.capabilities.codeLensProvider);
-    assert.deepEqual(init.capabilities.executeCommandProvider?.commands, [SET_ACTIVE_SCENARIO]);
+    assert.deepEqual(init.capabilities.executeCommandProvider?.commands, [SET_ACTIVE_SCENARIO, WHAT_IF]);
     await connection.sendNotification(InitializedNotification.type, {});
     await connection.sendNotification(DidOpenTextDocumentNotification.type, {
       textDocument: { uri: URI, languageId: "netc", version: 1, text: fs.readFileSync(RESNET, "utf8") },
@@ -149,6 +150,18 @@ describe("the extension against netc lsp", { skip }, () => {
     const found = await lenses();
     assert.deepEqual(found.map((l) => [l.name, l.active]), [["imagenet", false], ["serve", true]]);
     assert.match(statusOf(found).text, /^\$\(pulse\) serve: [\d.]+ [KMG]iB \/ 1\.0 GiB \(\d+ %\)$/);
+  });
+
+  it("answers what a scenario would need with other settings, as the What If command shows it", async () => {
+    const answer = await connection.sendRequest(ExecuteCommandRequest.type, {
+      command: WHAT_IF,
+      arguments: [URI, "serve", "batch 64  device h100_80gb"],
+    });
+    const message = whatIfMessage("serve", "batch 64  device h100_80gb", answer);
+    assert.equal(message.error, false, message.text);
+    assert.match(message.text, /^netc: `serve` with `batch 64 device h100_80gb` needs [\d.]+ [KMG]iB of its 1\.0 GiB budget \(\d+ %\); peak in forward, `\w+`/);
+    const wrong = await connection.sendRequest(ExecuteCommandRequest.type, { command: WHAT_IF, arguments: [URI, "serve", "device a100"] });
+    assert.deepEqual(whatIfMessage("serve", "device a100", wrong), { text: "netc: `serve` with `device a100`: unknown device `a100`", error: true });
   });
 
   it("follows a change of configuration: the active scenario setting and the hints' figures", async () => {
