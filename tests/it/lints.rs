@@ -244,3 +244,34 @@ fn every_lints_report_on_its_fixture() {
         insta::assert_snapshot!(format!("lint_{name}"), rendered);
     }
 }
+
+/// Help looks at the scenario: a setting already made is not suggested (issue 19: the budget
+/// error used to suggest `precision amp` and `zero` with `amp_bf16` and `zero 3` set).
+#[test]
+fn budget_help_suggests_only_what_the_scenario_does_not_do() {
+    let cases = [
+        (
+            "train t { model resnet50()  batch 256  optimizer adam  device a100_80gb  budget 1 GiB }",
+            "lower the batch, use `precision amp_bf16` (or `amp`), `checkpoint` activations, split the batch with `grad_accum`, or shard with `zero`/`fsdp` over `data_parallel` devices",
+        ),
+        (
+            "train t { model resnet50()  batch 256  optimizer adam  precision amp_bf16  data_parallel 8  zero 3  device a100_80gb  budget 1 GiB }",
+            "lower the batch, `checkpoint` activations, or split the batch with `grad_accum`",
+        ),
+        (
+            "train t { model resnet50()  batch 256  optimizer adam  precision amp_bf16  data_parallel 8  zero 1  checkpoint  grad_accum 2  device a100_80gb  budget 1 GiB }",
+            "lower the batch, or shard with `zero 3`/`fsdp`",
+        ),
+        (
+            "infer s { model resnet50()  batch 512  eval  device t4  budget 1 GiB }",
+            "lower the batch, use `precision amp`, or run under `no_grad`",
+        ),
+    ];
+    for (scenario, expected) in cases {
+        let text = format!("use std.models.resnet\n{scenario}\n");
+        let found = diagnostics(&text, BTreeMap::new());
+        let budget =
+            found.iter().find(|d| d.code == Code::BudgetExceeded).unwrap_or_else(|| panic!("{scenario}: {found:?}"));
+        assert_eq!(budget.help.as_deref(), Some(expected), "{scenario}");
+    }
+}

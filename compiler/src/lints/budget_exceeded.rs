@@ -50,7 +50,7 @@ impl Lint for BudgetExceeded {
             .with_primary_message(format!("{} needed", bytes(total)))
             .with_note(format!("the peak is {}", cx.when()))
             .with_note(format!("largest costs at the peak: {}", cx.top_three()))
-            .with_help("lower the batch, use `precision amp`, `checkpoint` activations, or shard with `zero`/`fsdp`");
+            .with_help(cx.remedies(false));
         vec![label_peak(d, cx, "the peak happens here")]
     }
 }

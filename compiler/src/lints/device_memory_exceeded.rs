@@ -70,9 +70,7 @@ impl Lint for DeviceMemoryExceeded {
             ))
             .with_note(format!("the peak is {}", cx.when()))
             .with_note(format!("largest costs at the peak: {}", cx.top_three()))
-            .with_help(
-                "lower the batch, use `precision amp`, `checkpoint` activations, `grad_accum`, shard with `zero`/`fsdp`, or use a larger device",
-            );
+            .with_help(cx.remedies(true));
         vec![label_peak(d, cx, "the peak happens here")]
     }
 }

@@ -157,6 +157,46 @@ impl ScenarioContext<'_> {
         parts.join(", ")
     }
 
+    /// What would lower the scenario's memory that it does not do yet, as a help line: "lower
+    /// the batch, use `precision amp_bf16`, `checkpoint` activations, ...". A setting already
+    /// made is not suggested (`amp_bf16` and `zero 3` set: neither precision nor sharding).
+    pub fn remedies(&self, larger_device: bool) -> String {
+        use crate::knobs::Precision;
+        let run = &self.setup.run;
+        let mut out: Vec<String> = Vec::new();
+        if self.setup.batch.is_none_or(|b| b > 1) {
+            out.push("lower the batch".into());
+        }
+        if run.precision == Precision::Fp32 {
+            // bfloat16 runs at full speed from sm80 (A100) on; older GPUs take float16.
+            let bf16 = self.costs.device.compute_capability().is_some_and(|cc| cc >= (8, 0));
+            out.push(if bf16 { "use `precision amp_bf16` (or `amp`)" } else { "use `precision amp`" }.into());
+        }
+        if run.training {
+            if !run.checkpoint {
+                out.push("`checkpoint` activations".into());
+            }
+            if run.grad_accum <= 1 {
+                out.push("split the batch with `grad_accum`".into());
+            }
+            if !run.fsdp && run.zero < 3 {
+                let zero = if run.zero > 0 { "`zero 3`" } else { "`zero`" };
+                let over = if run.data_parallel > 1 { "" } else { " over `data_parallel` devices" };
+                out.push(format!("shard with {zero}/`fsdp`{over}"));
+            }
+        } else if !run.no_grad {
+            out.push("run under `no_grad`".into());
+        }
+        if larger_device {
+            out.push("use a larger device".into());
+        }
+        match out.pop() {
+            None => "a larger device or a smaller model: every setting that saves memory is in use".into(),
+            Some(last) if out.is_empty() => last,
+            Some(last) => format!("{}, or {last}", out.join(", ")),
+        }
+    }
+
     /// "at step 2, backward, in `conv2d backward`".
     pub fn when(&self) -> String {
         let peak = &self.costs.simulation.peak;
