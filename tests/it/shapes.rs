@@ -1241,3 +1241,8 @@ infer serve { model m()  batch 2  no_grad }
     );
     assert_eq!(outputs_of(&graph, "concat"), ["f32[2, 8]"]);
 }
+
+case!(
+    concat_does_not_broadcast_a_class_token,
+    "model m() {\n    input x: f32[N, 4, 8]\n    return concat([parameter([1, 1, 8]), x], dim=1)\n}\ninfer serve { model m()  batch 2 }\n"
+);

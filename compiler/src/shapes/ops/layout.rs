@@ -109,10 +109,19 @@ pub(super) fn concat(args: &Args) -> OpOutcome {
         }
         for (i, (a, b)) in first.shape.iter().zip(&x.shape).enumerate() {
             if i != d && a.certainly_differs(b) {
-                return Err(error(format!(
+                let err = error(format!(
                     "concat along dimension {d} needs equal sizes elsewhere, but dimension {i} is {a} in {first} and {b} in {x}"
                 ))
-                .blame("xs", "here"));
+                .blame("xs", "here");
+                // torch.cat does not broadcast: a size-1 dimension must be expanded first.
+                let one = k(1);
+                return Err(if *a == one || *b == one {
+                    err.help(format!(
+                        "concat does not broadcast: `expand` the tensor with size 1 in dimension {i} first"
+                    ))
+                } else {
+                    err
+                });
             }
         }
         total = total.add(&x.shape[d]).ok()?;
