@@ -586,14 +586,7 @@ fn report(args: ReportArgs, out: &mut dyn Write, err: &mut dyn Write, terminal: 
     if let Some(name) = &args.scenario
         && report.is_empty()
     {
-        let all =
-            crate::report::report(&db, &checked.roots, None).names().iter().map(|n| n.to_string()).collect::<Vec<_>>();
-        let hint = match crate::suggest::closest(name, all.iter().map(String::as_str)) {
-            Some(close) => format!("; did you mean `{close}`?"),
-            None if all.is_empty() => String::new(),
-            None => format!(" (the scenarios are: {})", all.join(", ")),
-        };
-        let _ = writeln!(err, "error: no scenario named `{name}` in the given files{hint}");
+        let _ = writeln!(err, "{}", unknown_scenario(&db, &checked.roots, name));
         return 2;
     }
     if let Some(path) = &args.svg
@@ -628,8 +621,8 @@ fn fit(args: FitArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
         Err(code) => return code,
     };
     let axis = match args.over {
-        FitAxis::Batch => crate::whatif::Axis::Batch,
-        FitAxis::Seq => crate::whatif::Axis::Seq,
+        FitAxis::Batch => crate::costs::fit::Axis::Batch,
+        FitAxis::Seq => crate::costs::fit::Axis::Seq,
     };
     let mut scenarios: Vec<(crate::db::SourceFile, u32, String)> = Vec::new();
     for &file in &checked.roots {
@@ -644,7 +637,7 @@ fn fit(args: FitArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     if let Some(name) = only
         && scenarios.is_empty()
     {
-        let _ = writeln!(err, "error: no scenario named `{name}` in the given files");
+        let _ = writeln!(err, "{}", unknown_scenario(&db, &checked.roots, name));
         return 2;
     }
     let mut fits = Vec::new();
@@ -655,7 +648,7 @@ fn fit(args: FitArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             failed += 1;
             continue;
         }
-        match crate::whatif::fit(&db, file, index, axis) {
+        match crate::costs::fit::fit(&db, file, index, axis) {
             Ok(fit) => fits.push((file.name(&db).clone(), fit)),
             Err(message) => {
                 let _ = writeln!(err, "error: {message}");
@@ -668,9 +661,15 @@ fn fit(args: FitArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
             let list: Vec<serde_json::Value> = fits
                 .iter()
                 .map(|(file, fit)| {
-                    let mut v = serde_json::to_value(fit).expect("plain data serializes");
-                    v["file"] = serde_json::Value::String(file.to_string());
-                    v
+                    serde_json::json!({
+                        "file": file.to_string(),
+                        "scenario": fit.scenario,
+                        "axis": fit.axis,
+                        "limit": limit_text(fit.limit),
+                        "limit_bytes": fit.limit.bytes(),
+                        "largest": fit.largest,
+                        "trials": fit.trials,
+                    })
                 })
                 .collect();
             let mut json = serde_json::to_string_pretty(&serde_json::json!({ "fits": list })).expect("plain data");
@@ -693,15 +692,25 @@ fn fit(args: FitArgs, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     }
 }
 
+/// "budget 2.0 GiB", "device rtx4090 (24.0 GiB)".
+fn limit_text(limit: crate::costs::fit::Limit) -> String {
+    use crate::costs::fit::Limit;
+    match limit {
+        Limit::Budget(bytes) => format!("budget {}", crate::units::bytes(bytes)),
+        Limit::Device(device) => format!("device {} ({})", device.name(), crate::units::bytes(limit.bytes())),
+    }
+}
+
 /// The answer of `fit` for one scenario and the values it tried, smallest first.
-fn fit_table(file: &crate::diagnostics::FileName, fit: &crate::whatif::Fit) -> String {
+fn fit_table(file: &crate::diagnostics::FileName, fit: &crate::costs::fit::Fit) -> String {
     use crate::units::bytes;
+    let limit = limit_text(fit.limit);
     let mut out = match fit.largest {
         Some(largest) => {
-            format!("scenario `{}` ({file}): fits up to {} {largest} within {}\n", fit.scenario, fit.axis, fit.limit)
+            format!("scenario `{}` ({file}): fits up to {} {largest} within {limit}\n", fit.scenario, fit.axis)
         }
         None => {
-            format!("scenario `{}` ({file}): does not fit within {} even at {} 1\n", fit.scenario, fit.limit, fit.axis)
+            format!("scenario `{}` ({file}): does not fit within {limit} even at {} 1\n", fit.scenario, fit.axis)
         }
     };
     let mut trials = fit.trials.clone();
@@ -710,13 +719,25 @@ fn fit_table(file: &crate::diagnostics::FileName, fit: &crate::whatif::Fit) -> S
     out.push_str(&format!("  {:>10}  {:>12}\n", fit.axis, "needs"));
     for t in trials {
         let (needs, verdict) = match t.total_bytes {
-            Some(total) if total <= fit.limit_bytes => (bytes(total), "fits"),
+            Some(total) if total <= fit.limit.bytes() => (bytes(total), "fits"),
             Some(total) => (bytes(total), "over"),
             None => ("-".to_string(), "does not simulate"),
         };
         out.push_str(&format!("  {:>10}  {needs:>12}  {verdict}\n", t.value));
     }
     out
+}
+
+/// The error for a `--scenario NAME` that no file of `roots` has, with the closest name or
+/// the list of names.
+fn unknown_scenario(db: &Database, roots: &[crate::db::SourceFile], name: &str) -> String {
+    let all = crate::report::report(db, roots, None).names().iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    let hint = match crate::suggest::closest(name, all.iter().map(String::as_str)) {
+        Some(close) => format!("; did you mean `{close}`?"),
+        None if all.is_empty() => String::new(),
+        None => format!(" (the scenarios are: {})", all.join(", ")),
+    };
+    format!("error: no scenario named `{name}` in the given files{hint}")
 }
 
 /// Writes the timeline plot of the one scenario of `files` (named `only`; `report` is their

@@ -1,19 +1,16 @@
-//! What-if and fit: a scenario run with some settings changed (`netc report --batch 64`,
-//! `--device h100_80gb`), and the largest batch or sequence length that fits its budget or its
-//! device (`netc fit`).
+//! What-if: a scenario run with some settings changed (`netc report --batch 64`, `--device
+//! h100_80gb`, the editor's `netc.whatIf`).
 //!
-//! A what-if change is an edit of the scenario's text in the database, never on disk: the run
-//! is exactly the run of the file with those settings (checked, elaborated and simulated by
-//! the same queries), and a mistyped value gets the diagnostic the file would get. `fit`
-//! changes nothing: it simulates the scenario's graph re-bound to each size it tries.
+//! A change is an edit of the scenario's text in a database, never on disk: the run is exactly
+//! the run of the file with those settings (checked, elaborated and simulated by the same
+//! queries), and a mistyped value gets the diagnostic the file would get. (`netc fit` edits
+//! nothing: see `costs::fit`.)
 
-use crate::costs::{scenario_costs, scenario_costs_with};
 use crate::db::SourceFile;
 use crate::diagnostics::TextRange;
 use crate::elaborate::Db;
 use crate::host::Database;
-use crate::semantics::files::{ItemLoc, parse_file, syntax_tree};
-use crate::semantics::setup::scenario_setup;
+use crate::semantics::files::{parse_file, syntax_tree};
 use crate::syntax::{Item, NodeId};
 
 /// One setting to change: `batch 64` is `key` "batch" and `value` "64"; a flag (`no_grad`)
@@ -129,137 +126,6 @@ pub fn apply(db: &mut Database, files: &[SourceFile], only: Option<&str>, change
             db.set_file(name, text);
         }
     }
-}
-
-/// What `fit` varies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Axis {
-    /// The batch size (`batch`).
-    Batch,
-    /// The sequence length (`seq`).
-    Seq,
-}
-
-impl Axis {
-    /// The setting's keyword.
-    pub fn key(self) -> &'static str {
-        match self {
-            Axis::Batch => "batch",
-            Axis::Seq => "seq",
-        }
-    }
-}
-
-/// One value tried by `fit`: the value and what the scenario then needs (`None`: it could not
-/// be simulated at that value, which counts as not fitting).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Trial {
-    /// The batch size or sequence length.
-    pub value: i128,
-    /// The total the budget is checked against (peak reserved + runtime), in bytes.
-    pub total_bytes: Option<i128>,
-}
-
-/// The answer of `fit` for one scenario.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Fit {
-    /// The scenario.
-    pub scenario: String,
-    /// What was varied (`batch` or `seq`).
-    pub axis: &'static str,
-    /// The limit: the budget when there is one within the device, else the device's capacity.
-    pub limit_bytes: i128,
-    /// Where the limit comes from (`budget 38.0 GiB`, `device a100_40gb (40.0 GiB)`).
-    pub limit: String,
-    /// Whether the limit is the device's capacity (no budget, or a budget larger than it).
-    pub device_limited: bool,
-    /// The largest value that fits (`None`: not even 1).
-    pub largest: Option<i128>,
-    /// Every value tried, in order.
-    pub trials: Vec<Trial>,
-}
-
-/// "device rtx4090 (24.0 GiB)".
-fn device_limit(device: &crate::costs::devices::Device, capacity: i128) -> String {
-    format!("device {} ({})", device.name(), crate::units::bytes(capacity))
-}
-
-/// The most any search goes: a batch or a sequence of 2^24.
-const MAX_VALUE: i128 = 1 << 24;
-
-/// The largest value of `axis` at which scenario `index` of `file` fits its budget (or its
-/// device), by doubling from 1 and then bisecting; `Err` says why there is nothing to fit
-/// (no limit, or the scenario does not simulate). Each value is simulated with the
-/// scenario's graph re-bound to it ([`scenario_costs_with`]): nothing in `db` changes. With
-/// `grad_accum` the batch grows by whole micro-batches.
-pub fn fit(db: &dyn Db, file: SourceFile, index: u32, axis: Axis) -> Result<Fit, String> {
-    let loc = ItemLoc::new(db, file, index);
-    let Some(Item::Scenario(scenario)) = syntax_tree(db, file).get(index as usize) else {
-        return Err("not a scenario".into());
-    };
-    let scenario_name = scenario.name.text.to_string();
-    let cannot = || format!("scenario `{scenario_name}` cannot be simulated: see `netc check`");
-    let costs = scenario_costs(db, loc).as_ref().ok_or_else(cannot)?;
-    let setup = scenario_setup(db, loc).as_ref().ok_or_else(cannot)?;
-    let (dim, step) = match axis {
-        Axis::Batch => ("N", setup.run.grad_accum.max(1)),
-        Axis::Seq => ("S", 1),
-    };
-    if !setup.dims.contains_key(dim) {
-        return Err(format!("scenario `{scenario_name}` has no `{}` to grow", axis.key()));
-    }
-    let capacity = costs.device.capacity;
-    let (limit_bytes, limit) = match (costs.budget, capacity) {
-        (Some(budget), Some(capacity)) if capacity < budget => (capacity, device_limit(costs.device, capacity)),
-        (Some(budget), _) => (budget, format!("budget {}", crate::units::bytes(budget))),
-        (None, Some(capacity)) => (capacity, device_limit(costs.device, capacity)),
-        (None, None) => {
-            return Err(format!(
-                "scenario `{scenario_name}` has no budget and its device ({}) no capacity: give it a `budget`",
-                costs.device.name()
-            ));
-        }
-    };
-    let mut trials: Vec<Trial> = Vec::new();
-    // `units` micro-batches (or positions): the value is `units * step`.
-    let mut fits = |units: i128| -> bool {
-        let mut dims = setup.dims.clone();
-        dims.insert(dim.to_string(), units);
-        let total = scenario_costs_with(db, loc, dims).filter(|c| !c.simulation.overflowed).map(|c| c.total);
-        trials.push(Trial { value: units.saturating_mul(step), total_bytes: total });
-        total.is_some_and(|t| t <= limit_bytes)
-    };
-    // Doubling: the last value that fits and the first that does not.
-    let (mut good, mut bad) = (0i128, None);
-    let mut units = 1;
-    while units <= MAX_VALUE {
-        if fits(units) {
-            good = units;
-            units *= 2;
-        } else {
-            bad = Some(units);
-            break;
-        }
-    }
-    if let Some(mut bad) = bad {
-        while bad - good > 1 {
-            let mid = good + (bad - good) / 2;
-            if fits(mid) {
-                good = mid;
-            } else {
-                bad = mid;
-            }
-        }
-    }
-    Ok(Fit {
-        scenario: scenario_name,
-        axis: axis.key(),
-        limit_bytes,
-        device_limited: limit.starts_with("device"),
-        limit,
-        largest: (good > 0).then_some(good.saturating_mul(step)),
-        trials,
-    })
 }
 
 /// What scenario `name` of `file` would cost with `changes` (the editor's what-if): the

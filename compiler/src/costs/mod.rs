@@ -9,6 +9,7 @@
 
 pub mod autograd;
 pub mod devices;
+pub mod fit;
 pub mod layout;
 pub mod sdpa;
 pub mod simulate;

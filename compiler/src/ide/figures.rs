@@ -15,6 +15,7 @@
 //! elaborates; otherwise the first scenario of the workspace that runs a line of the file
 //! (a file of blocks gets its figures from a model's scenario elsewhere).
 
+use crate::costs::fit;
 use std::collections::BTreeMap;
 
 use crate::db::{SourceFile, lookup_file};
@@ -424,11 +425,11 @@ pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) 
         };
         // The largest batch that fits (`netc fit`): a search of re-bound graphs, about 20
         // simulations (the whole zoo's 50 scenarios take a second in a release build).
-        let fit = report.and_then(|_| crate::whatif::fit(db, file, index, crate::whatif::Axis::Batch).ok());
+        let fit = report.and_then(|_| fit::fit(db, file, index, fit::Axis::Batch).ok());
         let fits = fit.as_ref().map(|f| {
-            let limit = match f.device_limited {
-                true => format!("on {}", report.map_or("", |r| r.device.as_str())),
-                false => "within budget".to_string(),
+            let limit = match f.limit {
+                fit::Limit::Device(device) => format!("on {}", device.name()),
+                fit::Limit::Budget(_) => "within budget".to_string(),
             };
             match f.largest {
                 Some(batch) => format!(" · fits up to batch {batch} {limit}"),
