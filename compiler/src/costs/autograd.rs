@@ -12,7 +12,7 @@ use super::product;
 use crate::shapes::ops::ArgValue;
 
 use super::devices::Device;
-use super::layout::{Layouts, OutputLayout, dense_like, view_strides};
+use super::layout::{Layouts, OutputLayout, dense_like, merges_leading};
 use super::sdpa;
 use crate::knobs::Precision;
 
@@ -234,31 +234,21 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
     let sum = |parts: &[i128]| parts.iter().fold(0i128, |total, &b| total.saturating_add(b));
     let upcast_copies = if upcast { sum(&[qb, kb, vb]) } else { 0 };
     let held = sum(&[upcast_copies, mask]);
-    // Which operands the matmuls copy: q_s and k_s are laid out like q and k (transposed).
-    let folds = |t: Option<&TensorId>, transpose: bool| -> bool {
+    // Which operands the matmuls copy: q_s and k_s are new tensors laid out like q and k
+    // (k transposed), v is used as it is; each folds its (N, H) dimensions for `bmm`.
+    let folds = |t: Option<&TensorId>, made_like: bool, transpose: bool| -> bool {
         let (Some(&t), true) = (t, call.four_d) else { return true };
-        let (Some(mut strides), Some(mut shape)) = (layouts.strides(graph, t), known_shape(graph, t)) else {
-            return true;
-        };
+        let Some((mut shape, mut strides)) = layouts.shape_and_strides(graph, t) else { return true };
         if transpose {
             strides.swap(2, 3);
             shape.swap(2, 3);
         }
-        let scaled = dense_like(&strides, &shape);
-        view_strides(&shape, &scaled, &[shape[0].saturating_mul(shape[1]), shape[2], shape[3]]).is_some()
+        let strides = if made_like { dense_like(&strides, &shape) } else { strides };
+        merges_leading(&shape, &strides, 2)
     };
-    let v_folds = match (v, call.four_d) {
-        (Some(&t), true) => match (layouts.strides(graph, t), known_shape(graph, t)) {
-            (Some(strides), Some(shape)) => {
-                view_strides(&shape, &strides, &[shape[0].saturating_mul(shape[1]), shape[2], shape[3]]).is_some()
-            }
-            _ => true,
-        },
-        _ => true,
-    };
-    let q_copy = if folds(q, false) { 0 } else { qb };
-    let k_copy = if folds(k, true) { 0 } else { kb };
-    let v_copy = if v_folds { 0 } else { vb };
+    let q_copy = if folds(q, true, false) { 0 } else { qb };
+    let k_copy = if folds(k, true, true) { 0 } else { kb };
+    let v_copy = if folds(v, false, false) { 0 } else { vb };
     // With an upcast the output is made in float32 and cast back, and so are the weights
     // returned beside it.
     let cast_back = if upcast { sum(&[ob / 2, wb / 2]) } else { 0 };
@@ -297,26 +287,16 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
 /// `[batch, m, k]`; with a matrix second operand, the first is reshaped to `[rows, k]` when
 /// an input requires grad (`should_fold`), else to `[batch, m, k]` for `bmm`.
 fn matmul_copies(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> [bool; 2] {
-    let operand = |i: usize| {
-        let t = *node.inputs.get(i)?;
-        Some((known_shape(graph, t)?, layouts.strides(graph, t)?))
-    };
+    let operand = |i: usize| layouts.shape_and_strides(graph, *node.inputs.get(i)?);
     let (Some((a, sa)), Some((b, sb))) = (operand(0), operand(1)) else { return [false, false] };
-    let folds = |shape: &[i128], strides: &[i128], into: &[i128]| view_strides(shape, strides, into).is_some();
-    let rows = |shape: &[i128]| shape[..shape.len() - 2].iter().fold(1i128, |p, &d| p.saturating_mul(d));
     match (a.len(), b.len()) {
-        (ra, 2) if ra >= 3 && mode.grad => [!folds(&a, &sa, &[rows(&a).saturating_mul(a[ra - 2]), a[ra - 1]]), false],
-        (ra, 2) if ra >= 3 => [!folds(&a, &sa, &[rows(&a), a[ra - 2], a[ra - 1]]), false],
+        (ra, 2) if ra >= 3 && mode.grad => [!merges_leading(&a, &sa, ra - 1), false],
+        (ra, 2) if ra >= 3 => [!merges_leading(&a, &sa, ra - 2), false],
         (ra, rb) if ra >= 3 && ra == rb && a[..ra - 2] == b[..rb - 2] => {
-            [!folds(&a, &sa, &[rows(&a), a[ra - 2], a[ra - 1]]), !folds(&b, &sb, &[rows(&b), b[rb - 2], b[rb - 1]])]
+            [!merges_leading(&a, &sa, ra - 2), !merges_leading(&b, &sb, rb - 2)]
         }
         _ => [false, false],
     }
-}
-
-/// The shape of `t`, when every dimension is known.
-fn known_shape(graph: &Graph, t: TensorId) -> Option<Vec<i128>> {
-    graph.tensor(t).shape.iter().map(|d| d.known()).collect()
 }
 
 /// Elements of a tensor (0 when unknown).

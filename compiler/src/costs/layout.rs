@@ -44,6 +44,11 @@ impl Layouts {
         Some(self.strides[t.0 as usize].clone().unwrap_or_else(|| contiguous(&shape)))
     }
 
+    /// The shape and strides of `t`, when its shape is known.
+    pub fn shape_and_strides(&self, graph: &Graph, t: TensorId) -> Option<(Vec<i128>, Vec<i128>)> {
+        Some((known_shape(graph, t)?, self.strides(graph, t)?))
+    }
+
     /// Whether `t` is laid out row-major without gaps.
     pub fn is_contiguous(&self, graph: &Graph, t: TensorId) -> bool {
         match (known_shape(graph, t), self.strides[t.0 as usize].as_ref()) {
@@ -228,8 +233,20 @@ pub fn view_strides(old: &[i128], strides: &[i128], new: &[i128]) -> Option<Vec<
     (view_d == -1).then_some(new_strides)
 }
 
+/// Whether the first `count` dimensions of a tensor of `shape` and `strides` merge into one
+/// without a copy: `reshape` to `[product of those, the rest...]` is a view. This is how
+/// `matmul` folds a batched operand for `bmm` (or `mm`), copying one that does not fold.
+pub fn merges_leading(shape: &[i128], strides: &[i128], count: usize) -> bool {
+    if count > shape.len() {
+        return false;
+    }
+    let merged = shape[..count].iter().fold(1i128, |p, &d| p.saturating_mul(d));
+    let folded: Vec<i128> = std::iter::once(merged).chain(shape[count..].iter().copied()).collect();
+    view_strides(shape, strides, &folded).is_some()
+}
+
 /// The shape of `t`, when every dimension is known.
-fn known_shape(graph: &Graph, t: TensorId) -> Option<Vec<i128>> {
+pub fn known_shape(graph: &Graph, t: TensorId) -> Option<Vec<i128>> {
     graph.tensor(t).shape.iter().map(|d| d.known()).collect()
 }
 

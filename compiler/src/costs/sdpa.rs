@@ -25,6 +25,10 @@ pub enum SdpaBackend {
 }
 
 impl SdpaBackend {
+    /// Every kernel, in the order their names are listed.
+    pub const ALL: [SdpaBackend; 4] =
+        [SdpaBackend::Flash, SdpaBackend::Efficient, SdpaBackend::Cudnn, SdpaBackend::Math];
+
     /// The name of the `sdpa` op's `backend` argument that forces this kernel (as
     /// `torch.nn.attention.sdpa_kernel` does).
     pub fn name(self) -> &'static str {
@@ -38,9 +42,7 @@ impl SdpaBackend {
 
     /// The backend a `backend` argument names (`None` for `"auto"` and unknown names).
     pub fn from_name(name: &str) -> Option<SdpaBackend> {
-        [SdpaBackend::Flash, SdpaBackend::Efficient, SdpaBackend::Cudnn, SdpaBackend::Math]
-            .into_iter()
-            .find(|b| b.name() == name)
+        SdpaBackend::ALL.into_iter().find(|b| b.name() == name)
     }
 }
 
@@ -216,6 +218,14 @@ pub fn fused_extras(device: &Device, backend: SdpaBackend, rows: i128, tq: i128)
 mod tests {
     use super::*;
     use crate::knobs::DeviceModel;
+
+    /// The shape layer checks `backend=` against its own list (it comes before costs): the
+    /// same names as the kernels here, and `auto`.
+    #[test]
+    fn the_backend_names_the_shape_layer_accepts_are_the_kernels() {
+        let names: Vec<&str> = std::iter::once("auto").chain(SdpaBackend::ALL.map(SdpaBackend::name)).collect();
+        assert_eq!(names, crate::shapes::ops::SDPA_BACKENDS);
+    }
 
     fn call(dtype: KernelDtype, d: i128) -> SdpaCall {
         SdpaCall { four_d: true, dtype, head_dims: (d, d, d), lengths: (1024, 1024), causal: true, requires_grad: true }

@@ -53,12 +53,11 @@ impl Lint for SdpaKernelUnavailable {
             if select(device, &call, Some(forced)).is_some() || !seen.insert(node.origin.expr.clone()) {
                 continue;
             }
-            let usable: Vec<String> =
-                [SdpaBackend::Flash, SdpaBackend::Efficient, SdpaBackend::Cudnn, SdpaBackend::Math]
-                    .into_iter()
-                    .filter(|b| select(device, &call, Some(*b)).is_some())
-                    .map(|b| format!("\"{}\"", b.name()))
-                    .collect();
+            let usable: Vec<String> = SdpaBackend::ALL
+                .into_iter()
+                .filter(|b| select(device, &call, Some(*b)).is_some())
+                .map(|b| format!("\"{}\"", b.name()))
+                .collect();
             let (dq, dk, dv) = call.head_dims;
             let heads =
                 if dq == dk && dk == dv { format!("head size {dq}") } else { format!("head sizes {dq}, {dk}, {dv}") };
