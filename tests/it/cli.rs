@@ -1115,46 +1115,32 @@ fn totals(run: &Run) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// `netc report PATH --scenario SCENARIO EXTRA... --format json`.
+fn report_json(path: &Path, scenario: &str, extra: &[&str]) -> Run {
+    let mut args: Vec<OsString> = vec!["report".into(), path.into(), "--scenario".into(), scenario.into()];
+    args.extend(extra.iter().map(OsString::from));
+    args.extend(["--format".into(), "json".into()]);
+    netc(args)
+}
+
 #[test]
 fn what_if_settings_report_what_the_edited_file_would_and_leave_the_file_alone() {
     let dir = TempDir::new("what_if");
     let path = dir.write("models.net", FIT);
     let edited = dir.write("edited.net", FIT.replace("batch 8", "batch 64").replace("device l4", "device h100_80gb"));
-    let what_if = netc([
-        "report".as_ref(),
-        path.as_os_str(),
-        "--scenario".as_ref(),
-        "serve".as_ref(),
-        "--batch".as_ref(),
-        "64".as_ref(),
-        "--device".as_ref(),
-        "h100_80gb".as_ref(),
-        "--format".as_ref(),
-        "json".as_ref(),
-    ]);
-    let written = netc([
-        "report".as_ref(),
-        edited.as_os_str(),
-        "--scenario".as_ref(),
-        "serve".as_ref(),
-        "--format".as_ref(),
-        "json".as_ref(),
-    ]);
+    let what_if = report_json(&path, "serve", &["--batch", "64", "--device", "h100_80gb"]);
+    let written = report_json(&edited, "serve", &[]);
     // The same answer, and the same verdict (`big` is over its device in both: exit 1).
     assert_eq!((what_if.code, totals(&what_if)), (written.code, totals(&written)), "{}", what_if.err);
     assert_eq!(std::fs::read_to_string(&path).expect("the file"), FIT, "the file on disk is never written");
-    // A setting the scenario does not have is added: four micro-batches for the training one.
-    let plain = netc(["report".as_ref(), path.as_os_str(), "--scenario".as_ref(), "big".as_ref()]);
-    let accumulated = netc([
-        "report".as_ref(),
-        path.as_os_str(),
-        "--scenario".as_ref(),
-        "big".as_ref(),
-        "--set".as_ref(),
-        "grad_accum=4".as_ref(),
-    ]);
-    assert!(plain.out.contains("peak 41.6 GiB"), "{}", plain.out);
-    assert!(accumulated.out.contains("peak 10.9 GiB"), "{}", accumulated.out);
+    // A setting the scenario does not have is added: four micro-batches for the training one,
+    // which needs what the file with `grad_accum 4` written in it needs, and less than before.
+    let accumulated = dir.write("accumulated.net", FIT.replace("optimizer adam", "optimizer adam  grad_accum 4"));
+    let report_of = |path: &Path, extra: &[&str]| totals(&report_json(path, "big", extra));
+    let plain = report_of(&path, &[]);
+    let what_if = report_of(&path, &["--set", "grad_accum=4"]);
+    assert_eq!(what_if, report_of(&accumulated, &[]));
+    assert!(what_if[0].1 < plain[0].1, "{what_if:?} {plain:?}");
 }
 
 #[test]
@@ -1194,19 +1180,7 @@ fn fit_finds_the_largest_batch_and_the_next_one_does_not_fit() {
         let largest = fit["largest"].as_i64().expect("a batch fits");
         let limit = fit["limit_bytes"].as_i64().expect("a limit");
         // The answer, checked by simulating it and the next batch through `report`.
-        let total_at = |batch: i64| {
-            let run = netc([
-                "report".as_ref(),
-                path.as_os_str(),
-                "--scenario".as_ref(),
-                scenario.as_ref(),
-                "--batch".as_ref(),
-                batch.to_string().as_ref(),
-                "--format".as_ref(),
-                "json".as_ref(),
-            ]);
-            totals(&run)[0].1
-        };
+        let total_at = |batch: i64| totals(&report_json(&path, scenario, &["--batch", &batch.to_string()]))[0].1;
         assert!(total_at(largest) <= limit, "{scenario}: batch {largest} does not fit");
         assert!(total_at(largest + 1) > limit, "{scenario}: batch {} fits too", largest + 1);
     }

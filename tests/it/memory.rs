@@ -238,6 +238,28 @@ fn im2col_workspace_is_per_line_and_transient_at_the_peak() {
     assert_eq!(ends(direct), ends(im2col));
 }
 
+/// The simulated peak of each scenario of `text` (a fixture with scenarios appended), by name
+/// in order; the file must have no errors.
+fn peaks_of_scenarios(text: String) -> Vec<(String, i128)> {
+    use netc::costs::scenario_costs;
+    use netc::host::{Database, file_diagnostics};
+    use netc::semantics::files::{ItemLoc, syntax_tree};
+    use netc::syntax::Item;
+
+    let mut db = Database::new();
+    let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text);
+    let errors: Vec<_> =
+        file_diagnostics(&db, file).iter().filter(|d| d.code.info().code.starts_with('E')).cloned().collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut peaks = Vec::new();
+    for (index, item) in syntax_tree(&db, file).iter().enumerate() {
+        let Item::Scenario(s) = item else { continue };
+        let costs = scenario_costs(&db, ItemLoc::new(&db, file, index as u32)).as_ref().expect("simulates");
+        peaks.push((s.name.text.to_string(), costs.simulation.peak.bytes));
+    }
+    peaks
+}
+
 /// Ops added after the calibration, held to PyTorch's peaks: the models of
 /// `tests/fixtures/ops/mean.net`, measured by `tests/fixtures/ops/measure.py` (live storage
 /// bytes, CPU semantics, fp32; the script first reproduces the calibration's simple_cnn) into
@@ -249,11 +271,6 @@ fn im2col_workspace_is_per_line_and_transient_at_the_peak() {
 /// measured them equal.
 #[test]
 fn ops_after_the_calibration_match_pytorchs_peaks() {
-    use netc::costs::scenario_costs;
-    use netc::host::{Database, file_diagnostics};
-    use netc::semantics::files::{ItemLoc, syntax_tree};
-    use netc::syntax::Item;
-
     let measured: serde_json::Value =
         serde_json::from_str(include_str!("../fixtures/ops/measurements.json")).expect("valid JSON");
     let models = include_str!("../fixtures/ops/mean.net");
@@ -270,23 +287,14 @@ fn ops_after_the_calibration_match_pytorchs_peaks() {
             for (name, kind, settings, _) in scenarios {
                 text.push_str(&format!("{kind} {name} {{ model {model}()  batch {n}  device cpu  {settings} }}\n"));
             }
-            let mut db = Database::new();
-            let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text);
-            let errors: Vec<_> =
-                file_diagnostics(&db, file).iter().filter(|d| d.code.info().code.starts_with('E')).cloned().collect();
-            assert!(errors.is_empty(), "{model}: {errors:?}");
-            for (index, item) in syntax_tree(&db, file).iter().enumerate() {
-                let Item::Scenario(s) = item else { continue };
-                let name = s.name.text.as_str();
-                let costs = scenario_costs(&db, ItemLoc::new(&db, file, index as u32)).as_ref().expect("simulates");
-                let expected = figures[name].as_i64().expect("a measured peak") as i128;
+            for (name, peak) in peaks_of_scenarios(text) {
+                let expected = figures[&name].as_i64().expect("a measured peak") as i128;
                 let gap = scenarios.iter().find(|s| s.0 == name).expect("a measured scenario").3;
-                let peak = costs.simulation.peak.bytes;
                 assert!(
                     expected - gap <= peak && peak <= expected,
                     "{model} {batch} {name}: netc {peak}, PyTorch {expected}"
                 );
-                predicted.insert((model.clone(), batch.clone(), name.to_string()), peak);
+                predicted.insert((model.clone(), batch.clone(), name), peak);
             }
         }
     }
@@ -308,11 +316,6 @@ fn ops_after_the_calibration_match_pytorchs_peaks() {
 /// without gradients, two SGD steps): every case exact.
 #[test]
 fn added_ops_match_pytorchs_peaks() {
-    use netc::costs::scenario_costs;
-    use netc::host::{Database, file_diagnostics};
-    use netc::semantics::files::{ItemLoc, syntax_tree};
-    use netc::syntax::Item;
-
     let measured: serde_json::Value =
         serde_json::from_str(include_str!("../fixtures/ops/measurements_ops.json")).expect("valid JSON");
     let scenarios = [
@@ -329,26 +332,13 @@ fn added_ops_match_pytorchs_peaks() {
             ));
         }
     }
-    let mut db = Database::new();
-    let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text);
-    let errors: Vec<_> =
-        file_diagnostics(&db, file).iter().filter(|d| d.code.info().code.starts_with('E')).cloned().collect();
-    assert!(errors.is_empty(), "{errors:?}");
-    let mut checked = 0;
-    for (index, item) in syntax_tree(&db, file).iter().enumerate() {
-        let Item::Scenario(s) = item else { continue };
-        let (batch, run) = s.name.text.split_once("__").expect("batch__run");
+    let peaks = peaks_of_scenarios(text);
+    for (name, peak) in &peaks {
+        let (batch, run) = name.split_once("__").expect("batch__run");
         let expected = measured["ops_probe"][batch][run].as_i64().expect("a measured peak") as i128;
-        let peak = scenario_costs(&db, ItemLoc::new(&db, file, index as u32))
-            .as_ref()
-            .expect("simulates")
-            .simulation
-            .peak
-            .bytes;
-        assert_eq!(peak, expected, "{batch} {run}");
-        checked += 1;
+        assert_eq!(*peak, expected, "{batch} {run}");
     }
-    assert_eq!(checked, 6);
+    assert_eq!(peaks.len(), 6);
 }
 
 /// `sdpa` runs the kernel PyTorch 2.15 picks for the device, dtype and shapes, and keeps what
@@ -366,11 +356,6 @@ fn added_ops_match_pytorchs_peaks() {
 /// peak and the figure is exact.
 #[test]
 fn sdpa_picks_pytorchs_kernel_and_keeps_what_it_keeps() {
-    use netc::costs::scenario_costs;
-    use netc::host::{Database, file_diagnostics};
-    use netc::semantics::files::{ItemLoc, syntax_tree};
-    use netc::syntax::Item;
-
     let measured: serde_json::Value =
         serde_json::from_str(include_str!("../fixtures/ops/measurements_sdpa.json")).expect("valid JSON");
     // (kernel measured, model, device, precision)
@@ -389,31 +374,21 @@ fn sdpa_picks_pytorchs_kernel_and_keeps_what_it_keeps() {
         text.push_str(&format!("infer {kernel}__infer_nograd {{ {common}  no_grad  eval }}\n"));
         text.push_str(&format!("train {kernel}__train_sgd {{ {common}  optimizer sgd }}\n"));
     }
-    let mut db = Database::new();
-    let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text);
-    let errors: Vec<_> =
-        file_diagnostics(&db, file).iter().filter(|d| d.code.info().code.starts_with('E')).cloned().collect();
-    assert!(errors.is_empty(), "{errors:?}");
-    let mut checked = 0;
-    for (index, item) in syntax_tree(&db, file).iter().enumerate() {
-        let Item::Scenario(s) = item else { continue };
-        let (kernel, run) = s.name.text.split_once("__").expect("kernel__run");
+    let peaks = peaks_of_scenarios(text);
+    for (name, peak) in &peaks {
+        let (kernel, run) = name.split_once("__").expect("kernel__run");
         let expected = measured["kernels"][kernel][run].as_i64().expect("a measured peak") as i128;
-        let peak = scenario_costs(&db, ItemLoc::new(&db, file, index as u32))
-            .as_ref()
-            .expect("simulates")
-            .simulation
-            .peak
-            .bytes;
         let (under, over) = match (kernel, run) {
             ("math_rowmajor", "train_sgd") => (0, 179_196),
             (_, "train_sgd") => (8, 0),
             _ => (0, 0),
         };
-        assert!(expected - under <= peak && peak <= expected + over, "{kernel} {run}: netc {peak}, PyTorch {expected}");
-        checked += 1;
+        assert!(
+            expected - under <= *peak && *peak <= expected + over,
+            "{kernel} {run}: netc {peak}, PyTorch {expected}"
+        );
     }
-    assert_eq!(checked, 14);
+    assert_eq!(peaks.len(), 14);
 }
 
 /// `mul` and `matmul` keep an operand only for the other operand's gradient (PyTorch's
@@ -424,20 +399,12 @@ fn sdpa_picks_pytorchs_kernel_and_keeps_what_it_keeps() {
 /// (95,316 B: the linear output `mul` does not keep, and `q`).
 #[test]
 fn an_operand_is_saved_only_for_the_other_operands_gradient() {
-    use netc::costs::scenario_costs;
-    use netc::host::{Database, file_diagnostics};
-    use netc::semantics::files::{ItemLoc, syntax_tree};
-
     let measured: serde_json::Value =
         serde_json::from_str(include_str!("../fixtures/ops/measurements_saved.json")).expect("valid JSON");
     let expected = measured["one_sided_operands"]["bs32"]["train_sgd"].as_i64().expect("a peak") as i128;
     let mut text = include_str!("../fixtures/ops/one_sided.net").to_string();
     text.push_str("train t { model one_sided_operands()  batch 32  device cpu  optimizer sgd }\n");
-    let mut db = Database::new();
-    let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text);
-    assert!(file_diagnostics(&db, file).is_empty(), "{:?}", file_diagnostics(&db, file));
-    let index = syntax_tree(&db, file).iter().count() as u32 - 1;
-    let peak = scenario_costs(&db, ItemLoc::new(&db, file, index)).as_ref().expect("simulates").simulation.peak.bytes;
+    let [(_, peak)] = peaks_of_scenarios(text)[..] else { panic!("one scenario") };
     assert!(expected - 8 <= peak && peak <= expected, "netc {peak}, PyTorch {expected}");
 }
 
