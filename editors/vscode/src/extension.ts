@@ -44,6 +44,12 @@ function isNetc(document: vscode.TextDocument | undefined): document is vscode.T
   return document?.languageId === LANGUAGE;
 }
 
+/** The active editor's document, when it is a `.net` file. */
+function activeNetcDocument(): vscode.TextDocument | undefined {
+  const document = vscode.window.activeTextEditor?.document;
+  return isNetc(document) ? document : undefined;
+}
+
 class NetcExtension {
   private client: LanguageClient | undefined;
   private readonly output: vscode.LogOutputChannel;
@@ -244,16 +250,19 @@ class NetcExtension {
       .filter((l): l is ScenarioLens => !!l);
   }
 
+  /** The language client when it runs; otherwise `undefined`, after saying so. */
+  private runningClient(): LanguageClient | undefined {
+    if (this.client?.isRunning()) return this.client;
+    void vscode.window.showWarningMessage("netc: the language server is not running (netc: Restart Language Server).");
+    return undefined;
+  }
+
   /** What the active scenario would need with other settings (the server's `netc.whatIf`):
    * the file is not edited. */
   private async askWhatIf(): Promise<void> {
-    const client = this.client;
-    if (!client?.isRunning()) {
-      void vscode.window.showWarningMessage("netc: the language server is not running (netc: Restart Language Server).");
-      return;
-    }
-    const editor = vscode.window.activeTextEditor;
-    const document = isNetc(editor?.document) ? editor.document : undefined;
+    const client = this.runningClient();
+    if (!client) return;
+    const document = activeNetcDocument();
     if (!document) {
       void vscode.window.showWarningMessage("netc: open a .net file to ask what its scenario would need.");
       return;
@@ -279,13 +288,9 @@ class NetcExtension {
   }
 
   private async selectActiveScenario(): Promise<void> {
-    const client = this.client;
-    if (!client?.isRunning()) {
-      void vscode.window.showWarningMessage("netc: the language server is not running (netc: Restart Language Server).");
-      return;
-    }
-    const editor = vscode.window.activeTextEditor;
-    const document = isNetc(editor?.document) ? editor.document : undefined;
+    const client = this.runningClient();
+    if (!client) return;
+    const document = activeNetcDocument();
     type Item = vscode.QuickPickItem & { choice?: ScenarioChoice };
     const items: Item[] = [];
     const seen = new Set<string>();
