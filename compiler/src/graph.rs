@@ -44,8 +44,12 @@ pub struct Origin {
     /// in one block call.
     pub chain: Arc<[Site]>,
     /// Which execution of an outermost block call this is in (counting from 1; 0 outside
-    /// any block): the segments of activation checkpointing.
+    /// any block): the segments of activation checkpointing when the model marks none.
     pub outer_call: u32,
+    /// The `checkpoint(...)` call it runs in (counting from 1; 0 outside any): the segments
+    /// of activation checkpointing when the model marks some. Markers inside a marked call
+    /// are part of its segment.
+    pub segment: u32,
 }
 
 /// A fast hasher for sites (a file name and two small integers): the

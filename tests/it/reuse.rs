@@ -591,3 +591,49 @@ fn a_file_removed_and_made_again_is_not_read_from_before() {
     let after = scenario_graph(&db, ItemLoc::new(&db, file, 3)).clone().expect("a graph");
     assert_eq!(after.nodes[0].op.name(), "gelu");
 }
+
+#[test]
+fn calls_marked_for_checkpointing_keep_their_segments_when_copied() {
+    // Marked calls in the model's body and inside a block: an edit that moves them copies
+    // them with their segments renumbered; an edit inside one runs it alone. The graph (and
+    // so each node's segment) is a fresh elaboration's after every edit.
+    let text = "\
+block layer(x) {
+    return relu(linear(x, 64))
+}
+
+block stack(x, n: int) {
+    y = x
+    for _ in 0..n {
+        y = checkpoint(layer(y))
+    }
+    return y
+}
+
+model m() {
+    input x: f32[N, 64]
+    y = checkpoint(layer(x))
+    y = stack(y, 3)
+    y = checkpoint(layer(y))
+    return y
+}
+
+train fit { model m()  batch 8  optimizer sgd  checkpoint }
+";
+    let mut session = Session::new(text);
+    assert_eq!(session.db.elaboration_cache().counts(), counts(6, 0));
+    // A line above moves every call of the body: copied, none runs.
+    assert_eq!(
+        session.edit("    y = checkpoint(layer(x))\n", "    y = gelu(x)\n    y = checkpoint(layer(y))\n"),
+        counts(0, 6)
+    );
+    // A new marked call before the stack: the calls after it are copied into later segments.
+    assert_eq!(
+        session.edit("    y = stack(y, 3)\n", "    y = checkpoint(layer(y))\n    y = stack(y, 3)\n"),
+        counts(1, 6)
+    );
+    // The stack's markers removed: it runs again (its segments are gone), the rest is copied.
+    assert_eq!(session.edit("y = checkpoint(layer(y))\n    }", "y = layer(y)\n    }"), counts(4, 3));
+    // And back: the last call is copied into the segment after the stack's three.
+    assert_eq!(session.edit("y = layer(y)\n    }", "y = checkpoint(layer(y))\n    }"), counts(4, 3));
+}

@@ -124,6 +124,7 @@ impl<'db> Elaborator<'db, '_> {
                     stmt,
                     chain: self.shared_chain(),
                     outer_call: self.outer_call,
+                    segment: self.segment,
                 });
                 let inputs: Arc<[TensorId]> = inputs.into();
                 self.graph.nodes.push(Arc::new(Node {

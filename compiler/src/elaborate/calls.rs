@@ -83,6 +83,22 @@ impl<'db> Elaborator<'db, '_> {
         env: &Env<'db>,
         ctx: &Ctx<'db>,
     ) -> Result<Value, Stop> {
+        if builtin == Builtin::Checkpoint {
+            let Some(arg) = args.first() else { return Ok(Value::Unknown) };
+            if let ExprKind::Repeat { .. } = arg.value.kind {
+                // A `repeat` is one segment, as `checkpoint(nn.Sequential(...), x)`.
+                let outer = self.open_segment();
+                let value = self.eval_in(&arg.value, env, ctx);
+                self.segment = outer;
+                return value;
+            }
+            // The call opens the segment once its arguments are evaluated: they are the
+            // segment's inputs, as `checkpoint(layer, norm(x))` evaluates `norm(x)` first.
+            self.checkpoint_next = true;
+            let value = self.eval_in(&arg.value, env, ctx);
+            self.checkpoint_next = false;
+            return value;
+        }
         if builtin == Builtin::Len {
             let Some(arg) = args.first() else { return Ok(Value::Unknown) };
             return Ok(match self.eval_in(&arg.value, env, ctx)? {
@@ -119,6 +135,17 @@ impl<'db> Elaborator<'db, '_> {
         Ok(best)
     }
 
+    /// Begins a checkpoint segment, unless one is open (a marker inside a marked call is part
+    /// of its segment); returns the segment to restore when the marked call returns.
+    fn open_segment(&mut self) -> u32 {
+        let outer = self.segment;
+        if outer == 0 {
+            self.segments += 1;
+            self.segment = self.segments;
+        }
+        outer
+    }
+
     /// A call; `first`, if given, replaces the value of the first argument (for `repeat`).
     pub(super) fn call_with(
         &mut self,
@@ -129,6 +156,8 @@ impl<'db> Elaborator<'db, '_> {
         ctx: &Ctx<'db>,
         first: Option<Value>,
     ) -> Result<Value, Stop> {
+        // Taken before the arguments are evaluated: a call among them is not the marked one.
+        let marked = std::mem::take(&mut self.checkpoint_next);
         let resolved = self.callee(callee, ctx);
         if let Callee::Other = resolved
             && let Some(builtin) = Builtin::from_name(callee)
@@ -141,7 +170,10 @@ impl<'db> Elaborator<'db, '_> {
                 self.touch(used);
                 let bound = self.bind(&decl.params, args, env, ctx, (source, file, item), first)?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };
-                self.op_call(decl, names, bound, id, ctx)
+                let outer = if marked { self.open_segment() } else { self.segment };
+                let value = self.op_call(decl, names, bound, id, ctx);
+                self.segment = outer;
+                value
             }
             Callee::Block { block, source, file, item, used } => {
                 self.touch(used);
@@ -152,6 +184,7 @@ impl<'db> Elaborator<'db, '_> {
                 }
                 let bound = self.bind(&block.params, args, env, ctx, (source, file, item), first)?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };
+                let outer_segment = if marked { self.open_segment() } else { self.segment };
                 // The argument tensors, and whether the caller holds each.
                 let inputs: Vec<(TensorId, bool)> = bound
                     .iter()
@@ -184,6 +217,8 @@ impl<'db> Elaborator<'db, '_> {
                             occurrence,
                             callee: (source, item),
                             outer_call: self.outer_call,
+                            segment: self.segment,
+                            segments: (self.segments, 0),
                             args: bound.iter().map(|(name, value, _)| (Box::from(*name), value.clone())).collect(),
                             inputs,
                             nodes: (self.graph.nodes.len() as u32, 0),
@@ -204,6 +239,7 @@ impl<'db> Elaborator<'db, '_> {
                 if self.chain.is_empty() {
                     self.outer_call = 0;
                 }
+                self.segment = outer_segment;
                 result
             }
             Callee::Other => Ok(Value::Unknown),
@@ -267,6 +303,7 @@ impl<'db> Elaborator<'db, '_> {
             .collect();
         record.result = value.clone();
         record.nested.1 = self.calls.len() as u32;
+        record.segments.1 = self.segments;
         self.call_at(&Arc::clone(&record.chain), record.occurrence, self.calls.len() as u32);
         self.calls.push(Arc::new(record));
     }

@@ -198,8 +198,13 @@ impl<'db> Elaborator<'db, '_> {
 
     /// Records what a statement produced; `start` is the tensor count when it began.
     pub(super) fn record(&mut self, stmt: Site, start: u32, tensors: Arc<[TensorId]>) {
-        let origin =
-            Arc::new(Origin { expr: stmt.clone(), stmt, chain: self.shared_chain(), outer_call: self.outer_call });
+        let origin = Arc::new(Origin {
+            expr: stmt.clone(),
+            stmt,
+            chain: self.shared_chain(),
+            outer_call: self.outer_call,
+            segment: self.segment,
+        });
         self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(start) });
     }
 

@@ -127,6 +127,11 @@ struct Elaborator<'db, 'r> {
     /// The outermost block call being executed (0: none), and how many there were.
     outer_call: u32,
     outer_calls: u32,
+    /// The `checkpoint(...)` call being executed (0: none), and how many there were.
+    segment: u32,
+    segments: u32,
+    /// Set by `checkpoint(...)` for the call it marks, which takes it.
+    checkpoint_next: bool,
     /// The previous elaboration of this request, whose block calls may be reused.
     previous: Option<Reusable>,
     /// What this elaboration leaves for the next: the block calls being run (innermost
@@ -293,6 +298,9 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         refs: Vec::with_capacity(capacity.0),
         outer_call: 0,
         outer_calls: 0,
+        segment: 0,
+        segments: 0,
+        checkpoint_next: false,
         previous,
         open: Vec::new(),
         calls: Vec::with_capacity(capacity.1),

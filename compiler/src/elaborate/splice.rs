@@ -66,6 +66,9 @@ impl<'db> Elaborator<'db, '_> {
         let record = &previous.calls[at as usize];
         let same = record.callee == callee
             && (moved || record.outer_call == self.outer_call)
+            // Its checkpoint segments are renumbered, but whether it runs inside a marked call
+            // (and so whether its own markers open segments) must not change.
+            && (record.segment == 0) == (self.segment == 0)
             && record.args.len() == bound.len()
             && record.inputs.len() == inputs.len()
             && record.items.iter().all(|&used| !reusable.changed[used as usize])
@@ -105,6 +108,17 @@ impl<'db> Elaborator<'db, '_> {
         let mut chains: Vec<Rechained> = Vec::new();
         let here = self.shared_chain();
         let outer_call = self.outer_call;
+        let (segment, first_segment) = (self.segment, self.segments);
+        // Its checkpoint segments, when other markers came before it or it runs in another
+        // marked call: the one it runs in becomes this call's, its own markers follow the
+        // markers made so far.
+        let renumbered = segment != record.segment || first_segment != record.segments.0;
+        let resegment = |old: u32| match old {
+            0 => 0,
+            old if old <= record.segments.0 => segment,
+            old => old - record.segments.0 + first_segment,
+        };
+        self.segments += record.segments.1 - record.segments.0;
         let mut rechain = |chain: &Arc<[Site]>| -> Arc<[Site]> {
             // A call's nodes share a handful of chains (one per call inside it): found by pointer.
             if let Some((_, new)) = chains.iter().find(|(old, _)| Arc::ptr_eq(old, chain)) {
@@ -115,11 +129,16 @@ impl<'db> Elaborator<'db, '_> {
             new
         };
         let mut reorigin = |origin: &Arc<Origin>| -> Arc<Origin> {
-            if !moved {
+            if !moved && !renumbered {
                 return Arc::clone(origin);
             }
-            let chain = rechain(&origin.chain);
-            Arc::new(Origin { expr: origin.expr.clone(), stmt: origin.stmt.clone(), chain, outer_call })
+            Arc::new(Origin {
+                expr: origin.expr.clone(),
+                stmt: origin.stmt.clone(),
+                chain: if moved { rechain(&origin.chain) } else { Arc::clone(&origin.chain) },
+                outer_call: if moved { outer_call } else { origin.outer_call },
+                segment: resegment(origin.segment),
+            })
         };
         let (n0, t0, s0) =
             (self.graph.nodes.len() as u32, self.graph.tensors.len() as u32, self.graph.stmt_values.len() as u32);
@@ -152,7 +171,7 @@ impl<'db> Elaborator<'db, '_> {
         };
         for n in &old.nodes[nodes] {
             // At the same ids and site, the very node.
-            if same_ids && !moved {
+            if same_ids && !moved && !renumbered {
                 self.graph.nodes.push(Arc::clone(n));
                 continue;
             }
@@ -181,7 +200,7 @@ impl<'db> Elaborator<'db, '_> {
         // The call's records and those of the calls it made, for the next elaboration: the
         // same ones when nothing moved.
         let base = self.calls.len() as u32;
-        let unmoved = !moved && same_ids && n0 == old_n0 && s0 == old_s0 && base == record.nested.0;
+        let unmoved = !moved && !renumbered && same_ids && n0 == old_n0 && s0 == old_s0 && base == record.nested.0;
         let nested = &previous.calls[record.nested.0 as usize..record.nested.1 as usize];
         for q in nested.iter().chain(std::iter::once(record)) {
             let chain = if moved { rechain(&q.chain) } else { Arc::clone(&q.chain) };
@@ -201,6 +220,11 @@ impl<'db> Elaborator<'db, '_> {
                 occurrence,
                 callee: q.callee,
                 outer_call: if moved { outer_call } else { q.outer_call },
+                segment: resegment(q.segment),
+                segments: (
+                    q.segments.0 - record.segments.0 + first_segment,
+                    q.segments.1 - record.segments.0 + first_segment,
+                ),
                 args: q.args.iter().map(|(name, value)| (name.clone(), remap(value, &tensor))).collect(),
                 inputs: q.inputs.iter().map(|&(t, held)| (tensor(t), held)).collect(),
                 nodes: (node(q.nodes.0), node(q.nodes.1)),

@@ -1,7 +1,9 @@
 //! The language's built-in functions: `min` and `max` over numbers and `len` of a list, as
 //! Python's builtins, for the arithmetic a model's code does beside its operators
-//! (`min(4, depth)`, `max(8, width // 4)`, `for i in 0..len(stages)`). Like Python's, they are found after every definition: a file's own
-//! item, an import or the prelude of the same name shadows them.
+//! (`min(4, depth)`, `max(8, width // 4)`, `for i in 0..len(stages)`), and `checkpoint(call)`,
+//! the marker of an activation-checkpointing segment (`torch.utils.checkpoint` around a module
+//! call). Like Python's, they are found after every definition: a file's own item, an import or
+//! the prelude of the same name shadows them.
 
 /// A built-in function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -12,11 +14,14 @@ pub enum Builtin {
     Max,
     /// `len(list)`: how many elements a list has.
     Len,
+    /// `checkpoint(f(x))`: the call is a checkpoint segment when the scenario sets
+    /// `checkpoint`; its value is the call's.
+    Checkpoint,
 }
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 3] = [Builtin::Min, Builtin::Max, Builtin::Len];
+    pub const ALL: [Builtin; 4] = [Builtin::Min, Builtin::Max, Builtin::Len, Builtin::Checkpoint];
 
     /// The built-in function called `name`, if any.
     pub fn from_name(name: &str) -> Option<Builtin> {
@@ -29,6 +34,7 @@ impl Builtin {
             Builtin::Min => "min",
             Builtin::Max => "max",
             Builtin::Len => "len",
+            Builtin::Checkpoint => "checkpoint",
         }
     }
 
@@ -38,6 +44,7 @@ impl Builtin {
             Builtin::Min => "min(a, b, ...) or min(list)",
             Builtin::Max => "max(a, b, ...) or max(list)",
             Builtin::Len => "len(list)",
+            Builtin::Checkpoint => "checkpoint(block(x, ...))",
         }
     }
 
@@ -51,6 +58,9 @@ impl Builtin {
                 "The largest of two or more numbers, or of a list of integers, as Python's `max`: an integer when every argument is one, else a float."
             }
             Builtin::Len => "The number of elements of a list (of integers or of tensors), as Python's `len`.",
+            Builtin::Checkpoint => {
+                "Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's."
+            }
         }
     }
 
@@ -59,7 +69,7 @@ impl Builtin {
     pub fn keeps_first(self, ordering: std::cmp::Ordering) -> bool {
         match self {
             Builtin::Min => ordering != std::cmp::Ordering::Greater,
-            Builtin::Max | Builtin::Len => ordering != std::cmp::Ordering::Less,
+            Builtin::Max | Builtin::Len | Builtin::Checkpoint => ordering != std::cmp::Ordering::Less,
         }
     }
 }

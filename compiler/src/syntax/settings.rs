@@ -54,7 +54,7 @@ pub const SETTINGS: &[SettingSpec] = &[
         "checkpoint",
         Flag,
         Some("train"),
-        "activation checkpointing: each block call in the model's body is a segment, recomputed in backward",
+        "activation checkpointing: each call marked `checkpoint(...)` is a segment, recomputed in backward (in a model that marks none, each block call in the model's body)",
     ),
     spec(
         "grad_accum",

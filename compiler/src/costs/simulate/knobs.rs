@@ -25,8 +25,9 @@ pub struct Config {
     pub micro_batches: i128,
     /// How parameters, gradients and optimizer state are spread over data-parallel devices.
     pub sharding: Sharding,
-    /// Activation checkpointing: each outermost block call is a segment that keeps only its
-    /// inputs in forward and is recomputed in backward.
+    /// Activation checkpointing: each call marked `checkpoint(...)` (or, in a model that marks
+    /// none, each outermost block call) is a segment that keeps only its inputs in forward and
+    /// is recomputed in backward.
     pub checkpoint: bool,
 }
 

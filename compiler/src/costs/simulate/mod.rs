@@ -70,9 +70,15 @@ fn behaviours(graph: &Graph, mode: &Mode) -> (Vec<super::autograd::OpMemory>, Ve
     (behaviours, copies)
 }
 
-/// The checkpoint segment of each node (0: none).
+/// The checkpoint segment of each node (0: none): with `checkpoint` in training, the calls
+/// the model marks with `checkpoint(...)`, or, where it marks none, each block call of the
+/// model's body.
 fn segments(graph: &Graph, config: &Config) -> Vec<u32> {
-    graph.nodes.iter().map(|n| if config.checkpoint && config.training { n.origin.outer_call } else { 0 }).collect()
+    if !(config.checkpoint && config.training) {
+        return vec![0; graph.nodes.len()];
+    }
+    let marked = graph.nodes.iter().any(|n| n.origin.segment != 0);
+    graph.nodes.iter().map(|n| if marked { n.origin.segment } else { n.origin.outer_call }).collect()
 }
 
 /// The tensors dropped after each node, in tensor order; release points past the last node

@@ -12,10 +12,12 @@ impl<'a> ItemChecker<'a> {
         env: &Env,
         targets: usize,
     ) -> ValueKind {
+        let builtin = Builtin::from_name(&callee.text).filter(|_| !self.scope.names.contains_key(callee.text.as_str()));
+        if builtin == Some(Builtin::Checkpoint) {
+            return self.checkpoint_kind(id, args, env, targets);
+        }
         let arg_kinds: Vec<ValueKind> = args.iter().map(|a| self.expr_kind(&a.value, env)).collect();
-        if !self.scope.names.contains_key(callee.text.as_str())
-            && let Some(builtin) = Builtin::from_name(&callee.text)
-        {
+        if let Some(builtin) = builtin {
             return self.builtin_kind(id, builtin, args, &arg_kinds);
         }
         let Some(def) = self.resolve_callee(callee, &[DefKind::Op, DefKind::Block]) else {
@@ -29,6 +31,44 @@ impl<'a> ItemChecker<'a> {
             Outputs::Variadic if targets > 1 => ValueKind::Tensors(targets as u32),
             Outputs::Variadic if sig.broken => ValueKind::Unknown,
             Outputs::Variadic => ValueKind::TensorList,
+        }
+    }
+
+    /// The kind of `checkpoint(call)`: that of the call it marks (a block, an op or a `repeat`),
+    /// which may return several tensors where the statement assigns several names.
+    fn checkpoint_kind(&mut self, id: NodeId, args: &[Arg], env: &Env, targets: usize) -> ValueKind {
+        let signature = Builtin::Checkpoint.signature();
+        match args {
+            [Arg { keyword: None, value, .. }] => match &value.kind {
+                ExprKind::Call { callee, args } => self.call_kind(value.id, callee, args, env, targets),
+                ExprKind::Repeat { count, call } => self.repeat_kind(count, call, env),
+                _ => {
+                    let kind = self.expr_kind(value, env);
+                    let message = format!("`checkpoint` marks a call, but this is {}", kind.describe());
+                    self.error(Code::ArgumentKind, value.id, message).help =
+                        Some(format!("wrap the call whose activations are recomputed in backward: `{signature}`"));
+                    ValueKind::Unknown
+                }
+            },
+            [] => {
+                self.error(Code::MissingArgument, id, "`checkpoint` needs the call it marks").help =
+                    Some(format!("call it as `{signature}`"));
+                ValueKind::Unknown
+            }
+            [Arg { keyword: Some(kw), .. }, ..] => {
+                self.error(Code::UnknownKeyword, kw.id, "`checkpoint` takes no keyword arguments").help =
+                    Some(format!("give the call by position: `{signature}`"));
+                ValueKind::Unknown
+            }
+            [first, rest @ ..] => {
+                for arg in std::iter::once(first).chain(rest) {
+                    self.expr_kind(&arg.value, env);
+                }
+                let message = format!("`checkpoint` marks one call, but {} arguments were given", args.len());
+                self.error(Code::TooManyArguments, id, message).help =
+                    Some(format!("the arguments belong to the call inside: `{signature}`"));
+                ValueKind::Unknown
+            }
         }
     }
 
