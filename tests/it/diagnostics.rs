@@ -1113,6 +1113,22 @@ case!(
 "#
 );
 
+// `checkpoint` marks a call: the module's arguments belong inside it (`checkpoint(layer, y)`
+// is PyTorch's spelling, not netc's), and a value that is not a call marks nothing.
+case!(
+    e0211_checkpoint_of_a_name,
+    r#"block layer(x) {
+    return relu(linear(x, 64))
+}
+
+block stack(x) {
+    y = checkpoint(layer, x)
+    z = checkpoint(x)
+    return add(checkpoint(layer(y)), z)
+}
+"#
+);
+
 // A loop of more iterations than a model may have ops stops elaboration.
 case!(
     e0504_loop_too_long,

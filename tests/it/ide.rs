@@ -299,6 +299,7 @@ fn completion_of_an_op_name_being_typed() {
         Op         conv3d         op conv3d(x: tensor, out_channels: int, k: int, stride: int = 1, pad: int = 0, dilation: int = 1, groups: int = 1, bias: bool = true) -> tensor
         Op         conv_transpose2d op conv_transpose2d(x: tensor, out_channels: int, k: int, stride: int = 1, pad: int = 0, output_pad: int = 0, dilation: int = 1, groups: int = 1, bias: bool = true) -> tensor
         Op         cross_entropy  op cross_entropy(logits: tensor, target: tensor) -> tensor
+        Builtin    checkpoint     checkpoint(block(x, ...))
         ");
 }
 
@@ -349,6 +350,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
+        Builtin    checkpoint     checkpoint(block(x, ...))
         (and 70 Op)
         ");
 }
@@ -413,6 +415,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
+        Builtin    checkpoint     checkpoint(block(x, ...))
         (and 70 Op)
         ");
 }
@@ -456,6 +459,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
+        Builtin    checkpoint     checkpoint(block(x, ...))
         (and 70 Op)
         "#);
 }
@@ -829,6 +833,31 @@ fn hover_on_an_op_call_in_a_scenario_adds_the_lines_figures() {
         - gradients: 2.5 KiB
         - optimizer state: 5.1 KiB
         "#);
+}
+
+#[test]
+fn hover_on_a_checkpoint_mark_explains_the_segment() {
+    let actual = hover(
+        r#"
+        block layer(x) {
+            return relu(linear(x, 64))
+        }
+        block b(x) {
+            return check$0point(layer(x))
+        }
+        "#,
+    );
+    insta::assert_snapshot!(actual, @r"
+            return checkpoint(layer(x))
+                   ^^^^^^^^^^
+        ```net
+        checkpoint(block(x, ...))
+        ```
+
+        built-in function
+
+        Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's.
+        ");
 }
 
 #[test]

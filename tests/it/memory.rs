@@ -108,6 +108,32 @@ fn precision_peaks_match_pytorch() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// The zoo's models that the precision set measured (its torchvision ResNet-18, VGG-16,
+/// MobileNetV2 and AlexNet), against that set: half models, autocast, bf16 training,
+/// accumulation, and checkpointing with the segments the harness names (layer1..layer4, each
+/// child of `features` with parameters), which the zoo marks `checkpoint(...)`.
+#[test]
+fn zoo_precision_and_checkpoint_peaks_match_pytorch() {
+    const MEASURED: &[accuracy::Model] = &[
+        ("resnet18", "use std.models.resnet\n", "resnet18"),
+        ("vgg16", "use std.models.vgg\n", "vgg16"),
+        ("mobilenet_v2", "use std.models.mobilenet\n", "mobilenet_v2"),
+        ("alexnet", "use std.models.alexnet\n", "alexnet"),
+    ];
+    let cases = cases_of(MEASURED, "a100_80gb", PRECISION_FIXTURE, PRECISION_SCENARIOS);
+    // Each model: 7 scenarios at 2 batch sizes and accumulation at one.
+    assert_eq!(cases.len(), 4 * 15);
+    println!("{}{}", table(&cases), summary(&cases));
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|c| {
+            let misses = precision_misses(c);
+            (!misses.is_empty()).then(|| format!("{} {} {}: {}", c.model, c.batch, c.scenario, misses.join(", ")))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// The per-line figures from the parameter set-up and the first forward pass alone (what an
 /// editor's hints wait for: `scenario_lines`) are the whole simulation's, for every scenario
 /// of every zoo model, as written and with the knobs that make the first step differ from

@@ -61,12 +61,22 @@ impl<'a> ItemChecker<'a> {
                 ValueKind::Unknown
             }
             [first, rest @ ..] => {
-                for arg in std::iter::once(first).chain(rest) {
+                // PyTorch's spelling, `checkpoint(layer, x)`: the callee is not a value here.
+                let callee = match &first.value.kind {
+                    ExprKind::Name(name) => Some(name.text.clone()),
+                    _ => None,
+                };
+                let evaluated = if callee.is_some() { rest } else { args };
+                for arg in evaluated {
                     self.expr_kind(&arg.value, env);
                 }
                 let message = format!("`checkpoint` marks one call, but {} arguments were given", args.len());
-                self.error(Code::TooManyArguments, id, message).help =
-                    Some(format!("the arguments belong to the call inside: `{signature}`"));
+                self.error(Code::TooManyArguments, id, message).help = Some(match callee {
+                    Some(callee) => format!(
+                        "write the call inside: `checkpoint({callee}(...))` runs what `torch.utils.checkpoint.checkpoint({callee}, ...)` runs"
+                    ),
+                    None => format!("the arguments belong to the call inside: `{signature}`"),
+                });
                 ValueKind::Unknown
             }
         }
