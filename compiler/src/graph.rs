@@ -50,6 +50,10 @@ pub struct Origin {
     /// of activation checkpointing when the model marks some. Markers inside a marked call
     /// are part of its segment.
     pub segment: u32,
+    /// Which execution of a block call made inside an outermost block call this is in
+    /// (counting from 1; 0 outside any): the segments one level below the model's body, which
+    /// checkpointing advice proposes for a model whose body makes one block call.
+    pub inner_call: u32,
 }
 
 /// A fast hasher for sites (a file name and two small integers): the

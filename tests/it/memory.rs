@@ -571,3 +571,39 @@ fn buffers_are_module_state_in_the_buffers_ledger() {
         assert_eq!((line_buffers, line_gradients), (buffers, gradients), "{scenario}");
     }
 }
+
+/// The segments `activations-dominate` proposes for a model whose body is one block call (the
+/// calls one level down, `Segments::Inner`) cost what marking those calls `checkpoint(...)`
+/// costs: the saving the lint prints is the one the edit it proposes gets. The fixture is the
+/// lint's own (tests/fixtures/lints/activations-dominate/triggers.net).
+#[test]
+fn the_segments_checkpoint_advice_proposes_are_the_marked_calls() {
+    use netc::costs::simulate::{Segments, simulate};
+    use netc::costs::{config, scenario_costs};
+    use netc::elaborate::scenario_graph;
+    use netc::host::Database;
+    use netc::semantics::files::{ItemLoc, syntax_tree};
+    use netc::semantics::setup::scenario_setup;
+
+    let fixture = include_str!("../fixtures/lints/activations-dominate/triggers.net");
+    let unmarked = fixture.replace("budget 2 GiB", "checkpoint");
+    let marked = unmarked.replace("y = layer(y)", "y = checkpoint(layer(y))");
+    let peak_of = |text: &str, segments: Segments| {
+        let mut db = Database::new();
+        let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text.to_string());
+        let index = syntax_tree(&db, file).len() as u32 - 1;
+        let loc = ItemLoc::new(&db, file, index);
+        let graph = scenario_graph(&db, loc).as_ref().expect("a graph");
+        let (mut config, _) = config(&scenario_setup(&db, loc).as_ref().expect("a setup").run);
+        config.segments = segments;
+        let peak = simulate(graph, &config).peak.bytes;
+        if segments == Segments::Marked {
+            assert_eq!(peak, scenario_costs(&db, loc).as_ref().expect("costs").simulation.peak.bytes);
+        }
+        peak
+    };
+    let proposed = peak_of(&unmarked, Segments::Inner);
+    assert_eq!(proposed, peak_of(&marked, Segments::Marked));
+    // And the one segment `checkpoint` alone makes saves less.
+    assert!(proposed < peak_of(&unmarked, Segments::Marked));
+}

@@ -28,7 +28,7 @@ use crate::syntax::Item;
 
 use self::autograd::Mode;
 use self::devices::Device;
-use self::simulate::{Config, LineTable, Sharding, Simulation, line_figures_checked, simulate_checked};
+use self::simulate::{Config, LineTable, Segments, Sharding, Simulation, line_figures_checked, simulate_checked};
 
 /// The product of byte counts and sizes, saturating at `i128::MAX` instead of wrapping: a
 /// saturated figure marks the simulation as overflowed ([`Simulation::overflowed`]), which
@@ -83,6 +83,7 @@ pub fn config(setup: &crate::semantics::setup::RunSettings) -> (Config, &'static
         precision: setup.precision,
         micro_batches: setup.grad_accum.max(1),
         checkpoint: setup.checkpoint,
+        segments: Segments::Marked,
         sharding: Sharding {
             devices: setup.data_parallel.max(1),
             zero: if setup.fsdp { 3 } else { setup.zero.min(3) as u8 },

@@ -125,6 +125,7 @@ impl<'db> Elaborator<'db, '_> {
                     chain: self.shared_chain(),
                     outer_call: self.outer_call,
                     segment: self.segment,
+                    inner_call: self.inner_call,
                 });
                 let inputs: Arc<[TensorId]> = inputs.into();
                 self.graph.nodes.push(Arc::new(Node {

@@ -194,6 +194,9 @@ impl<'db> Elaborator<'db, '_> {
                 if self.chain.is_empty() {
                     self.outer_calls += 1;
                     self.outer_call = self.outer_calls;
+                } else if self.chain.len() == 1 {
+                    self.inner_calls += 1;
+                    self.inner_call = self.inner_calls;
                 }
                 self.chain.push(self.site(ctx.name, ctx.item, id));
                 let (chain, occurrence, same_site) = self.begin_call();
@@ -219,6 +222,8 @@ impl<'db> Elaborator<'db, '_> {
                             outer_call: self.outer_call,
                             segment: self.segment,
                             segments: (self.segments, 0),
+                            inner_call: self.inner_call,
+                            inner_calls: (self.inner_calls, 0),
                             args: bound.iter().map(|(name, value, _)| (Box::from(*name), value.clone())).collect(),
                             inputs,
                             nodes: (self.graph.nodes.len() as u32, 0),
@@ -238,6 +243,9 @@ impl<'db> Elaborator<'db, '_> {
                 self.shared_chain = None;
                 if self.chain.is_empty() {
                     self.outer_call = 0;
+                }
+                if self.chain.len() <= 1 {
+                    self.inner_call = 0;
                 }
                 self.segment = outer_segment;
                 result
@@ -304,6 +312,7 @@ impl<'db> Elaborator<'db, '_> {
         record.result = value.clone();
         record.nested.1 = self.calls.len() as u32;
         record.segments.1 = self.segments;
+        record.inner_calls.1 = self.inner_calls;
         self.call_at(&Arc::clone(&record.chain), record.occurrence, self.calls.len() as u32);
         self.calls.push(Arc::new(record));
     }

@@ -204,6 +204,7 @@ impl<'db> Elaborator<'db, '_> {
             chain: self.shared_chain(),
             outer_call: self.outer_call,
             segment: self.segment,
+            inner_call: self.inner_call,
         });
         self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(start) });
     }

@@ -130,6 +130,10 @@ struct Elaborator<'db, 'r> {
     /// The `checkpoint(...)` call being executed (0: none), and how many there were.
     segment: u32,
     segments: u32,
+    /// The block call made inside the outermost one being executed (0: none), and how many
+    /// there were.
+    inner_call: u32,
+    inner_calls: u32,
     /// Set by `checkpoint(...)` for the call it marks, which takes it.
     checkpoint_next: bool,
     /// The previous elaboration of this request, whose block calls may be reused.
@@ -301,6 +305,8 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         segment: 0,
         segments: 0,
         checkpoint_next: false,
+        inner_call: 0,
+        inner_calls: 0,
         previous,
         open: Vec::new(),
         calls: Vec::with_capacity(capacity.1),

@@ -286,6 +286,10 @@ pub(super) struct CallRecord {
     /// began and ended (its own markers are `start + 1..=end`).
     pub segment: u32,
     pub segments: (u32, u32),
+    /// The block call inside an outermost one it runs in (0: none), and the count of those
+    /// calls when it began and ended.
+    pub inner_call: u32,
+    pub inner_calls: (u32, u32),
     /// The bound arguments, names and values, in binding order.
     pub args: Vec<(Box<str>, Value)>,
     /// The tensors of the arguments, in order, and whether the caller held a reference to

@@ -108,17 +108,14 @@ impl<'db> Elaborator<'db, '_> {
         let mut chains: Vec<Rechained> = Vec::new();
         let here = self.shared_chain();
         let outer_call = self.outer_call;
-        let (segment, first_segment) = (self.segment, self.segments);
-        // Its checkpoint segments, when other markers came before it or it runs in another
-        // marked call: the one it runs in becomes this call's, its own markers follow the
-        // markers made so far.
-        let renumbered = segment != record.segment || first_segment != record.segments.0;
-        let resegment = |old: u32| match old {
-            0 => 0,
-            old if old <= record.segments.0 => segment,
-            old => old - record.segments.0 + first_segment,
-        };
+        // Its checkpoint segments and inner calls, when others came before it or it runs in
+        // another: the one it runs in becomes this call's, its own follow those made so far.
+        let segments = Renumbering::new((record.segment, record.segments), (self.segment, self.segments));
+        let inner_calls =
+            Renumbering::new((record.inner_call, record.inner_calls), (self.inner_call, self.inner_calls));
+        let renumbered = segments.changes() || inner_calls.changes();
         self.segments += record.segments.1 - record.segments.0;
+        self.inner_calls += record.inner_calls.1 - record.inner_calls.0;
         let mut rechain = |chain: &Arc<[Site]>| -> Arc<[Site]> {
             // A call's nodes share a handful of chains (one per call inside it): found by pointer.
             if let Some((_, new)) = chains.iter().find(|(old, _)| Arc::ptr_eq(old, chain)) {
@@ -137,7 +134,8 @@ impl<'db> Elaborator<'db, '_> {
                 stmt: origin.stmt.clone(),
                 chain: if moved { rechain(&origin.chain) } else { Arc::clone(&origin.chain) },
                 outer_call: if moved { outer_call } else { origin.outer_call },
-                segment: resegment(origin.segment),
+                segment: segments.of(origin.segment),
+                inner_call: inner_calls.of(origin.inner_call),
             })
         };
         let (n0, t0, s0) =
@@ -220,11 +218,10 @@ impl<'db> Elaborator<'db, '_> {
                 occurrence,
                 callee: q.callee,
                 outer_call: if moved { outer_call } else { q.outer_call },
-                segment: resegment(q.segment),
-                segments: (
-                    q.segments.0 - record.segments.0 + first_segment,
-                    q.segments.1 - record.segments.0 + first_segment,
-                ),
+                segment: segments.of(q.segment),
+                segments: segments.span(q.segments),
+                inner_call: inner_calls.of(q.inner_call),
+                inner_calls: inner_calls.span(q.inner_calls),
                 args: q.args.iter().map(|(name, value)| (name.clone(), remap(value, &tensor))).collect(),
                 inputs: q.inputs.iter().map(|&(t, held)| (tensor(t), held)).collect(),
                 nodes: (node(q.nodes.0), node(q.nodes.1)),
@@ -242,5 +239,38 @@ impl<'db> Elaborator<'db, '_> {
             self.touch(used);
         }
         remap(&record.result, &tensor)
+    }
+}
+
+/// How a copied call's numbered executions (checkpoint segments, inner calls) are numbered
+/// in this elaboration: the one it ran in (numbered at most its count when it began) becomes
+/// the one this call runs in, and its own follow those made so far.
+struct Renumbering {
+    /// The number it ran in and the count when it began, before and now.
+    before: (u32, u32),
+    now: (u32, u32),
+}
+
+impl Renumbering {
+    fn new((current, (start, _)): (u32, (u32, u32)), now: (u32, u32)) -> Renumbering {
+        Renumbering { before: (current, start), now }
+    }
+
+    /// Whether any number changes.
+    fn changes(&self) -> bool {
+        self.before != self.now
+    }
+
+    fn of(&self, old: u32) -> u32 {
+        match old {
+            0 => 0,
+            old if old <= self.before.1 => self.now.0,
+            old => old - self.before.1 + self.now.1,
+        }
+    }
+
+    /// A nested record's counts when it began and ended.
+    fn span(&self, (start, end): (u32, u32)) -> (u32, u32) {
+        (start - self.before.1 + self.now.1, end - self.before.1 + self.now.1)
     }
 }

@@ -133,6 +133,22 @@ impl ScenarioContext<'_> {
         simulate(self.graph, &config)
     }
 
+    /// The scenario simulated with simulation settings changed (what no scenario setting
+    /// says, such as which calls are checkpoint segments).
+    pub fn simulate_config_with(&self, change: impl FnOnce(&mut Config)) -> Simulation {
+        let (mut config, _): (Config, _) = config(&self.setup.run);
+        change(&mut config);
+        simulate(self.graph, &config)
+    }
+
+    /// Whether `checkpoint` would make one segment of the whole model: it marks no call and its
+    /// body makes one block call, with block calls inside it that could be segments instead.
+    pub fn checkpoints_as_one_segment(&self) -> bool {
+        let nodes = &self.graph.nodes;
+        nodes.iter().all(|n| n.origin.segment == 0 && n.origin.outer_call <= 1)
+            && nodes.iter().any(|n| n.origin.inner_call != 0)
+    }
+
     /// Where the peak happens, for labels.
     pub fn peak_site(&self) -> Option<&Site> {
         self.costs.simulation.peak.site.as_ref()
@@ -173,7 +189,9 @@ impl ScenarioContext<'_> {
             out.push(if bf16 { "use `precision amp_bf16` (or `amp`)" } else { "use `precision amp`" }.into());
         }
         if run.training {
-            if !run.checkpoint {
+            if !run.checkpoint && self.checkpoints_as_one_segment() {
+                out.push("`checkpoint` activations with the block calls inside the model's one call marked `checkpoint(...)`".into());
+            } else if !run.checkpoint {
                 out.push("`checkpoint` activations".into());
             }
             if run.grad_accum <= 1 {

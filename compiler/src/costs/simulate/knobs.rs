@@ -29,6 +29,20 @@ pub struct Config {
     /// none, each outermost block call) is a segment that keeps only its inputs in forward and
     /// is recomputed in backward.
     pub checkpoint: bool,
+    /// Which calls are the segments.
+    pub segments: Segments,
+}
+
+/// Which calls activation checkpointing makes segments of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Segments {
+    /// The calls the model marks `checkpoint(...)`, or, where it marks none, each block call
+    /// of the model's body: what a scenario's `checkpoint` does.
+    #[default]
+    Marked,
+    /// Each block call made inside a block call of the model's body: what marking the layers
+    /// one level down would do (the advice for a model whose body is one call).
+    Inner,
 }
 
 /// Data parallelism and sharding.

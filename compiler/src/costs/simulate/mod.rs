@@ -35,7 +35,7 @@ mod storage;
 mod timeline;
 
 use self::knobs::*;
-pub use self::knobs::{Config, Sharding};
+pub use self::knobs::{Config, Segments, Sharding};
 use self::lines::*;
 use self::passes::*;
 pub use self::results::*;
@@ -77,8 +77,13 @@ fn segments(graph: &Graph, config: &Config) -> Vec<u32> {
     if !(config.checkpoint && config.training) {
         return vec![0; graph.nodes.len()];
     }
-    let marked = graph.nodes.iter().any(|n| n.origin.segment != 0);
-    graph.nodes.iter().map(|n| if marked { n.origin.segment } else { n.origin.outer_call }).collect()
+    match config.segments {
+        Segments::Marked => {
+            let marked = graph.nodes.iter().any(|n| n.origin.segment != 0);
+            graph.nodes.iter().map(|n| if marked { n.origin.segment } else { n.origin.outer_call }).collect()
+        }
+        Segments::Inner => graph.nodes.iter().map(|n| n.origin.inner_call).collect(),
+    }
 }
 
 /// The tensors dropped after each node, in tensor order; release points past the last node
