@@ -8,15 +8,15 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::costs::simulate::{Breakdown, PhaseFigures};
-use crate::costs::{scenario_costs, scenario_lines};
+use crate::costs::simulate::{Breakdown, PhaseFigures, tensor_dtypes};
+use crate::costs::{scenario_costs, scenario_lines, scenario_peak_lines};
 use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::FileName;
 use crate::elaborate::{Db, scenario_graph};
 use crate::graph::{Graph, Site, TensorId};
 use crate::semantics::files::{ItemLoc, item_tree, parse_file, syntax_tree};
 use crate::semantics::setup::scenario_setup;
-use crate::shapes::Dim;
+use crate::shapes::{DType, Dim, TensorType};
 use crate::syntax::{Item, NodeId};
 pub use crate::units::{bytes, count, thousands};
 
@@ -213,6 +213,11 @@ pub struct LineReport {
     /// With autograd recording: the bytes the line's ops keep for backward, over all
     /// executions. Without (`no_grad`): the bytes of the tensors the line's ops make.
     pub activation_bytes: i128,
+    /// The activation bytes the line's ops made (outputs, saved tensors, and in backward the
+    /// gradients their backward made) that are live at the scenario's peak: the line's share
+    /// of the peak's activations. Only `netc report` computes it (a second run to the peak):
+    /// 0 in the editor's rows.
+    pub peak_bytes: i128,
     /// The largest transient workspace of the line's ops (convolution algorithm buffers).
     pub workspace_bytes: i128,
     /// Parameters the line creates, in bytes.
@@ -262,8 +267,18 @@ pub fn line_starts(db: &dyn Db, file: SourceFile) -> Vec<u32> {
     crate::diagnostics::line_starts(file.text(db))
 }
 
-fn shapes(graph: &Graph, tensors: &[TensorId]) -> String {
-    let parts: Vec<String> = tensors.iter().map(|t| graph.tensor(*t).to_string()).collect();
+/// The types of `tensors` in the dtypes the scenario gives them, `, `-separated, a run of
+/// equal ones written once with its count (a 128-way `split`: `f32[8, 16, 56, 56] × 128`).
+fn shapes(graph: &Graph, dtypes: &[DType], tensors: &[TensorId]) -> String {
+    let mut runs: Vec<(String, usize)> = Vec::new();
+    for &t in tensors {
+        let ty = TensorType { dtype: dtypes[t.0 as usize], shape: graph.tensor(t).shape.clone() }.to_string();
+        match runs.last_mut() {
+            Some((last, n)) if *last == ty => *n += 1,
+            _ => runs.push((ty, 1)),
+        }
+    }
+    let parts: Vec<String> = runs.into_iter().map(|(ty, n)| if n > 1 { format!("{ty} × {n}") } else { ty }).collect();
     parts.join(", ")
 }
 
@@ -277,6 +292,9 @@ pub struct UnlocatedLines {
     /// The statement value of each row's first run (an index in the graph's
     /// `stmt_values`), whose tensors are the row's shape; `None` for a row of ops only.
     first_values: Vec<Option<u32>>,
+    /// Each tensor's dtype under the scenario's precision policy (a `precision bf16`
+    /// scenario's activations are `bf16[...]`).
+    dtypes: Arc<[DType]>,
 }
 
 impl UnlocatedLines {
@@ -284,7 +302,7 @@ impl UnlocatedLines {
     /// when asked: a large model has thousands of rows, an editor shows a screenful.
     pub fn shape(&self, graph: &Graph, row: usize) -> String {
         match self.first_values.get(row).copied().flatten() {
-            Some(value) => shapes(graph, &graph.stmt_values[value as usize].tensors),
+            Some(value) => shapes(graph, &self.dtypes, &graph.stmt_values[value as usize].tensors),
             None => String::new(),
         }
     }
@@ -312,6 +330,11 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, &
     for (line, site) in report.lines.iter_mut().zip(sites.iter()) {
         (line.line, line.source) = locate(db, site)?;
     }
+    if let Some(at_peak) = scenario_peak_lines(db, loc).as_ref() {
+        for (line, site) in report.lines.iter_mut().zip(sites.iter()) {
+            line.peak_bytes = at_peak.get(site).copied().unwrap_or(0);
+        }
+    }
     let peak = scenario_costs(db, loc).as_ref()?.simulation.peak.site.as_ref();
     report.peak_line = peak.and_then(|site| locate(db, site).map(|(line, _)| format!("{}:{line}", site.file)));
     Some((report, sites))
@@ -329,6 +352,7 @@ fn build(db: &dyn Db, file: SourceFile, index: u32) -> Option<(ScenarioReport, &
 pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<UnlocatedLines> {
     let table = scenario_lines(db, loc).as_ref()?;
     let graph = scenario_graph(db, loc).as_ref()?;
+    let precision = scenario_setup(db, loc).as_ref()?.run.precision;
     let mut rows: Vec<LineReport> = table
         .sites
         .iter()
@@ -341,6 +365,7 @@ pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Unloca
             macs: 0,
             output_bytes: 0,
             activation_bytes: 0,
+            peak_bytes: 0,
             workspace_bytes: 0,
             weight_bytes: 0,
             buffer_bytes: 0,
@@ -374,7 +399,8 @@ pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Unloca
         r.gradient_bytes = memory.gradients;
         r.optimizer_bytes = memory.optimizer;
     }
-    Some(UnlocatedLines { rows, sites: Arc::clone(&table.sites), first_values })
+    let dtypes = tensor_dtypes(graph, precision).into();
+    Some(UnlocatedLines { rows, sites: Arc::clone(&table.sites), first_values, dtypes })
 }
 
 /// A scenario's report without positions (line numbers, source text and the peak's line
@@ -675,6 +701,66 @@ fn stopping_line(e: &StoppingError) -> String {
     format!("{}:{}:{}: error[{}]: {}", e.file, e.line, e.column, e.code, e.message)
 }
 
+/// The widest the source and shape cells are in a table (the rest is cut with `…`; the JSON
+/// has every cell whole).
+const SOURCE_WIDTH: usize = 48;
+const SHAPE_WIDTH: usize = 40;
+
+/// A column of the per-line table: its title, whether it is a number (right-aligned), and
+/// its cell for a row.
+struct Column {
+    title: &'static str,
+    number: bool,
+    cell: fn(&LineReport) -> String,
+    /// A byte column shown only when some row has a figure in it (no gradient column for
+    /// inference, no workspace column where no op has one).
+    value: Option<fn(&LineReport) -> i128>,
+}
+
+/// Bytes, or `--` for none (as torchinfo marks a layer without parameters).
+fn bytes_or_dash(b: i128) -> String {
+    if b == 0 { "--".to_string() } else { bytes(b) }
+}
+
+/// The columns of a scenario's table, those without a figure in any row left out.
+fn columns(s: &ScenarioReport) -> Vec<Column> {
+    macro_rules! bytes_column {
+        ($title:expr, $field:ident) => {
+            Column { title: $title, number: true, cell: |l| bytes_or_dash(l.$field), value: Some(|l| l.$field) }
+        };
+    }
+    let all = [
+        Column { title: "line", number: false, cell: |l| format!("{}:{}", l.file, l.line), value: None },
+        Column { title: "source", number: false, cell: |l| truncate(&l.source, SOURCE_WIDTH), value: None },
+        Column { title: "output shape", number: false, cell: |l| truncate(&l.shape, SHAPE_WIDTH), value: None },
+        Column { title: "params", number: true, cell: |l| thousands(l.params), value: None },
+        Column { title: "MACs", number: true, cell: |l| count(l.macs), value: None },
+        bytes_column!("weights", weight_bytes),
+        bytes_column!("grads", gradient_bytes),
+        bytes_column!("optimizer", optimizer_bytes),
+        Column { title: "activations", number: true, cell: |l| bytes_or_dash(l.activation_bytes), value: None },
+        Column { title: "at peak", number: true, cell: |l| bytes_or_dash(l.peak_bytes), value: None },
+        bytes_column!("workspace", workspace_bytes),
+        Column { title: "x", number: true, cell: |l| l.instances.to_string(), value: None },
+    ];
+    all.into_iter().filter(|c| c.value.is_none_or(|v| s.lines.iter().any(|l| v(l) != 0))).collect()
+}
+
+/// The line under a scenario's table: its totals, and how much of the activations at the
+/// peak the lines' "at peak" figures hold (the rest no line made: the loss's tensors).
+fn totals_line(s: &ScenarioReport) -> String {
+    let at_peak: i128 = s.lines.iter().map(|l| l.peak_bytes).sum();
+    let outside = s.ledgers.activations - at_peak;
+    let outside =
+        if outside > 0 { format!(" ({} in no line: the loss and its labels)", bytes(outside)) } else { String::new() };
+    format!(
+        "total: {} params, {} MACs; activations at the peak {}{outside}",
+        thousands(s.params),
+        count(s.macs),
+        bytes(s.ledgers.activations)
+    )
+}
+
 /// The report as plain-text tables, one per scenario; a scenario that was not simulated gets
 /// a heading that says so and its errors, one per line.
 pub fn table(report: &Report) -> String {
@@ -692,24 +778,9 @@ pub fn table(report: &Report) -> String {
             }
         };
         let _ = writeln!(out, "{}", header(s));
-        let rows: Vec<[String; 8]> = s
-            .lines
-            .iter()
-            .map(|l| {
-                [
-                    format!("{}:{}", l.file, l.line),
-                    truncate(&l.source, 44),
-                    l.shape.clone(),
-                    thousands(l.params),
-                    count(l.macs),
-                    bytes(l.activation_bytes),
-                    bytes(l.workspace_bytes),
-                    format!("{}", l.instances),
-                ]
-            })
-            .collect();
-        let titles = ["line", "source", "output shape", "params", "MACs", "activations", "workspace", "x"];
-        let mut widths: Vec<usize> = titles.iter().map(|t| t.chars().count()).collect();
+        let columns = columns(s);
+        let rows: Vec<Vec<String>> = s.lines.iter().map(|l| columns.iter().map(|c| (c.cell)(l)).collect()).collect();
+        let mut widths: Vec<usize> = columns.iter().map(|c| c.title.chars().count()).collect();
         for r in &rows {
             for (w, cell) in widths.iter_mut().zip(r) {
                 *w = (*w).max(cell.chars().count());
@@ -717,10 +788,9 @@ pub fn table(report: &Report) -> String {
         }
         let line = |cells: &[String], out: &mut String| {
             let mut text = String::new();
-            for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            for ((cell, w), column) in cells.iter().zip(&widths).zip(&columns) {
                 let pad = w - cell.chars().count();
-                // Numbers are right-aligned.
-                if i >= 3 {
+                if column.number {
                     text.push_str(&" ".repeat(pad));
                     text.push_str(cell);
                 } else {
@@ -731,11 +801,11 @@ pub fn table(report: &Report) -> String {
             }
             let _ = writeln!(out, "  {}", text.trim_end());
         };
-        line(&titles.map(String::from), &mut out);
+        line(&columns.iter().map(|c| c.title.to_string()).collect::<Vec<_>>(), &mut out);
         for r in &rows {
             line(r, &mut out);
         }
-        let _ = writeln!(out, "  total: {} params, {} MACs", thousands(s.params), count(s.macs));
+        let _ = writeln!(out, "  {}", totals_line(s));
         for line in memory_summary(s).lines() {
             let _ = writeln!(out, "  {line}");
         }
@@ -760,24 +830,24 @@ pub fn markdown(report: &Report) -> String {
             }
         };
         let _ = writeln!(out, "### {}\n", header(s));
-        let _ = writeln!(out, "| line | source | output shape | params | MACs | activations | workspace | × |");
-        let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|");
+        let columns = columns(s);
+        let titles: Vec<&str> = columns.iter().map(|c| if c.title == "x" { "×" } else { c.title }).collect();
+        let _ = writeln!(out, "| {} |", titles.join(" | "));
+        let rules: Vec<&str> = columns.iter().map(|c| if c.number { "---:" } else { "---" }).collect();
+        let _ = writeln!(out, "|{}|", rules.join("|"));
         for l in &s.lines {
-            let _ = writeln!(
-                out,
-                "| {}:{} | `{}` | `{}` | {} | {} | {} | {} | {} |",
-                l.file,
-                l.line,
-                l.source.replace('|', "\\|"),
-                l.shape,
-                thousands(l.params),
-                count(l.macs),
-                bytes(l.activation_bytes),
-                bytes(l.workspace_bytes),
-                l.instances
-            );
+            let cells: Vec<String> = columns
+                .iter()
+                .map(|c| match c.title {
+                    // Markdown has room: the source and shape whole, as code.
+                    "source" => format!("`{}`", l.source.replace('|', "\\|")),
+                    "output shape" => format!("`{}`", l.shape),
+                    _ => (c.cell)(l),
+                })
+                .collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
-        let _ = writeln!(out, "\n**Total:** {} params, {} MACs\n", thousands(s.params), count(s.macs));
+        let _ = writeln!(out, "\n**Total:** {}\n", totals_line(s).trim_start_matches("total: "));
         for line in memory_summary(s).lines() {
             let _ = writeln!(out, "- {line}");
         }

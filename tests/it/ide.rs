@@ -1442,14 +1442,14 @@ fn inlay_hints_show_each_lines_shape_and_bytes_in_the_active_scenario() {
             y = linear(
                 h,
                 width,
-            )  /* f32[32, 64] · 0 B · ×4 */
+            )  /* f32[32, 64] · ×4 */
             return x + y  /* f32[32, 64] · 32.0 KiB · ×4 */
         }
         model m() {
             input x: f32[N, 64]  /* f32[32, 64] · 8.0 KiB */
-            y = mlp(x, 64)  /* f32[32, 64] · 8.0 KiB */
-            y = repeat 3 mlp(y, 64)  /* f32[32, 64] · 8.0 KiB */
-            return linear(y, 10)  /* f32[32, 10] · 0 B */
+            y = mlp(x, 64)  /* f32[32, 64] */
+            y = repeat 3 mlp(y, 64)  /* f32[32, 64] */
+            return linear(y, 10)  /* f32[32, 10] */
         }
         train fit { model m()  batch 32  optimizer adam }
         infer serve { model m()  batch 1  no_grad  eval }
@@ -1471,8 +1471,8 @@ fn inlay_hints_follow_the_chosen_scenario() {
         }
         model m() {
             input x: f32[N, 64]  /* f32[1, 64] · 256 B */
-            y = mlp(x, 64)  /* f32[1, 64] · 256 B */
-            y = repeat 3 mlp(y, 64)  /* f32[1, 64] · 256 B */
+            y = mlp(x, 64)  /* f32[1, 64] */
+            y = repeat 3 mlp(y, 64)  /* f32[1, 64] */
             return linear(y, 10)  /* f32[1, 10] · 40 B */
         }
         train fit { model m()  batch 32  optimizer adam }
@@ -1531,14 +1531,14 @@ fn inlay_hints_show_the_figures_the_configuration_chooses() {
             y = linear(
                 h,
                 width,
-            )  /* f32[3… · 0 B */
+            )  /* f32[32,64] */
             return x + y  /* … · 32.0 KiB */
         }
         model m() {
             input x: f32[N, 64]  /* f… · 8.0 KiB */
-            y = mlp(x, 64)  /* f… · 8.0 KiB */
-            y = repeat 3 mlp(y, 64)  /* f… · 8.0 KiB */
-            return linear(y, 10)  /* f32[3… · 0 B */
+            y = mlp(x, 64)  /* f32[32, 64] */
+            y = repeat 3 mlp(y, 64)  /* f32[32, 64] */
+            return linear(y, 10)  /* f32[32, 10] */
         }
         train fit { model m()  batch 32  optimizer adam }
         infer serve { model m()  batch 1  no_grad  eval }

@@ -813,6 +813,7 @@ fn report_json_schema() {
             "optimizer_bytes",
             "output_bytes",
             "params",
+            "peak_bytes",
             "shape",
             "source",
             "weight_bytes",
@@ -1070,7 +1071,8 @@ infer serve { model m()  batch 1  seq 16 }
 }
 
 // A statement that assigns the pieces of `split` to one name (a list) has a row in
-// execution order with the pieces' types, 1 instance and their bytes.
+// execution order with the pieces' types (a run of equal ones once, with its count), 1
+// instance and their bytes.
 #[test]
 fn report_row_of_a_list_of_tensors() {
     let s = serve(
@@ -1084,7 +1086,7 @@ infer serve { model pieces()  batch 1 }
     );
     let row = &s.lines[1];
     assert_eq!(row.line, 3);
-    assert_eq!(row.shape, "f32[1, 3, 96], f32[1, 3, 96], f32[1, 3, 96], f32[1, 1, 96]");
+    assert_eq!(row.shape, "f32[1, 3, 96] × 3, f32[1, 1, 96]");
     assert_eq!((row.instances, row.output_bytes), (1, 10 * 96 * 4));
 }
 
@@ -1246,3 +1248,33 @@ case!(
     concat_does_not_broadcast_a_class_token,
     "model m() {\n    input x: f32[N, 4, 8]\n    return concat([parameter([1, 1, 8]), x], dim=1)\n}\ninfer serve { model m()  batch 2 }\n"
 );
+
+/// spec/report.md's examples are what `netc report` prints: its `mlp.net`, reported as each
+/// command line the page shows (`$ netc report mlp.net ...`) asks, as the command line
+/// renders each format.
+#[test]
+fn spec_report_examples_are_what_netc_prints() {
+    let page = std::fs::read_to_string(crate::support::root().join("spec/report.md")).expect("spec/report.md");
+    let at = page.find("For this file, `mlp.net`:").expect("the example file");
+    let start = page[at..].find("```net\n").expect("its text") + at + "```net\n".len();
+    let model = &page[start..start + page[start..].find("```").expect("its end")];
+    let mut db = netc::host::Database::new();
+    let file = db.set_file(netc::diagnostics::FileName::new("mlp.net"), model.to_string());
+    let mut shown = 0;
+    for block in page.split("```text\n$ netc report mlp.net").skip(1) {
+        let (command, rest) = block.split_once('\n').expect("a command line");
+        let expected = &rest[..rest.find("```").expect("the block's end")];
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let option = |name: &str| words.iter().position(|w| *w == name).map(|i| words[i + 1]);
+        let report = netc::report::report(&db, &[file], option("--scenario"));
+        let printed = match option("--format") {
+            None | Some("table") => netc::report::table(&report),
+            Some("markdown") => netc::report::markdown(&report),
+            Some("json") => serde_json::to_string_pretty(&report).expect("JSON") + "\n",
+            Some(other) => panic!("no format {other}"),
+        };
+        assert_eq!(printed, expected, "spec/report.md: `netc report mlp.net{command}` prints otherwise");
+        shown += 1;
+    }
+    assert_eq!(shown, 3, "the table, Markdown and JSON examples");
+}

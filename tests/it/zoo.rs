@@ -442,3 +442,24 @@ fn report_of_every_zoo_file() {
         insta::assert_snapshot!(name, table(&r));
     }
 }
+
+/// Every zoo scenario's "at peak" column adds up to the activations live at its peak: each
+/// line holds what its ops made that is live then, and what no line made is the loss's
+/// tensors (log-probabilities and their gradient, a scalar), none in inference.
+#[test]
+fn the_lines_at_the_peak_add_up_to_the_peaks_activations() {
+    let db = Database::new();
+    let files = stdlib_files(&db);
+    for module in zoo_modules() {
+        for s in report(&db, &[files[module]], None).scenarios {
+            let at_peak: i128 = s.lines.iter().map(|l| l.peak_bytes).sum();
+            let what = format!("{module}: scenario `{}`", s.name);
+            assert!(at_peak > 0, "{what}: nothing at the peak");
+            if s.kind == "infer" {
+                assert_eq!(at_peak, s.ledgers.activations, "{what}");
+            } else {
+                assert!(at_peak <= s.ledgers.activations, "{what}");
+            }
+        }
+    }
+}

@@ -29,6 +29,7 @@ use crate::syntax::Item;
 use self::autograd::Mode;
 use self::devices::Device;
 use self::simulate::{Config, LineTable, Segments, Sharding, Simulation, line_figures_checked, simulate_checked};
+use crate::graph::Site;
 
 /// The product of byte counts and sizes, saturating at `i128::MAX` instead of wrapping: a
 /// saturated figure marks the simulation as overflowed ([`Simulation::overflowed`]), which
@@ -144,6 +145,18 @@ pub fn scenario_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<LineTab
     let (setup, graph) = simulable(db, loc)?;
     let (config, _) = config(&setup.run);
     Some(line_figures_checked(graph, &config, &|| db.unwind_if_revision_cancelled()))
+}
+
+/// The activation bytes each line's ops made that are live at the scenario's peak
+/// ([`simulate::peak_lines`]: the run replayed to its peak): what the report's "at peak" column
+/// shows. Asked for by the report only (a second run), not by lints or hints. `None` when the
+/// scenario cannot be simulated.
+#[salsa::tracked(returns(ref))]
+pub fn scenario_peak_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<BTreeMap<Site, i128>> {
+    let (setup, graph) = simulable(db, loc)?;
+    let costs = scenario_costs(db, loc).as_ref()?;
+    let (config, _) = config(&setup.run);
+    Some(simulate::peak_lines(graph, &config, &costs.simulation, &|| db.unwind_if_revision_cancelled()))
 }
 
 /// E0503 for each scenario of `file` whose memory has a byte count too large for an `i128`

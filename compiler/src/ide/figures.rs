@@ -181,12 +181,16 @@ fn truncate(text: &str, max: usize) -> String {
 /// count goes (the tooltip keeps it), then the shape is cut.
 pub fn hint_label(row: &LineReport, config: &HintConfig) -> String {
     let mut figures: Vec<String> = Vec::new();
-    // The line's memory cost: what it keeps for backward (or makes, without autograd); a
-    // line that only calls a block keeps nothing itself (the block's lines do), so it
-    // shows its output's bytes.
+    // The line's memory cost, as the report's table shows it: what its ops keep for backward
+    // (or make, without autograd), over every run of the line, and their workspace. A line
+    // that only calls a block keeps nothing itself (the block's lines do): no figure.
     if config.bytes {
-        let cost = row.activation_bytes.max(row.workspace_bytes);
-        figures.push(bytes(if cost > 0 || row.params > 0 { cost } else { row.output_bytes }));
+        if row.activation_bytes > 0 {
+            figures.push(bytes(row.activation_bytes));
+        }
+        if row.workspace_bytes > 0 {
+            figures.push(format!("{} workspace", bytes(row.workspace_bytes)));
+        }
     }
     if config.params && row.params > 0 {
         figures.push(format!("{} params", count(row.params)));

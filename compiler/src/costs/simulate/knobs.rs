@@ -3,6 +3,7 @@
 //! algorithm, an optimizer's state per parameter element.
 
 use super::*;
+use crate::shapes::DType;
 
 /// How the scenario runs.
 #[derive(Debug, Clone, Copy)]
@@ -55,19 +56,20 @@ pub struct Sharding {
     pub zero: u8,
 }
 
-/// The bytes of every tensor under a precision policy.
-pub(super) fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
-    let elems = |t: TensorId| known(graph.tensor(t).numel());
-    let mut element: Vec<i128> = graph.tensors.iter().map(|t| t.dtype.size()).collect();
+/// The dtype of each tensor under the precision policy: a half model's float tensors are
+/// half; under autocast, an op's float outputs follow its autocast class (half for the ops
+/// autocast casts down, float32 for those it runs in float32, the widest float input for the
+/// rest); everything else keeps the dtype the model declares.
+pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
     let half = match precision {
-        Precision::Fp16 | Precision::Bf16 => Some(2),
-        _ => None,
+        Precision::Fp16 | Precision::Amp => DType::F16,
+        Precision::Bf16 | Precision::AmpBf16 => DType::BF16,
+        Precision::Fp32 | Precision::Int8 => DType::F32,
     };
-    for (t, ty) in graph.tensors.iter().enumerate() {
-        if ty.dtype.is_float()
-            && let Some(h) = half
-        {
-            element[t] = h;
+    let mut dtypes: Vec<DType> = graph.tensors.iter().map(|t| t.dtype).collect();
+    if matches!(precision, Precision::Fp16 | Precision::Bf16) {
+        for dtype in dtypes.iter_mut().filter(|d| d.is_float()) {
+            *dtype = half;
         }
     }
     if precision.mixed() {
@@ -76,23 +78,28 @@ pub(super) fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
                 if !graph.tensor(o).dtype.is_float() {
                     continue;
                 }
-                element[o.0 as usize] = match node.op.autocast() {
-                    Autocast::Half => 2,
-                    Autocast::Float => 4,
-                    Autocast::Promote => {
-                        // Type promotion: the widest float input.
-                        node.inputs
-                            .iter()
-                            .filter(|i| graph.tensor(**i).dtype.is_float())
-                            .map(|i| element[i.0 as usize])
-                            .max()
-                            .unwrap_or(4)
-                    }
+                dtypes[o.0 as usize] = match node.op.autocast() {
+                    Autocast::Half => half,
+                    Autocast::Float => DType::F32,
+                    // Type promotion: the widest float input.
+                    Autocast::Promote => node
+                        .inputs
+                        .iter()
+                        .map(|i| dtypes[i.0 as usize])
+                        .filter(|d| d.is_float())
+                        .max_by_key(|d| d.size())
+                        .unwrap_or(DType::F32),
                 };
             }
         }
     }
-    graph.tensors.iter().enumerate().map(|(t, _)| product(&[elems(TensorId(t as u32)), element[t]])).collect()
+    dtypes
+}
+
+/// The bytes of each tensor under the precision policy ([`tensor_dtypes`]).
+pub(super) fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
+    let elems = |t: usize| known(graph.tensors[t].numel());
+    tensor_dtypes(graph, precision).iter().enumerate().map(|(t, d)| product(&[elems(t), d.size()])).collect()
 }
 
 /// The workspace of a convolution under `algorithm`, for one sample (as im2col processes

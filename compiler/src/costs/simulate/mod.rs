@@ -35,7 +35,7 @@ mod storage;
 mod timeline;
 
 use self::knobs::*;
-pub use self::knobs::{Config, Segments, Sharding};
+pub use self::knobs::{Config, Segments, Sharding, tensor_dtypes};
 use self::lines::*;
 use self::passes::*;
 pub use self::results::*;
@@ -235,7 +235,7 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
 /// [`simulate`], calling `check` every so many nodes: a query passes salsa's
 /// `unwind_if_revision_cancelled`, so that an edit never waits for a long simulation.
 pub fn simulate_checked(graph: &Graph, config: &Config, check: &dyn Fn()) -> Simulation {
-    let (store, lines) = replay(graph, config, Extent::Whole, check);
+    let (store, lines) = replay(graph, config, Extent::Whole, None, check);
     Simulation {
         peak: store.peak.clone().unwrap_or(Peak {
             bytes: store.live_bytes,
@@ -244,6 +244,7 @@ pub fn simulate_checked(graph: &Graph, config: &Config, check: &dyn Fn()) -> Sim
             op: String::new(),
             site: None,
             breakdown: Breakdown::from_totals(&store.totals),
+            allocations: store.bytes.len(),
         }),
         rounded_peak: store.rounded_peak,
         phases: store.phases,
@@ -263,12 +264,28 @@ pub fn line_figures(graph: &Graph, config: &Config) -> LineTable {
 
 /// [`line_figures`], calling `check` as [`simulate_checked`] does.
 pub fn line_figures_checked(graph: &Graph, config: &Config, check: &dyn Fn()) -> LineTable {
-    replay(graph, config, Extent::Lines, check).1
+    replay(graph, config, Extent::Lines, None, check).1
+}
+
+/// The activation bytes (inputs, activations, backward temporaries) each line's ops made that
+/// are live at the peak of `simulation`, a simulation of `graph` as `config` says: the run
+/// again, to the peak's allocation. Lines with none are left out; what no line made (the
+/// loss's tensors) is in no line.
+pub fn peak_lines(graph: &Graph, config: &Config, simulation: &Simulation, check: &dyn Fn()) -> BTreeMap<Site, i128> {
+    let (store, lines) = replay(graph, config, Extent::Whole, Some(simulation.peak.allocations), check);
+    let by_line = store.snapshot.unwrap_or_default();
+    lines.sites.iter().zip(by_line).filter(|(_, b)| *b > 0).map(|(site, b)| (site.clone(), b)).collect()
 }
 
 /// Runs `graph` as `config` says, as far as `extent`: what is live (with the peak, phases and
 /// timeline of a whole run) and the per-line figures.
-fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (Store, LineTable) {
+fn replay(
+    graph: &Graph,
+    config: &Config,
+    extent: Extent,
+    snapshot_at: Option<usize>,
+    check: &dyn Fn(),
+) -> (Store, LineTable) {
     let mode = config.mode;
     let mut store = Store {
         peaks: extent == Extent::Whole,
@@ -288,6 +305,11 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
         timeline: Recorder::default(),
         peak_at: 0,
         overflowed: false,
+        current_line: LineId::MAX,
+        line: Vec::new(),
+        node_lines: Vec::new(),
+        snapshot_at,
+        snapshot: None,
     };
     let mut lines = Lines::new(graph);
     let (behaviours, reshape_copies) = behaviours(graph, &mode);
@@ -318,7 +340,9 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
     };
 
     // Parameters and buffers exist before anything runs.
+    store.node_lines = lines.of_node.clone();
     for (i, node) in graph.nodes.iter().enumerate() {
+        store.at_node(i);
         let elements = known(Some(node.params.clone()));
         if elements > 0 {
             let bytes = run.param_bytes(elements);
@@ -349,10 +373,25 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
     // A step of several micro-batches holds the whole batch, split into views (the graph is
     // one micro-batch's): `x.chunk(n)`, as the calibration's accumulation runs it.
     let whole_batch = if config.training { config.micro_batches.max(1) } else { 1 };
+    // An input's line is its `input` statement's.
+    let input_lines: HashMap<TensorId, LineId> = graph
+        .stmt_values
+        .iter()
+        .zip(&lines.of_value)
+        .flat_map(|(v, &line)| v.tensors.iter().map(move |&t| (t, line)))
+        .collect();
     for (_, t) in &graph.inputs {
+        store.current_line = input_lines.get(t).copied().unwrap_or(LineId::MAX);
         let factor = if graph.batched_inputs.contains(t) { whole_batch } else { 1 };
-        storage_of[t.0 as usize] = Some(store.alloc(product(&[run.sizes[t.0 as usize], factor]), Category::Inputs));
+        let bytes = product(&[run.sizes[t.0 as usize], factor]);
+        storage_of[t.0 as usize] = Some(store.alloc(bytes, Category::Inputs));
+        // The input is what its `input` line makes.
+        if let Some(&line) = input_lines.get(t) {
+            let line = lines.line(line);
+            line.activations = line.activations.saturating_add(bytes);
+        }
     }
+    store.current_line = LineId::MAX;
     // Labels for the loss: one class index per position, for the whole batch.
     let output = graph.outputs.first().copied();
     let implicit_loss = config.training && output.is_some_and(|t| graph.tensor(t).rank() >= 1);
@@ -395,6 +434,7 @@ fn replay(graph: &Graph, config: &Config, extent: Extent, check: &dyn Fn()) -> (
             }
             // Loss: cross-entropy over the output (log_softmax saved, then the scalar loss).
             store.begin(step, Phase::Loss);
+            store.current_line = LineId::MAX;
             let mut loss_storages = Vec::new();
             let mut loss = Loss::default();
             if implicit_loss && let Some(o) = output {

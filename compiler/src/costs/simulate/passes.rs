@@ -58,6 +58,7 @@ pub(super) fn run_forward(
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         let op = node.op.name();
         let site = &node.origin.stmt;
+        store.at_node(i);
         let needs_grad =
             recording && (run.params.of_node[i].is_some() || inputs.iter().any(|t| requires_grad[t.0 as usize]));
         // Inside a checkpoint segment nothing is saved; the segment keeps its inputs.
@@ -253,7 +254,9 @@ pub(super) fn run_forward(
         // Each kept storage once (several nodes may save one).
         let mut counted = vec![false; store.bytes.len()];
         for s in kept {
+            // An input is counted once, as what its `input` line makes (at its allocation).
             if !std::mem::replace(&mut counted[s], true)
+                && store.category[s] != Category::Inputs
                 && let Some(&Some(line)) = producer.get(s)
             {
                 let line = lines.line(line);
@@ -288,6 +291,7 @@ pub(super) fn recompute(
             (run.check)();
         }
         let node = &graph.nodes[j];
+        store.at_node(j);
         let behaviour = &run.behaviours[j];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         for &out in outputs {
@@ -378,12 +382,14 @@ pub(super) fn run_backward(
         if i % CHECK_EVERY == 0 {
             (run.check)();
         }
+        store.at_node(i);
         let behaviour = &run.behaviours[i];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         let segment = run.segment[i];
         if segment != 0 && segment != recomputed_segment {
             recomputed_segment = segment;
             recompute(run, store, forward, storage_of, &segment_nodes[&segment]);
+            store.at_node(i);
         }
         let has_grad = outputs.iter().any(|o| grad_of[o.0 as usize].is_some());
         if has_grad {
@@ -463,6 +469,7 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
         Optimizer::Adafactor => "adafactor",
         Optimizer::Adam8bit => "adam8bit",
     };
+    store.current_line = LineId::MAX;
     // State is created lazily, at the first step.
     if !*state_made {
         for (_, elements, _) in &run.params.all {

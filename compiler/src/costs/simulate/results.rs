@@ -130,6 +130,10 @@ pub struct Peak {
     pub site: Option<Site>,
     /// What was live, by category.
     pub breakdown: Breakdown,
+    /// How many allocations the run had made at the peak (which moment it is, for
+    /// [`crate::costs::simulate::peak_lines`]).
+    #[serde(skip)]
+    pub allocations: usize,
 }
 
 /// A phase's figures.

@@ -29,6 +29,16 @@ pub(super) struct Store {
     /// A byte count reached `i128::MAX` (saturated, see [`crate::costs::product`]): the
     /// figures are not exact and the scenario is reported as E0503.
     pub(super) overflowed: bool,
+    /// The line whose op is running (`LineId::MAX`: none, as the loss), and each storage's.
+    pub(super) current_line: LineId,
+    pub(super) line: Vec<LineId>,
+    /// The line of each node.
+    pub(super) node_lines: Vec<LineId>,
+    /// The allocation count at which to take [`Store::snapshot`] (the peak of an earlier
+    /// replay of the same run), and the snapshot: the activation bytes (inputs, activations,
+    /// backward temporaries) live then, by line.
+    pub(super) snapshot_at: Option<usize>,
+    pub(super) snapshot: Option<Vec<i128>>,
 }
 
 impl Store {
@@ -42,6 +52,7 @@ impl Store {
     }
 
     pub(super) fn alloc(&mut self, bytes: i128, category: Category) -> usize {
+        self.line.push(self.current_line);
         self.bytes.push(bytes);
         self.category.push(category);
         self.live.push(true);
@@ -65,6 +76,11 @@ impl Store {
             }
         }
         self.bytes.len() - 1
+    }
+
+    /// Attributes the allocations that follow to node `i`'s line.
+    pub(super) fn at_node(&mut self, i: usize) {
+        self.current_line = self.node_lines.get(i).copied().unwrap_or(LineId::MAX);
     }
 
     pub(super) fn hold(&mut self, s: usize) {
@@ -92,6 +108,25 @@ impl Store {
         if !self.peaks {
             return;
         }
+        if self.snapshot.is_none() && self.snapshot_at == Some(self.bytes.len()) {
+            // The first check after that many allocations is the peak's moment (a later one
+            // without an allocation between has at most as much live).
+            let mut by_line = Vec::new();
+            for s in 0..self.bytes.len() {
+                let activation = matches!(
+                    self.category[s],
+                    Category::Inputs | Category::Activations | Category::BackwardTemporaries
+                );
+                if self.live[s] && activation && self.line[s] != LineId::MAX {
+                    let line = self.line[s] as usize;
+                    if by_line.len() <= line {
+                        by_line.resize(line + 1, 0);
+                    }
+                    by_line[line] += self.bytes[s];
+                }
+            }
+            self.snapshot = Some(by_line);
+        }
         self.rounded_peak = self.rounded_peak.max(self.live_rounded);
         if let Some(figures) = self.phases.last_mut() {
             figures.peak = figures.peak.max(self.live_bytes);
@@ -108,6 +143,7 @@ impl Store {
                     peak.op.push_str(op);
                     peak.site = site.cloned();
                     peak.breakdown = breakdown;
+                    peak.allocations = self.bytes.len();
                 }
                 None => {
                     self.peak = Some(Peak {
@@ -117,6 +153,7 @@ impl Store {
                         op: op.to_string(),
                         site: site.cloned(),
                         breakdown,
+                        allocations: self.bytes.len(),
                     })
                 }
             }
