@@ -54,6 +54,9 @@ pub struct Origin {
     /// (counting from 1; 0 outside any): the segments one level below the model's body, which
     /// checkpointing advice proposes for a model whose body makes one block call.
     pub inner_call: u32,
+    /// Whether it runs inside a `frozen(...)` call: its op's parameters are frozen
+    /// (`requires_grad_(False)`).
+    pub frozen: bool,
 }
 
 /// A fast hasher for sites (a file name and two small integers): the

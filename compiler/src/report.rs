@@ -134,6 +134,8 @@ pub struct ScenarioReport {
     pub batch: Option<i128>,
     /// Parameters of the model (shared weights counted once).
     pub params: i128,
+    /// Of them, those not frozen (`frozen(...)`): what a training step updates.
+    pub trainable_params: i128,
     /// Multiply-accumulates of one forward pass over the whole batch.
     pub macs: i128,
     /// The device preset.
@@ -439,6 +441,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         model: model_name,
         batch: setup.batch,
         params: graph.params().as_ref().map_or(0, known),
+        trainable_params: graph.nodes.iter().filter(|n| !n.origin.frozen).map(|n| known(&n.params)).sum(),
         // With gradient accumulation the graph is one micro-batch; the step runs them all.
         macs: graph.macs().as_ref().map_or(0, known) * setup.run.grad_accum.max(1),
         device: costs.device.name().to_string(),
@@ -753,8 +756,13 @@ fn totals_line(s: &ScenarioReport) -> String {
     let outside = s.ledgers.activations - at_peak;
     let outside =
         if outside > 0 { format!(" ({} in no line: the loss and its labels)", bytes(outside)) } else { String::new() };
+    let trainable = if s.trainable_params != s.params {
+        format!(" ({} trainable)", thousands(s.trainable_params))
+    } else {
+        String::new()
+    };
     format!(
-        "total: {} params, {} MACs; activations at the peak {}{outside}",
+        "total: {} params{trainable}, {} MACs; activations at the peak {}{outside}",
         thousands(s.params),
         count(s.macs),
         bytes(s.ledgers.activations)

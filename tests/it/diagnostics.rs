@@ -1129,6 +1129,20 @@ block stack(x) {
 "#
 );
 
+// `frozen` marks a call as `checkpoint` does: a value is not one.
+case!(
+    e0211_frozen_of_a_name,
+    r#"block layer(x) {
+    return relu(linear(x, 64))
+}
+
+block head(x) {
+    y = frozen(layer, x)
+    return frozen(x)
+}
+"#
+);
+
 // A loop of more iterations than a model may have ops stops elaboration.
 case!(
     e0504_loop_too_long,

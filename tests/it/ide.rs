@@ -351,6 +351,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
+        Builtin    frozen         frozen(block(x, ...))
         (and 70 Op)
         ");
 }
@@ -416,6 +417,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
+        Builtin    frozen         frozen(block(x, ...))
         (and 70 Op)
         ");
 }
@@ -460,6 +462,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
+        Builtin    frozen         frozen(block(x, ...))
         (and 70 Op)
         "#);
 }

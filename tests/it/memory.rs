@@ -607,3 +607,40 @@ fn the_segments_checkpoint_advice_proposes_are_the_marked_calls() {
     // And the one segment `checkpoint` alone makes saves less.
     assert!(proposed < peak_of(&unmarked, Segments::Marked));
 }
+
+/// Frozen parameters (`frozen(call)`, PyTorch's `p.requires_grad_(False)`): no gradient and no
+/// optimizer state for them, nothing recorded before the first trained layer, a frozen
+/// `linear` keeps not its input (only the weight's gradient reads it) while a frozen
+/// convolution and layer norm do (their backward computes every gradient from one call). The
+/// models of tests/fixtures/ops/frozen.net, measured by tests/fixtures/ops/measure_frozen.py
+/// (CPU, float32, two steps of SGD and of Adam) into measurements_frozen.json.
+#[test]
+fn frozen_parameters_match_pytorchs_peaks() {
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_frozen.json")).expect("valid JSON");
+    let scenarios = [("train_sgd", "optimizer sgd"), ("train_adam", "optimizer adam")];
+    let mut text = include_str!("../fixtures/ops/frozen.net").to_string();
+    let models = measured["models"].as_object().expect("models");
+    for (model, batches) in models {
+        for (batch, _) in batches.as_object().expect("batches") {
+            let n = batch.trim_start_matches("bs");
+            for (name, settings) in scenarios {
+                text.push_str(&format!(
+                    "train {model}__{batch}__{name} {{ model {model}()  batch {n}  device cpu  {settings} }}\n"
+                ));
+            }
+        }
+    }
+    let peaks = peaks_of_scenarios(text);
+    let mut wrong = Vec::new();
+    for (name, peak) in &peaks {
+        let mut parts = name.split("__");
+        let (model, batch, run) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+        let expected = measured["models"][model][batch][run].as_i64().expect("a measured peak") as i128;
+        if (*peak - expected).abs() > 8 {
+            wrong.push(format!("{model} {batch} {run}: netc {peak}, PyTorch {expected} ({:+})", peak - expected));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(peaks.len(), 16);
+}

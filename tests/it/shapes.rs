@@ -772,6 +772,7 @@ fn report_json_schema() {
         "model",
         "batch",
         "params",
+        "trainable_params",
         "macs",
         "device",
         "peak_bytes",

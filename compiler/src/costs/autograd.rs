@@ -50,6 +50,10 @@ pub enum Saved {
     /// A copy of input `i` that the kernel makes whenever it runs (a `matmul` operand it
     /// cannot fold), kept only when input `j` requires grad.
     CopyOfInputFor(usize, usize),
+    /// Input `i`, kept only when the node's parameters are trained: the weight's gradient is
+    /// what reads it (`linear` is `addmm`, whose generated code saves the input for the
+    /// weight's gradient only; a frozen layer keeps it not).
+    InputForParams(usize),
 }
 
 impl Saved {
@@ -59,18 +63,19 @@ impl Saved {
         match self {
             Saved::Extra(bytes) => Some(bytes),
             Saved::CopyOfInput(k) | Saved::CopyOfInputFor(k, _) => inputs.get(k).map(|t| sizes[t.0 as usize]),
-            Saved::Input(_) | Saved::Output(_) | Saved::InputFor(..) => None,
+            Saved::Input(_) | Saved::Output(_) | Saved::InputFor(..) | Saved::InputForParams(_) => None,
         }
         .filter(|&bytes| bytes > 0)
     }
 
     /// Whether autograd keeps this when the node's inputs require grad as `requires_grad`
-    /// says (by tensor id).
-    pub fn kept(self, inputs: &[crate::graph::TensorId], requires_grad: &[bool]) -> bool {
+    /// says (by tensor id), and its parameters are trained or not.
+    pub fn kept(self, inputs: &[crate::graph::TensorId], requires_grad: &[bool], params_trained: bool) -> bool {
         match self {
             Saved::InputFor(_, j) | Saved::CopyOfInputFor(_, j) => {
                 inputs.get(j).is_some_and(|t| requires_grad[t.0 as usize])
             }
+            Saved::InputForParams(_) => params_trained,
             _ => true,
         }
     }
@@ -78,7 +83,7 @@ impl Saved {
     /// The unconditional form: what is kept once [`Saved::kept`] holds.
     pub fn unconditional(self) -> Saved {
         match self {
-            Saved::InputFor(k, _) => Saved::Input(k),
+            Saved::InputFor(k, _) | Saved::InputForParams(k) => Saved::Input(k),
             Saved::CopyOfInputFor(k, _) => Saved::CopyOfInput(k),
             other => other,
         }
@@ -332,7 +337,11 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
     let in0 = || node.inputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
     let f32_bytes = 4;
     match node.op {
-        Op::Conv1d | Op::Conv2d | Op::Conv3d | Op::ConvTranspose2d | Op::Linear => fresh(&[Saved::Input(0)]),
+        // `convolution_backward` computes every gradient in one call from the input and the
+        // weight, so both are kept whatever requires grad; `linear` (`addmm`) keeps its input
+        // for the weight's gradient only (measured: tests/fixtures/ops/measure_frozen.py).
+        Op::Conv1d | Op::Conv2d | Op::Conv3d | Op::ConvTranspose2d => fresh(&[Saved::Input(0)]),
+        Op::Linear => fresh(&[Saved::InputForParams(0)]),
         // `matmul` folds batched operands into `bmm`'s (or `mm`'s) dimensions with `reshape`:
         // an operand whose strides do not fold is copied, and the copy is what is saved.
         Op::Matmul | Op::Bmm => {

@@ -126,6 +126,7 @@ impl<'db> Elaborator<'db, '_> {
                     outer_call: self.outer_call,
                     segment: self.segment,
                     inner_call: self.inner_call,
+                    frozen: self.frozen,
                 });
                 let inputs: Arc<[TensorId]> = inputs.into();
                 self.graph.nodes.push(Arc::new(Node {

@@ -83,20 +83,27 @@ impl<'db> Elaborator<'db, '_> {
         env: &Env<'db>,
         ctx: &Ctx<'db>,
     ) -> Result<Value, Stop> {
-        if builtin == Builtin::Checkpoint {
+        if builtin.marks_a_call() {
             let Some(arg) = args.first() else { return Ok(Value::Unknown) };
+            let mut marks = std::mem::take(&mut self.pending);
+            match builtin {
+                Builtin::Frozen => marks.frozen = true,
+                _ => marks.checkpoint = true,
+            }
             if let ExprKind::Repeat { .. } = arg.value.kind {
-                // A `repeat` is one segment, as `checkpoint(nn.Sequential(...), x)`.
-                let outer = self.open_segment();
+                // A `repeat` is marked whole: one segment, as `checkpoint(nn.Sequential(...),
+                // x)`, every layer's parameters frozen.
+                let outer = self.enter(marks);
                 let value = self.eval_in(&arg.value, env, ctx);
-                self.segment = outer;
+                self.leave(outer);
                 return value;
             }
-            // The call opens the segment once its arguments are evaluated: they are the
-            // segment's inputs, as `checkpoint(layer, norm(x))` evaluates `norm(x)` first.
-            self.checkpoint_next = true;
+            // The marked call takes the marks once its arguments are evaluated: they are the
+            // segment's inputs, as `checkpoint(layer, norm(x))` evaluates `norm(x)` first, and
+            // `norm`'s parameters are not the layer's.
+            self.pending = marks;
             let value = self.eval_in(&arg.value, env, ctx);
-            self.checkpoint_next = false;
+            self.pending = Marks::default();
             return value;
         }
         if builtin == Builtin::Len {
@@ -135,15 +142,21 @@ impl<'db> Elaborator<'db, '_> {
         Ok(best)
     }
 
-    /// Begins a checkpoint segment, unless one is open (a marker inside a marked call is part
-    /// of its segment); returns the segment to restore when the marked call returns.
-    fn open_segment(&mut self) -> u32 {
-        let outer = self.segment;
-        if outer == 0 {
+    /// Enters a call with `marks`: a checkpoint segment begins, unless one is open (a mark
+    /// inside a marked call is part of its segment), and the parameters it creates are frozen.
+    /// Returns what [`Elaborator::leave`] restores when the call returns.
+    fn enter(&mut self, marks: Marks) -> (u32, bool) {
+        let outer = (self.segment, self.frozen);
+        if marks.checkpoint && self.segment == 0 {
             self.segments += 1;
             self.segment = self.segments;
         }
+        self.frozen |= marks.frozen;
         outer
+    }
+
+    fn leave(&mut self, (segment, frozen): (u32, bool)) {
+        (self.segment, self.frozen) = (segment, frozen);
     }
 
     /// A call; `first`, if given, replaces the value of the first argument (for `repeat`).
@@ -157,12 +170,16 @@ impl<'db> Elaborator<'db, '_> {
         first: Option<Value>,
     ) -> Result<Value, Stop> {
         // Taken before the arguments are evaluated: a call among them is not the marked one.
-        let marked = std::mem::take(&mut self.checkpoint_next);
+        let marks = std::mem::take(&mut self.pending);
         let resolved = self.callee(callee, ctx);
         if let Callee::Other = resolved
             && let Some(builtin) = Builtin::from_name(callee)
             && self.scopes.get(&ctx.file).is_some_and(|scope| scope.get(callee).is_none())
         {
+            // A mark inside a mark (`checkpoint(frozen(layer(x)))`) hands both to the call.
+            if builtin.marks_a_call() {
+                self.pending = marks;
+            }
             return self.builtin_call(builtin, args, env, ctx);
         }
         match resolved {
@@ -170,9 +187,9 @@ impl<'db> Elaborator<'db, '_> {
                 self.touch(used);
                 let bound = self.bind(&decl.params, args, env, ctx, (source, file, item), first)?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };
-                let outer = if marked { self.open_segment() } else { self.segment };
+                let outer = self.enter(marks);
                 let value = self.op_call(decl, names, bound, id, ctx);
-                self.segment = outer;
+                self.leave(outer);
                 value
             }
             Callee::Block { block, source, file, item, used } => {
@@ -184,7 +201,7 @@ impl<'db> Elaborator<'db, '_> {
                 }
                 let bound = self.bind(&block.params, args, env, ctx, (source, file, item), first)?;
                 let Some(bound) = bound else { return Ok(Value::Unknown) };
-                let outer_segment = if marked { self.open_segment() } else { self.segment };
+                let outer_marks = self.enter(marks);
                 // The argument tensors, and whether the caller holds each.
                 let inputs: Vec<(TensorId, bool)> = bound
                     .iter()
@@ -222,6 +239,7 @@ impl<'db> Elaborator<'db, '_> {
                             outer_call: self.outer_call,
                             segment: self.segment,
                             segments: (self.segments, 0),
+                            frozen: self.frozen,
                             inner_call: self.inner_call,
                             inner_calls: (self.inner_calls, 0),
                             args: bound.iter().map(|(name, value, _)| (Box::from(*name), value.clone())).collect(),
@@ -247,7 +265,7 @@ impl<'db> Elaborator<'db, '_> {
                 if self.chain.len() <= 1 {
                     self.inner_call = 0;
                 }
-                self.segment = outer_segment;
+                self.leave(outer_marks);
                 result
             }
             Callee::Other => Ok(Value::Unknown),

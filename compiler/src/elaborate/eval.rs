@@ -205,6 +205,7 @@ impl<'db> Elaborator<'db, '_> {
             outer_call: self.outer_call,
             segment: self.segment,
             inner_call: self.inner_call,
+            frozen: self.frozen,
         });
         self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(start) });
     }

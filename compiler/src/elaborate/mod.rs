@@ -134,8 +134,10 @@ struct Elaborator<'db, 'r> {
     /// there were.
     inner_call: u32,
     inner_calls: u32,
-    /// Set by `checkpoint(...)` for the call it marks, which takes it.
-    checkpoint_next: bool,
+    /// Whether the parameters made now are frozen (inside a `frozen(...)` call).
+    frozen: bool,
+    /// Set by `checkpoint(...)` and `frozen(...)` for the call they mark, which takes them.
+    pending: Marks,
     /// The previous elaboration of this request, whose block calls may be reused.
     previous: Option<Reusable>,
     /// What this elaboration leaves for the next: the block calls being run (innermost
@@ -304,7 +306,8 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         outer_calls: 0,
         segment: 0,
         segments: 0,
-        checkpoint_next: false,
+        frozen: false,
+        pending: Marks::default(),
         inner_call: 0,
         inner_calls: 0,
         previous,
@@ -495,4 +498,13 @@ impl<'db> Ctx<'db> {
     fn at_stmt(&self, stmt: NodeId) -> Ctx<'db> {
         Ctx { file: self.file, name: self.name, item: self.item, stmt: Cell::new(stmt) }
     }
+}
+
+/// The marks a call takes from `checkpoint(...)` and `frozen(...)` around it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Marks {
+    /// A checkpoint segment.
+    pub checkpoint: bool,
+    /// Frozen parameters.
+    pub frozen: bool,
 }

@@ -286,6 +286,8 @@ pub(super) struct CallRecord {
     /// began and ended (its own markers are `start + 1..=end`).
     pub segment: u32,
     pub segments: (u32, u32),
+    /// Whether it runs inside a `frozen(...)` call (its parameters are frozen).
+    pub frozen: bool,
     /// The block call inside an outermost one it runs in (0: none), and the count of those
     /// calls when it began and ended.
     pub inner_call: u32,

@@ -69,6 +69,7 @@ impl<'db> Elaborator<'db, '_> {
             // Its checkpoint segments are renumbered, but whether it runs inside a marked call
             // (and so whether its own markers open segments) must not change.
             && (record.segment == 0) == (self.segment == 0)
+            && record.frozen == self.frozen
             && record.args.len() == bound.len()
             && record.inputs.len() == inputs.len()
             && record.items.iter().all(|&used| !reusable.changed[used as usize])
@@ -136,6 +137,7 @@ impl<'db> Elaborator<'db, '_> {
                 outer_call: if moved { outer_call } else { origin.outer_call },
                 segment: segments.of(origin.segment),
                 inner_call: inner_calls.of(origin.inner_call),
+                frozen: origin.frozen,
             })
         };
         let (n0, t0, s0) =
@@ -219,6 +221,7 @@ impl<'db> Elaborator<'db, '_> {
                 callee: q.callee,
                 outer_call: if moved { outer_call } else { q.outer_call },
                 segment: segments.of(q.segment),
+                frozen: q.frozen,
                 segments: segments.span(q.segments),
                 inner_call: inner_calls.of(q.inner_call),
                 inner_calls: inner_calls.span(q.inner_calls),

@@ -1,8 +1,8 @@
 //! The language's built-in functions: `min` and `max` over numbers and `len` of a list, as
 //! Python's builtins, for the arithmetic a model's code does beside its operators
-//! (`min(4, depth)`, `max(8, width // 4)`, `for i in 0..len(stages)`), and `checkpoint(call)`,
-//! the marker of an activation-checkpointing segment (`torch.utils.checkpoint` around a module
-//! call). Like Python's, they are found after every definition: a file's own item, an import or
+//! (`min(4, depth)`, `max(8, width // 4)`, `for i in 0..len(stages)`), and the marks of a
+//! call: `checkpoint(call)`, an activation-checkpointing segment (`torch.utils.checkpoint`
+//! around a module call), and `frozen(call)`, frozen parameters (`requires_grad_(False)`). Like Python's, they are found after every definition: a file's own item, an import or
 //! the prelude of the same name shadows them.
 
 /// A built-in function.
@@ -17,11 +17,14 @@ pub enum Builtin {
     /// `checkpoint(f(x))`: the call is a checkpoint segment when the scenario sets
     /// `checkpoint`; its value is the call's.
     Checkpoint,
+    /// `frozen(f(x))`: the parameters the call creates are frozen (`requires_grad_(False)`);
+    /// its value is the call's.
+    Frozen,
 }
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 4] = [Builtin::Min, Builtin::Max, Builtin::Len, Builtin::Checkpoint];
+    pub const ALL: [Builtin; 5] = [Builtin::Min, Builtin::Max, Builtin::Len, Builtin::Checkpoint, Builtin::Frozen];
 
     /// The built-in function called `name`, if any.
     pub fn from_name(name: &str) -> Option<Builtin> {
@@ -35,6 +38,7 @@ impl Builtin {
             Builtin::Max => "max",
             Builtin::Len => "len",
             Builtin::Checkpoint => "checkpoint",
+            Builtin::Frozen => "frozen",
         }
     }
 
@@ -45,6 +49,7 @@ impl Builtin {
             Builtin::Max => "max(a, b, ...) or max(list)",
             Builtin::Len => "len(list)",
             Builtin::Checkpoint => "checkpoint(block(x, ...))",
+            Builtin::Frozen => "frozen(block(x, ...))",
         }
     }
 
@@ -58,10 +63,18 @@ impl Builtin {
                 "The largest of two or more numbers, or of a list of integers, as Python's `max`: an integer when every argument is one, else a float."
             }
             Builtin::Len => "The number of elements of a list (of integers or of tensors), as Python's `len`.",
+            Builtin::Frozen => {
+                "Freezes the parameters a call (of a block, an op or a `repeat`) creates, as `for p in module.parameters(): p.requires_grad_(False)`: in training they get no gradient and no optimizer state, and autograd keeps only what the gradients still computed need (nothing before the first trained layer). Its value is the call's."
+            }
             Builtin::Checkpoint => {
                 "Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's."
             }
         }
+    }
+
+    /// Whether it marks a call (`checkpoint`, `frozen`) rather than computing a number.
+    pub fn marks_a_call(self) -> bool {
+        matches!(self, Builtin::Checkpoint | Builtin::Frozen)
     }
 
     /// For `min` and `max`, whether the value kept so far, `a`, stays when `ordering` is `a`
@@ -69,7 +82,7 @@ impl Builtin {
     pub fn keeps_first(self, ordering: std::cmp::Ordering) -> bool {
         match self {
             Builtin::Min => ordering != std::cmp::Ordering::Greater,
-            Builtin::Max | Builtin::Len | Builtin::Checkpoint => ordering != std::cmp::Ordering::Less,
+            Builtin::Max | Builtin::Len | Builtin::Checkpoint | Builtin::Frozen => ordering != std::cmp::Ordering::Less,
         }
     }
 }

@@ -48,10 +48,23 @@ struct Params {
     of_node: Vec<Option<(usize, i128)>>,
     /// For each node with a parameter storage, that storage's index in `all`.
     index_of_node: Vec<usize>,
-    /// All parameter storages with their element counts and lines.
-    all: Vec<(usize, i128, LineId)>,
+    /// All parameter storages.
+    all: Vec<Param>,
     /// For each `buffer` node, the storage of its buffer (its output is that storage).
     buffer_of_node: Vec<Option<usize>>,
+}
+
+/// A node's parameter storage: one for all its weights.
+struct Param {
+    /// Its element count.
+    elements: i128,
+    /// The element count of each of its tensors (`weight`, `bias`): the optimizer keeps state
+    /// and makes temporaries per tensor.
+    tensors: Vec<i128>,
+    /// The line of its node.
+    line: LineId,
+    /// Whether it is trained (not frozen): it gets a gradient and optimizer state.
+    trained: bool,
 }
 
 /// Each node's memory behaviour, and whether it is a reshape that copies: one pass in
@@ -171,6 +184,11 @@ impl Run<'_> {
     fn state_bytes(&self, elements: i128) -> i128 {
         let per_element = optimizer_state_bytes(self.config.optimizer, self.config.precision.state_bytes());
         self.sharded(elements, per_element, self.config.sharding.zero >= 1)
+    }
+
+    /// Whether node `i` creates parameters that are trained (not frozen).
+    fn trains(&self, i: usize) -> bool {
+        self.params.of_node[i].is_some() && !self.graph.nodes[i].origin.frozen
     }
 
     /// Transient bytes around a node's use of its weights: an all-gather of the full
@@ -349,7 +367,12 @@ fn replay(
             let s = store.alloc(bytes, Category::Parameters);
             run.params.of_node[i] = Some((s, elements));
             run.params.index_of_node[i] = run.params.all.len();
-            run.params.all.push((s, elements, lines.of_node[i]));
+            // A weight tied to another's counts once: its tensors are the node's count whole.
+            let mut tensors: Vec<i128> = node.result.weights.iter().map(|w| known(Some(w.numel.clone()))).collect();
+            if tensors.iter().sum::<i128>() != elements {
+                tensors = vec![elements];
+            }
+            run.params.all.push(Param { elements, tensors, line: lines.of_node[i], trained: !node.origin.frozen });
             let line = lines.line(lines.of_node[i]);
             line.weights = line.weights.saturating_add(bytes);
         }
@@ -452,7 +475,7 @@ fn replay(
             store.begin(step, Phase::Backward);
             // DDP's gradient buckets: a flat copy of the gradients for all-reduce.
             if config.sharding.devices > 1 && config.sharding.zero == 0 && !buckets_made {
-                let elements: i128 = run.params.all.iter().map(|(_, e, _)| e).sum();
+                let elements: i128 = run.params.all.iter().filter(|p| p.trained).map(|p| p.elements).sum();
                 store.alloc(run.grad_bytes(elements), Category::Gradients);
                 buckets_made = true;
             }
@@ -475,7 +498,7 @@ fn replay(
     store.end();
     // Gradients and optimizer state per line (training).
     if config.training {
-        for &(_, elements, line) in &run.params.all {
+        for &Param { elements, line, .. } in run.params.all.iter().filter(|p| p.trained) {
             let elements = &elements;
             let line = lines.line(line);
             line.gradients = line.gradients.saturating_add(run.grad_bytes(*elements));

@@ -59,8 +59,7 @@ pub(super) fn run_forward(
         let op = node.op.name();
         let site = &node.origin.stmt;
         store.at_node(i);
-        let needs_grad =
-            recording && (run.params.of_node[i].is_some() || inputs.iter().any(|t| requires_grad[t.0 as usize]));
+        let needs_grad = recording && (run.trains(i) || inputs.iter().any(|t| requires_grad[t.0 as usize]));
         // Inside a checkpoint segment nothing is saved; the segment keeps its inputs.
         let segment = run.segment[i];
         let records = needs_grad && segment == 0;
@@ -80,7 +79,7 @@ pub(super) fn run_forward(
         // A `parameter` or `buffer` op's output is the module state's own storage, made before
         // the run; a parameter is trained (it requires grad while recording), a buffer is not.
         let state = match node.op {
-            Op::Parameter => run.params.of_node[i].map(|(s, _)| (s, recording)),
+            Op::Parameter => run.params.of_node[i].map(|(s, _)| (s, recording && run.trains(i))),
             Op::Buffer => run.params.buffer_of_node[i].map(|s| (s, false)),
             _ => None,
         };
@@ -169,7 +168,7 @@ pub(super) fn run_forward(
                 saved[i].push(s);
             }
             for s in behaviour.saved.as_slice() {
-                if !s.kept(inputs, &requires_grad) {
+                if !s.kept(inputs, &requires_grad, run.trains(i)) {
                     // A copy the kernel made that nothing keeps is freed when it returns.
                     if let Some(bytes) = s.made_bytes(inputs, &run.sizes) {
                         unkept.push(store.alloc(bytes, Category::Activations));
@@ -311,7 +310,8 @@ pub(super) fn recompute(
                 dropped_after.entry(after as usize).or_default().push(s);
             }
         }
-        for saved in behaviour.saved.as_slice().iter().filter(|s| s.kept(inputs, &forward.requires_grad)) {
+        for saved in behaviour.saved.as_slice().iter().filter(|s| s.kept(inputs, &forward.requires_grad, run.trains(j)))
+        {
             let s = match saved.unconditional() {
                 Saved::Input(k) => inputs.get(k).and_then(|&t| storage(t, &recomputed)),
                 Saved::Output(k) => outputs.get(k).and_then(|&t| storage(t, &recomputed)),
@@ -415,7 +415,7 @@ pub(super) fn run_backward(
                     (_, _, Some(_)) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
                 }
             }
-            if let Some((_, elements)) = run.params.of_node[i] {
+            if let Some((_, elements)) = run.params.of_node[i].filter(|_| run.trains(i)) {
                 let index = run.params.index_of_node[i];
                 let bytes = run.grad_bytes(elements);
                 match grads[index] {
@@ -472,21 +472,22 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
     store.current_line = LineId::MAX;
     // State is created lazily, at the first step.
     if !*state_made {
-        for (_, elements, _) in &run.params.all {
-            let state = run.state_bytes(*elements);
+        for &elements in run.params.all.iter().filter(|p| p.trained).flat_map(|p| &p.tensors) {
+            let state = run.state_bytes(elements);
             if state > 0 {
                 store.alloc(state, Category::OptimizerState);
                 store.check(label, None);
             }
             if matches!(optimizer, Optimizer::Adam | Optimizer::AdamW | Optimizer::Adam8bit) {
-                // `state["step"]`: a float32 scalar tensor per parameter.
+                // `state["step"]`: a float32 scalar tensor per parameter tensor.
                 store.alloc(4, Category::OptimizerState);
             }
         }
         *state_made = true;
     }
     // Temporaries of the update, each the size of a (sharded) gradient.
-    let sizes: Vec<i128> = run.params.all.iter().map(|(_, e, _)| run.grad_bytes(*e)).collect();
+    let sizes: Vec<i128> =
+        run.params.all.iter().filter(|p| p.trained).flat_map(|p| &p.tensors).map(|&e| run.grad_bytes(e)).collect();
     let per_param_temporaries = match optimizer {
         Optimizer::Sgd | Optimizer::Momentum => 0,
         // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): two at once.

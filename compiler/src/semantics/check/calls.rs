@@ -13,8 +13,8 @@ impl<'a> ItemChecker<'a> {
         targets: usize,
     ) -> ValueKind {
         let builtin = Builtin::from_name(&callee.text).filter(|_| !self.scope.names.contains_key(callee.text.as_str()));
-        if builtin == Some(Builtin::Checkpoint) {
-            return self.checkpoint_kind(id, args, env, targets);
+        if let Some(mark) = builtin.filter(|b| b.marks_a_call()) {
+            return self.mark_kind(mark, id, args, env, targets);
         }
         let arg_kinds: Vec<ValueKind> = args.iter().map(|a| self.expr_kind(&a.value, env)).collect();
         if let Some(builtin) = builtin {
@@ -34,29 +34,34 @@ impl<'a> ItemChecker<'a> {
         }
     }
 
-    /// The kind of `checkpoint(call)`: that of the call it marks (a block, an op or a `repeat`),
-    /// which may return several tensors where the statement assigns several names.
-    fn checkpoint_kind(&mut self, id: NodeId, args: &[Arg], env: &Env, targets: usize) -> ValueKind {
-        let signature = Builtin::Checkpoint.signature();
+    /// The kind of `checkpoint(call)` or `frozen(call)`: that of the call it marks (a block, an
+    /// op or a `repeat`), which may return several tensors where the statement assigns several
+    /// names.
+    fn mark_kind(&mut self, mark: Builtin, id: NodeId, args: &[Arg], env: &Env, targets: usize) -> ValueKind {
+        let (name, signature) = (mark.name(), mark.signature());
         match args {
             [Arg { keyword: None, value, .. }] => match &value.kind {
                 ExprKind::Call { callee, args } => self.call_kind(value.id, callee, args, env, targets),
                 ExprKind::Repeat { count, call } => self.repeat_kind(count, call, env),
                 _ => {
                     let kind = self.expr_kind(value, env);
-                    let message = format!("`checkpoint` marks a call, but this is {}", kind.describe());
+                    let message = format!("`{name}` marks a call, but this is {}", kind.describe());
+                    let what = match mark {
+                        Builtin::Frozen => "whose parameters are frozen",
+                        _ => "whose activations are recomputed in backward",
+                    };
                     self.error(Code::ArgumentKind, value.id, message).help =
-                        Some(format!("wrap the call whose activations are recomputed in backward: `{signature}`"));
+                        Some(format!("wrap the call {what}: `{signature}`"));
                     ValueKind::Unknown
                 }
             },
             [] => {
-                self.error(Code::MissingArgument, id, "`checkpoint` needs the call it marks").help =
+                self.error(Code::MissingArgument, id, format!("`{name}` needs the call it marks")).help =
                     Some(format!("call it as `{signature}`"));
                 ValueKind::Unknown
             }
             [Arg { keyword: Some(kw), .. }, ..] => {
-                self.error(Code::UnknownKeyword, kw.id, "`checkpoint` takes no keyword arguments").help =
+                self.error(Code::UnknownKeyword, kw.id, format!("`{name}` takes no keyword arguments")).help =
                     Some(format!("give the call by position: `{signature}`"));
                 ValueKind::Unknown
             }
@@ -70,11 +75,12 @@ impl<'a> ItemChecker<'a> {
                 for arg in evaluated {
                     self.expr_kind(&arg.value, env);
                 }
-                let message = format!("`checkpoint` marks one call, but {} arguments were given", args.len());
+                let message = format!("`{name}` marks one call, but {} arguments were given", args.len());
                 self.error(Code::TooManyArguments, id, message).help = Some(match callee {
-                    Some(callee) => format!(
+                    Some(callee) if mark == Builtin::Checkpoint => format!(
                         "write the call inside: `checkpoint({callee}(...))` runs what `torch.utils.checkpoint.checkpoint({callee}, ...)` runs"
                     ),
+                    Some(callee) => format!("write the call inside: `{name}({callee}(...))`"),
                     None => format!("the arguments belong to the call inside: `{signature}`"),
                 });
                 ValueKind::Unknown
