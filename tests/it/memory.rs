@@ -644,3 +644,47 @@ fn frozen_parameters_match_pytorchs_peaks() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert_eq!(peaks.len(), 16);
 }
+
+/// LoRA as peft runs it (std.blocks' `lora_linear`: a frozen base layer plus
+/// `B(A(dropout(x))) * alpha / r`): tests/fixtures/ops/lora.net, an MLP whose two hidden
+/// layers peft wraps (r 8, alpha 16, dropout 0.1 and 0, every other parameter frozen),
+/// measured by tests/fixtures/ops/measure_lora.py (CPU, float32, two steps of SGD and of Adam)
+/// into measurements_lora.json; the trainable parameters are peft's.
+#[test]
+fn lora_matches_peft() {
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_lora.json")).expect("valid JSON");
+    let scenarios = [("train_sgd", "optimizer sgd"), ("train_adam", "optimizer adam")];
+    let mut text = include_str!("../fixtures/ops/lora.net").to_string();
+    for (model, batches) in measured["models"].as_object().expect("models") {
+        let p = if model.ends_with("p1") { "0.1" } else { "0.0" };
+        for (batch, _) in batches.as_object().expect("batches") {
+            let n = batch.trim_start_matches("bs");
+            for (name, settings) in scenarios {
+                text.push_str(&format!(
+                    "train {model}__{batch}__{name} {{ model lora_mlp(p={p})  batch {n}  device cpu  {settings} }}\n"
+                ));
+            }
+        }
+    }
+    let mut db = netc::host::Database::new();
+    let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text.clone());
+    let (first, _) = netc::report::scenarios(&db, &[file], None)[0];
+    let index = netc::report::scenarios(&db, &[file], None)[0].1;
+    let report = scenario_report(&db, first, index).expect("a report");
+    assert_eq!(report.params, measured["total_params"].as_i64().expect("total") as i128);
+    assert_eq!(report.trainable_params, measured["trainable_params"].as_i64().expect("trainable") as i128);
+    let _ = &mut db;
+    let peaks = peaks_of_scenarios(text);
+    let mut wrong = Vec::new();
+    for (name, peak) in &peaks {
+        let mut parts = name.split("__");
+        let (model, batch, run) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+        let expected = measured["models"][model][batch][run].as_i64().expect("a measured peak") as i128;
+        if (*peak - expected).abs() > 8 {
+            wrong.push(format!("{model} {batch} {run}: netc {peak}, peft {expected} ({:+})", peak - expected));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(peaks.len(), 8);
+}

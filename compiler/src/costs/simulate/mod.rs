@@ -186,9 +186,11 @@ impl Run<'_> {
         self.sharded(elements, per_element, self.config.sharding.zero >= 1)
     }
 
-    /// Whether node `i` creates parameters that are trained (not frozen).
+    /// Whether node `i` uses weights that are trained (not frozen): its own, or a weight tied
+    /// to another node's (`share=`), which owns the storage.
     fn trains(&self, i: usize) -> bool {
-        self.params.of_node[i].is_some() && !self.graph.nodes[i].origin.frozen
+        let node = &self.graph.nodes[i];
+        !node.origin.frozen && (self.params.of_node[i].is_some() || !node.result.weights.is_empty())
     }
 
     /// Transient bytes around a node's use of its weights: an all-gather of the full
