@@ -41,6 +41,16 @@ impl<'a> ItemChecker<'a> {
         let (name, signature) = (mark.name(), mark.signature());
         match args {
             [Arg { keyword: None, value, .. }] => match &value.kind {
+                ExprKind::Call { callee, .. }
+                    if !self.scope.names.contains_key(callee.text.as_str())
+                        && Builtin::from_name(&callee.text).is_some_and(|b| !b.marks_a_call()) =>
+                {
+                    let message =
+                        format!("`{name}` marks a call of a block or an op, but `{}` computes a number", callee.text);
+                    self.error(Code::ArgumentKind, value.id, message).help =
+                        Some(format!("mark the call that makes the tensors: `{signature}`"));
+                    ValueKind::Unknown
+                }
                 ExprKind::Call { callee, args } => self.call_kind(value.id, callee, args, env, targets),
                 ExprKind::Repeat { count, call } => self.repeat_kind(count, call, env),
                 _ => {
