@@ -1279,3 +1279,19 @@ fn spec_report_examples_are_what_netc_prints() {
     }
     assert_eq!(shown, 3, "the table, Markdown and JSON examples");
 }
+
+/// `split` by a symbolic count (`split(x, S, dim=1)`, one piece per position) is no error:
+/// the model's graph cannot decide it, and each scenario elaborates at its own sizes.
+#[test]
+fn split_by_a_symbolic_count_takes_the_scenarios_size() {
+    let text = r#"model per_position() {
+    input x: f32[N, S, 64]
+    parts = split(x, S, dim=1)
+    return concat(parts, dim=1)
+}
+infer serve { model per_position()  batch 2  seq 4 }
+"#;
+    assert!(crate::support::codes(text).is_empty(), "{:?}", crate::support::codes(text));
+    let s = serve(text);
+    assert_eq!(s.lines[1].shape, "f32[2, 1, 64] × 4");
+}

@@ -44,6 +44,7 @@ impl<'db> Elaborator<'db, '_> {
                 message: format!("op `{}` is declared but netc has no semantics for it", decl.name.text),
                 blame: Vec::new(),
                 help: Some("declare only the ops listed in spec/shapes.md".to_string()),
+                symbolic: false,
             };
             self.op_error(&decl.name.text, err, id, ctx, Blame::Bound(&bound));
             return Ok(Value::Unknown);
@@ -98,6 +99,7 @@ impl<'db> Elaborator<'db, '_> {
                 message: format!("integer overflow: an output of this `{op}` ({t}) has more bytes than can be counted"),
                 blame: Vec::new(),
                 help: None,
+                symbolic: false,
             }),
             None => Ok(result),
         });
@@ -148,6 +150,12 @@ impl<'db> Elaborator<'db, '_> {
                     [one] => Value::Tensor(one),
                     _ => Value::Tensors(outputs.to_vec()),
                 })
+            }
+            // A count the rule needs known, symbolic while the dimensions are unbound: the
+            // graph cannot decide it, as an `if` on `N` cannot; a scenario elaborates at its sizes.
+            Err(err) if err.symbolic && !self.request.require_bound => {
+                self.undecided += 1;
+                Ok(Value::Unknown)
             }
             Err(err) => {
                 self.op_error(op.name(), err, id, ctx, sites);

@@ -173,12 +173,15 @@ pub struct OpError {
     pub blame: Vec<(String, String)>,
     /// What to do about it.
     pub help: Option<String>,
+    /// The rule needs an integer known where the argument is symbolic (a `split` count of
+    /// `S`): not a mistake while dimensions are unbound; a scenario binds it.
+    pub symbolic: bool,
 }
 
 type OpOutcome = Result<OpResult, OpError>;
 
 fn error(message: impl Into<String>) -> OpError {
-    OpError { message: message.into(), blame: Vec::new(), help: None }
+    OpError { message: message.into(), blame: Vec::new(), help: None, symbolic: false }
 }
 
 impl OpError {
@@ -246,8 +249,9 @@ impl Args {
 
     /// An integer that must be known (an axis, a count of outputs).
     fn known_int(&self, name: &str) -> Result<i128, OpError> {
-        self.int(name)?.known().ok_or_else(|| {
-            error(format!("`{name}` must be a known integer, not a symbolic one"))
+        self.int(name)?.known().ok_or_else(|| OpError {
+            symbolic: true,
+            ..error(format!("`{name}` must be a known integer, not a symbolic one"))
                 .blame(name, "depends on an unbound dimension")
         })
     }
