@@ -157,6 +157,9 @@ keyword_enum! {
         OneHot = "one_hot",
         /// `torch.arange`.
         Arange = "arange",
+        /// A kernel the model declares by what it costs (a custom CUDA kernel, an op netc has
+        /// no rule for): its output, parameters, MACs, saved inputs and workspace as given.
+        Kernel = "kernel",
     }
 }
 
@@ -207,6 +210,8 @@ pub enum Family {
     Recurrent,
     /// Losses.
     Loss,
+    /// A kernel declared by its costs (`kernel`).
+    Declared,
 }
 
 /// What `torch.autocast` does to an op (PyTorch's autocast op lists for CUDA).
@@ -245,6 +250,7 @@ impl Op {
             Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow => Family::Math,
             Topk | Gather | OneHot => Family::Index,
             Arange => Family::Factory,
+            Kernel => Family::Declared,
             Upsample | Interpolate => Family::Resize,
             Attention | Sdpa => Family::Attention,
             Lstm | Gru => Family::Recurrent,
@@ -265,7 +271,7 @@ impl Op {
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Parameter | Buffer | Add | Mul
             | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath | MaskedFill
-            | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange => Autocast::Promote,
+            | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Kernel => Autocast::Promote,
         }
     }
 }

@@ -1143,6 +1143,22 @@ block head(x) {
 "#
 );
 
+// A declared kernel is checked like a built-in: `saves` must name its inputs.
+case!(
+    e0501_kernel_saves_no_such_input,
+    r#"block fused(a, b) {
+    return kernel([a, b], a.shape, saves=[0, 2])
+}
+
+model m() {
+    input x: f32[N, 8]
+    return fused(x, x)
+}
+
+infer s { model m()  batch 2 }
+"#
+);
+
 // A loop of more iterations than a model may have ops stops elaboration.
 case!(
     e0504_loop_too_long,

@@ -688,3 +688,36 @@ fn lora_matches_peft() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert_eq!(peaks.len(), 8);
 }
+
+/// A declared `kernel` follows every ledger as a built-in does: the calibration's mlp with its
+/// linear layers declared as kernels with `linear`'s costs (output, `d * out + out`
+/// parameters, MACs, saving the input) has, in every fp32 scenario without per-tensor
+/// optimizer state, the built-in model's figures exactly, and so PyTorch's measured peaks.
+#[test]
+fn a_declared_kernel_costs_what_the_builtin_it_describes_costs() {
+    const DECLARED: &str = "\
+## nn.Linear, declared by its costs.
+block dense(x, out: int) {
+    n = x.shape[0]
+    d = x.shape[1]
+    return kernel([x], [n, out], params=d * out + out, macs=n * d * out, saves=[0])
+}
+
+model mlp(classes: int = 10) {
+    input x: f32[N, 784]
+    y = relu(dense(x, 4096))
+    y = relu(dense(y, 4096))
+    return dense(y, classes)
+}
+";
+    let scenarios: Vec<accuracy::Scenario> =
+        SCENARIOS.iter().copied().filter(|(name, _, _)| !name.starts_with("train_adam")).collect();
+    let builtin = cases_of(&[accuracy::CALIBRATION[2]], "cpu", CPU_FIXTURE, &scenarios);
+    let declared = cases_of(&[("mlp", DECLARED, "mlp")], "cpu", CPU_FIXTURE, &scenarios);
+    assert_eq!(declared.len(), 8);
+    for (b, d) in builtin.iter().zip(&declared) {
+        assert_eq!((&b.batch, b.scenario), (&d.batch, d.scenario));
+        assert_eq!(d.predicted, b.predicted, "{} {}", d.batch, d.scenario);
+        assert!(d.misses().is_empty(), "{} {}: {:?}", d.batch, d.scenario, d.misses());
+    }
+}

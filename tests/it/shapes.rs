@@ -1295,3 +1295,29 @@ infer serve { model per_position()  batch 2  seq 4 }
     let s = serve(text);
     assert_eq!(s.lines[1].shape, "f32[2, 1, 64] × 4");
 }
+
+/// `kernel` gives its declared output, parameters and MACs, as expressions of the block that
+/// declares it; a negative size and an unknown dtype are errors.
+#[test]
+fn a_declared_kernel_has_the_shape_params_and_macs_it_declares() {
+    let s = serve(
+        r#"block router(x, experts: int, k: int = 2) {
+    n = x.shape[0]
+    d = x.shape[1]
+    return kernel([x], [n, k], dtype="i64", params=d * experts, macs=n * d * experts)
+}
+model m() {
+    input x: f32[N, 64]
+    return router(x, 8)
+}
+infer serve { model m()  batch 4 }
+"#,
+    );
+    let row = s.lines.iter().find(|l| l.source.starts_with("return kernel")).expect("the kernel's line");
+    assert_eq!((row.shape.as_str(), row.params, row.macs), ("i64[4, 2]", 512, 2048));
+    assert_eq!(s.params, 512);
+    let errors = crate::support::codes(
+        "model m() {\n    input x: f32[N, 4]\n    a = kernel([x], [-1, 4])\n    return kernel([x], [2], dtype=\"f33\")\n}\ninfer s { model m()  batch 1 }\n",
+    );
+    assert_eq!(errors, ["E0501", "E0501"]);
+}

@@ -101,7 +101,8 @@ async def test_figures_follow_an_edit(client: LanguageClient):
     assert labels[0].startswith("f32[64,3,224,224]"), labels
     assert "2-D convolution" in hover.contents.value
     assert "In scenario `imagenet`" in hover.contents.value
-    assert "`f32[64, 64, 112, 112]`" in hover.contents.value
+    # `precision amp`: the convolution's output is half, as autocast makes it.
+    assert "`f16[64, 64, 112, 112]`" in hover.contents.value
     titles = [lens.command.title for lens in lenses]
     assert len(titles) == 2 and titles[0].startswith("● active"), titles
 
@@ -120,7 +121,7 @@ async def test_figures_follow_an_edit(client: LanguageClient):
     labels2 = [h.label for h in hints2]
     assert labels2 != labels
     assert labels2[0].startswith("f32[32,3,224,224]"), labels2
-    assert "`f32[32, 64, 112, 112]`" in hover2.contents.value
+    assert "`f16[32, 64, 112, 112]`" in hover2.contents.value
     assert [lens.command.title for lens in lenses2] != titles
 
     # A mistake: the diagnostics say so, and the scenario's figures go away.

@@ -475,6 +475,19 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         Op::Topk => fresh(&[Saved::Output(1)]),
         Op::Gather => fresh(&[Saved::Input(0), Saved::Input(1)]),
         Op::OneHot | Op::Arange => fresh(&[]),
+        // What the declaration says: the inputs `saves` names, and `saved_bytes` more.
+        Op::Kernel => {
+            let mut saved = SavedList::new(&[]);
+            if let Some(ArgValue::Ints(saves)) = node.args.values.get("saves") {
+                for at in saves.iter().filter_map(|d| d.known()) {
+                    saved.push(Saved::Input(at as usize));
+                }
+            }
+            if let Some(bytes) = int(node, "saved_bytes").filter(|&b| b > 0) {
+                saved.push(Saved::Extra(bytes));
+            }
+            OpMemory { saved, ..fresh(&[]) }
+        }
         Op::Sdpa => {
             let Some(call) = sdpa_call(node, graph, mode) else { return fresh(&[]) };
             let forced = match node.args.values.get("backend") {

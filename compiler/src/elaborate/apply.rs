@@ -43,7 +43,9 @@ impl<'db> Elaborator<'db, '_> {
             let err = OpError {
                 message: format!("op `{}` is declared but netc has no semantics for it", decl.name.text),
                 blame: Vec::new(),
-                help: Some("declare only the ops listed in spec/shapes.md".to_string()),
+                help: Some(
+                    "write it as a block that calls `kernel(...)` with its output shape, parameters, MACs and what it saves (spec/ops.md)".to_string(),
+                ),
                 symbolic: false,
             };
             self.op_error(&decl.name.text, err, id, ctx, Blame::Bound(&bound));

@@ -102,9 +102,15 @@ pub(super) fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
     tensor_dtypes(graph, precision).iter().enumerate().map(|(t, d)| product(&[elems(t), d.size()])).collect()
 }
 
-/// The workspace of a convolution under `algorithm`, for one sample (as im2col processes
-/// the batch one sample at a time).
+/// The workspace of a node: a declared `kernel`'s, or a convolution's under `algorithm`, for
+/// one sample (as im2col processes the batch one sample at a time).
 pub(super) fn conv_workspace(node: &Node, graph: &Graph, algorithm: ConvAlgorithm) -> i128 {
+    if node.op == Op::Kernel {
+        return match node.args.values.get("workspace") {
+            Some(ArgValue::Int(d)) => d.known().unwrap_or(0).max(0),
+            _ => 0,
+        };
+    }
     if node.op.family() != Family::Conv {
         return 0;
     }

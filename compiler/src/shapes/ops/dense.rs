@@ -151,3 +151,55 @@ pub(super) fn parameter(args: &Args) -> OpOutcome {
         macs: k(0),
     })
 }
+
+/// The most inputs a `kernel` saves for backward (with its `saved_bytes`, the most tensors an
+/// op keeps).
+pub const KERNEL_MAX_SAVES: usize = 4;
+
+/// `kernel(inputs, shape, ...)`: an op declared by its costs. Its output is `shape` of
+/// `dtype`; it creates `params` trained parameters and does `macs` multiply-accumulates; it
+/// saves for backward the inputs `saves` names by position (and `saved_bytes` more); it holds
+/// `workspace` bytes while it runs and while its backward runs.
+pub(super) fn kernel(args: &Args) -> OpOutcome {
+    let inputs = args.tensors("inputs")?;
+    let shape = args.ints("shape")?;
+    if let Some(bad) = shape.iter().find(|d| d.known().is_some_and(|v| v < 0)) {
+        return Err(
+            error(format!("a kernel's output dimensions must not be negative, found {bad}")).blame("shape", "here")
+        );
+    }
+    let name = args.str("dtype")?;
+    let Some(dtype) = DType::from_name(name) else {
+        return Err(error(format!("unknown dtype `{name}`"))
+            .blame("dtype", "one of f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool"));
+    };
+    for key in ["params", "macs", "saved_bytes", "workspace"] {
+        if let Some(v) = args.int(key)?.known()
+            && v < 0
+        {
+            return Err(error(format!("a kernel's `{key}` must not be negative, found {v}")).blame(key, "here"));
+        }
+    }
+    let saves = args.ints("saves")?;
+    if saves.len() > KERNEL_MAX_SAVES {
+        return Err(error(format!("a kernel saves at most {KERNEL_MAX_SAVES} of its inputs, here {}", saves.len()))
+            .blame("saves", "too many")
+            .help("give what else backward keeps as `saved_bytes`"));
+    }
+    for (i, s) in saves.iter().enumerate() {
+        let Some(at) = s.known() else {
+            return Err(error("a kernel's `saves` are input positions, known integers").blame("saves", "symbolic"));
+        };
+        if at < 0 || at as usize >= inputs.len() {
+            return Err(error(format!("`saves` names input {at}, but the kernel has {} inputs", inputs.len()))
+                .blame("saves", format!("0 to {}", inputs.len() as i128 - 1))
+                .blame("inputs", format!("{} tensors", inputs.len())));
+        }
+        if saves[..i].contains(s) {
+            return Err(error(format!("`saves` names input {at} twice")).blame("saves", "here"));
+        }
+    }
+    let params = args.int("params")?;
+    let weights = if params.known() == Some(0) { Vec::new() } else { vec![Weight { name: "weight", numel: params }] };
+    Ok(OpResult { outputs: vec![TensorType::new(dtype, shape)], weights, buffers: Vec::new(), macs: args.int("macs")? })
+}

@@ -373,6 +373,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Gather => gather(args),
         OneHot => one_hot(args),
         Arange => arange(args),
+        Kernel => kernel(args),
         Add | Mul | Sub | Div => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;

@@ -128,7 +128,9 @@ describe("the extension against netc lsp", { skip }, () => {
 
   it("applies the initialization options: hints with parameters and without shapes", async () => {
     const labels = await hintLabels();
-    assert.ok(labels.length > 5, labels.join(" | "));
+    // Without shapes, a line that only calls a block has no figure of its own (as the report's
+    // table shows it): the input, the stem's two lines, the pooling and the head have one.
+    assert.ok(labels.length >= 5, labels.join(" | "));
     assert.ok(labels.some((l) => / params/.test(l)), labels.join(" | "));
     assert.ok(!labels.some((l) => l.includes("f32[")), labels.join(" | "));
   });
