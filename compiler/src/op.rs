@@ -157,6 +157,8 @@ keyword_enum! {
         OneHot = "one_hot",
         /// `torch.arange`.
         Arange = "arange",
+        /// `Tensor.contiguous`.
+        Contiguous = "contiguous",
         /// A kernel the model declares by what it costs (a custom CUDA kernel, an op netc has
         /// no rule for): its output, parameters, MACs, saved inputs and workspace as given.
         Kernel = "kernel",
@@ -241,9 +243,8 @@ impl Op {
             Dropout | DropPath => Family::Dropout,
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
-            Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Expand | Select | Narrow => {
-                Family::Layout
-            }
+            Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Expand | Select | Narrow
+            | Contiguous => Family::Layout,
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | MaskedFill | Where => Family::Arithmetic,
             Mean | Sum | Amax | Cumsum => Family::Reduce,
@@ -271,7 +272,9 @@ impl Op {
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Parameter | Buffer | Add | Mul
             | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath | MaskedFill
-            | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Kernel => Autocast::Promote,
+            | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel => {
+                Autocast::Promote
+            }
         }
     }
 }

@@ -294,6 +294,7 @@ fn completion_of_an_op_name_being_typed() {
     );
     insta::assert_snapshot!(actual, @r"
         Op         concat         op concat(xs: [tensor], dim: int = 1) -> tensor
+        Op         contiguous     op contiguous(x: tensor) -> tensor
         Op         conv1d         op conv1d(x: tensor, out_channels: int, k: int, stride: int = 1, pad: int = 0, dilation: int = 1, groups: int = 1, bias: bool = true) -> tensor
         Op         conv2d         op conv2d(x: tensor, out_channels: int, k: int, stride: int = 1, pad: int = 0, dilation: int = 1, groups: int = 1, bias: bool = true) -> tensor
         Op         conv3d         op conv3d(x: tensor, out_channels: int, k: int, stride: int = 1, pad: int = 0, dilation: int = 1, groups: int = 1, bias: bool = true) -> tensor
@@ -352,7 +353,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
-        (and 71 Op)
+        (and 72 Op)
         ");
 }
 
@@ -418,7 +419,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
-        (and 71 Op)
+        (and 72 Op)
         ");
 }
 
@@ -463,7 +464,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
-        (and 71 Op)
+        (and 72 Op)
         "#);
 }
 

@@ -54,6 +54,9 @@ pub enum Saved {
     /// what reads it (`linear` is `addmm`, whose generated code saves the input for the
     /// weight's gradient only; a frozen layer keeps it not).
     InputForParams(usize),
+    /// A copy of input `i` that the kernel makes whenever it runs, kept only when the node's
+    /// parameters are trained (`linear` on an input whose leading dimensions do not merge).
+    CopyOfInputForParams(usize),
 }
 
 impl Saved {
@@ -62,7 +65,9 @@ impl Saved {
     pub fn made_bytes(self, inputs: &[crate::graph::TensorId], sizes: &[i128]) -> Option<i128> {
         match self {
             Saved::Extra(bytes) => Some(bytes),
-            Saved::CopyOfInput(k) | Saved::CopyOfInputFor(k, _) => inputs.get(k).map(|t| sizes[t.0 as usize]),
+            Saved::CopyOfInput(k) | Saved::CopyOfInputFor(k, _) | Saved::CopyOfInputForParams(k) => {
+                inputs.get(k).map(|t| sizes[t.0 as usize])
+            }
             Saved::Input(_) | Saved::Output(_) | Saved::InputFor(..) | Saved::InputForParams(_) => None,
         }
         .filter(|&bytes| bytes > 0)
@@ -75,7 +80,7 @@ impl Saved {
             Saved::InputFor(_, j) | Saved::CopyOfInputFor(_, j) => {
                 inputs.get(j).is_some_and(|t| requires_grad[t.0 as usize])
             }
-            Saved::InputForParams(_) => params_trained,
+            Saved::InputForParams(_) | Saved::CopyOfInputForParams(_) => params_trained,
             _ => true,
         }
     }
@@ -84,7 +89,7 @@ impl Saved {
     pub fn unconditional(self) -> Saved {
         match self {
             Saved::InputFor(k, _) | Saved::InputForParams(k) => Saved::Input(k),
-            Saved::CopyOfInputFor(k, _) => Saved::CopyOfInput(k),
+            Saved::CopyOfInputFor(k, _) | Saved::CopyOfInputForParams(k) => Saved::CopyOfInput(k),
             other => other,
         }
     }
@@ -304,6 +309,16 @@ fn matmul_copies(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> 
     }
 }
 
+/// Whether `linear` copies its input: one of 3 or more dimensions that is not row-major (then
+/// `at::linear` takes the `matmul` path, not `_flatten_nd_linear`) and whose leading
+/// dimensions do not merge into one, so `matmul`'s fold (`reshape(-1, in)`) copies it.
+fn linear_copies(node: &Node, graph: &Graph, layouts: &Layouts) -> bool {
+    let Some((shape, strides)) = node.inputs.first().and_then(|&t| layouts.shape_and_strides(graph, t)) else {
+        return false;
+    };
+    shape.len() >= 3 && !merges_leading(&shape, &strides, shape.len() - 1)
+}
+
 /// Elements of a tensor (0 when unknown).
 fn numel(graph: &Graph, t: crate::graph::TensorId) -> i128 {
     graph.tensor(t).numel().and_then(|d| d.known()).unwrap_or(0)
@@ -341,6 +356,10 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // weight, so both are kept whatever requires grad; `linear` (`addmm`) keeps its input
         // for the weight's gradient only (measured: tests/fixtures/ops/measure_frozen.py).
         Op::Conv1d | Op::Conv2d | Op::Conv3d | Op::ConvTranspose2d => fresh(&[Saved::Input(0)]),
+        // On an input of 3 or more dimensions whose leading ones do not merge into one (a
+        // transposed view), `linear` runs `matmul`, which folds the input with `reshape` (its
+        // weight requires grad) and so copies it; autograd keeps the copy.
+        Op::Linear if linear_copies(node, graph, layouts) => fresh(&[Saved::CopyOfInputForParams(0)]),
         Op::Linear => fresh(&[Saved::InputForParams(0)]),
         // `matmul` folds batched operands into `bmm`'s (or `mm`'s) dimensions with `reshape`:
         // an operand whose strides do not fold is copied, and the copy is what is saved.
@@ -443,6 +462,12 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // Views: their gradients are new tensors of the input's size (`sum_to_size`,
         // `select_backward` and `slice_backward` write into zeros).
         Op::Expand | Op::Select | Op::Narrow => alias_all(GradFlow::New),
+        // The tensor itself when its strides are row-major already, else a row-major copy
+        // (`clone`, whose backward passes the gradient on).
+        Op::Contiguous if node.inputs.first().is_some_and(|&t| layouts.is_contiguous(graph, t)) => {
+            alias_all(GradFlow::PassThrough)
+        }
+        Op::Contiguous => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         // torchvision's `stochastic_depth`: in training, `noise = x.new_empty([N, 1, ...])
         // .bernoulli_(1 - p).div_(1 - p)` and `x * noise`, which keeps the noise (one value
         // per sample, or one in `mode="batch"`); in eval or with `p = 0`, `x` itself.
