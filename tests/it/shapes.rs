@@ -1321,3 +1321,24 @@ infer serve { model m()  batch 4 }
     );
     assert_eq!(errors, ["E0501", "E0501"]);
 }
+
+/// An op's list-of-integers parameter takes one integer, as PyTorch's `dim=1` for `dim=(1,)`
+/// (`mean(y, dim=1)`); a block's `[int]` parameter does not (its body reads a list).
+#[test]
+fn one_integer_for_an_ops_list_of_integers() {
+    let s = serve(
+        r#"model m() {
+    input x: f32[N, 8, 4]
+    a = mean(x, dim=1)
+    b = mean(x, dim=[1])
+    return a + b
+}
+infer serve { model m()  batch 2 }
+"#,
+    );
+    assert_eq!(s.lines[1].shape, "f32[2, 4]");
+    assert_eq!(s.lines[1].shape, s.lines[2].shape);
+    let codes =
+        crate::support::codes("block b(x, widths: [int]) {\n    return x\n}\nblock c(x) {\n    return b(x, 3)\n}\n");
+    assert!(codes.contains(&"E0211"), "{codes:?}");
+}

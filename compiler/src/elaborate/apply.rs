@@ -3,6 +3,8 @@
 //! with labels on the arguments it blames.
 
 use super::*;
+use crate::semantics::ValueKind;
+use crate::semantics::scope::param_kind;
 
 impl<'db> Elaborator<'db, '_> {
     pub(super) fn op_call(
@@ -27,6 +29,8 @@ impl<'db> Elaborator<'db, '_> {
                     inputs.extend(ts.iter().copied());
                     ArgValue::Tensors(ts.iter().map(|t| self.graph.tensor(*t).clone()).collect())
                 }
+                // One integer for an op's list of integers (`mean(y, dim=1)`) is that list.
+                Value::Int(d) if param_kind(p) == ValueKind::IntList => ArgValue::Ints(vec![d.clone()]),
                 Value::Int(d) => ArgValue::Int(d.clone()),
                 Value::Float(f) => ArgValue::Float(*f),
                 Value::Bool(b) => ArgValue::Bool(*b),

@@ -235,7 +235,9 @@ impl<'a> ItemChecker<'a> {
             }
             given[index] = Some(arg.id);
             let expected = sig.params[index].kind;
-            if !kind.fits(expected) {
+            // An op's list of integers takes one integer too, as PyTorch's `dim=1` for `dim=(1,)`.
+            let one_for_a_list = def.kind == DefKind::Op && expected == ValueKind::IntList && *kind == ValueKind::Int;
+            if !kind.fits(expected) && !one_for_a_list {
                 let untyped = !sig.params[index].typed && expected == ValueKind::Tensor;
                 let msg = format!(
                     "`{}` of `{}` takes {}, but this is {}",
