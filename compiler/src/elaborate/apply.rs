@@ -127,15 +127,8 @@ impl<'db> Elaborator<'db, '_> {
                 let types = std::mem::take(&mut result.outputs);
                 let outputs: Arc<[TensorId]> = types.into_iter().map(|t| self.new_tensor(t)).collect();
                 let stmt = self.site(ctx.name, ctx.item, ctx.stmt.get());
-                let origin = Arc::new(Origin {
-                    expr: self.site(ctx.name, ctx.item, id),
-                    stmt,
-                    chain: self.shared_chain(),
-                    outer_call: self.outer_call,
-                    segment: self.segment,
-                    inner_call: self.inner_call,
-                    frozen: self.frozen,
-                });
+                let expr = self.site(ctx.name, ctx.item, id);
+                let origin = self.origin(expr, stmt);
                 let inputs: Arc<[TensorId]> = inputs.into();
                 self.graph.nodes.push(Arc::new(Node {
                     op,

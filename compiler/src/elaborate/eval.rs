@@ -198,15 +198,7 @@ impl<'db> Elaborator<'db, '_> {
 
     /// Records what a statement produced; `start` is the tensor count when it began.
     pub(super) fn record(&mut self, stmt: Site, start: u32, tensors: Arc<[TensorId]>) {
-        let origin = Arc::new(Origin {
-            expr: stmt.clone(),
-            stmt,
-            chain: self.shared_chain(),
-            outer_call: self.outer_call,
-            segment: self.segment,
-            inner_call: self.inner_call,
-            frozen: self.frozen,
-        });
+        let origin = self.origin(stmt.clone(), stmt);
         self.graph.stmt_values.push(StmtValue { origin, tensors, first_new: TensorId(start) });
     }
 

@@ -371,6 +371,20 @@ impl<'db> Elaborator<'db, '_> {
         self.shared_chain.get_or_insert_with(|| self.chain.as_slice().into()).clone()
     }
 
+    /// Where what is made now comes from: `expr` in statement `stmt`, in the calls, the
+    /// checkpoint segment and the frozen region being executed.
+    fn origin(&mut self, expr: Site, stmt: Site) -> Arc<Origin> {
+        Arc::new(Origin {
+            expr,
+            stmt,
+            chain: self.shared_chain(),
+            outer_call: self.outer_call,
+            segment: self.segment,
+            inner_call: self.inner_call,
+            frozen: self.frozen,
+        })
+    }
+
     fn new_tensor(&mut self, t: TensorType) -> TensorId {
         self.graph.tensors.push(Arc::new(t));
         self.graph.released_after.push(None);
