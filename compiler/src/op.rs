@@ -157,6 +157,8 @@ keyword_enum! {
         OneHot = "one_hot",
         /// `torch.arange`.
         Arange = "arange",
+        /// `torch.outer`.
+        Outer = "outer",
         /// `Tensor.contiguous`.
         Contiguous = "contiguous",
         /// A kernel the model declares by what it costs (a custom CUDA kernel, an op netc has
@@ -246,7 +248,7 @@ impl Op {
             Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Expand | Select | Narrow
             | Contiguous => Family::Layout,
             Parameter | Buffer => Family::Parameter,
-            Add | Mul | Sub | Div | MaskedFill | Where => Family::Arithmetic,
+            Add | Mul | Sub | Div | MaskedFill | Where | Outer => Family::Arithmetic,
             Mean | Sum | Amax | Cumsum => Family::Reduce,
             Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow => Family::Math,
             Topk | Gather | OneHot => Family::Index,
@@ -272,7 +274,7 @@ impl Op {
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Parameter | Buffer | Add | Mul
             | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath | MaskedFill
-            | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel => {
+            | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel | Outer => {
                 Autocast::Promote
             }
         }

@@ -761,3 +761,27 @@ fn non_contiguous_inputs_are_copied_as_pytorch_copies_them() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert_eq!(cases, 24);
 }
+
+/// `outer(a, b)` costs what PyTorch runs for it, `a.reshape(-1, 1) * b` (CompositeImplicit in
+/// native_functions.yaml): the same peaks as that written out, in inference and training,
+/// with both operands requiring gradients.
+#[test]
+fn outer_costs_its_decomposition() {
+    let model = |product: &str| {
+        format!(
+            "model m() {{
+    input x: f32[N, 16]
+    u = mean(linear(x, 32), dim=0)
+    v = mean(linear(x, 24), dim=0)
+    o = {product}
+    return linear(x, 10) + mean(o, dim=[0, 1])
+}}
+infer a {{ model m()  batch 8  eval }}
+train b {{ model m()  batch 8  optimizer sgd }}
+"
+        )
+    };
+    let outer = peaks_of_scenarios(model("outer(u, v)"));
+    let written = peaks_of_scenarios(model("reshape(u, [32, 1]) * v"));
+    assert_eq!(outer, written);
+}

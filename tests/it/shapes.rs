@@ -1342,3 +1342,22 @@ infer serve { model m()  batch 2 }
         crate::support::codes("block b(x, widths: [int]) {\n    return x\n}\nblock c(x) {\n    return b(x, 3)\n}\n");
     assert!(codes.contains(&"E0211"), "{codes:?}");
 }
+
+/// `outer` of two vectors is their `[n, m]` product; anything but two vectors is E0501.
+#[test]
+fn outer_of_two_vectors() {
+    let s = serve(
+        r#"model m() {
+    input t: f32[S]
+    input f: f32[64]
+    return outer(t, f)
+}
+infer serve { model m()  seq 100 }
+"#,
+    );
+    assert_eq!(s.lines.last().map(|l| l.shape.as_str()), Some("f32[100, 64]"));
+    let codes = crate::support::codes(
+        "model m() {\n    input x: f32[N, 4]\n    return outer(x, x)\n}\ninfer s { model m()  batch 2 }\n",
+    );
+    assert_eq!(codes, ["E0501"]);
+}

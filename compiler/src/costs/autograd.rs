@@ -442,11 +442,12 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         Op::Add | Op::Sub => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         // derivatives.yaml: `mul` gives each operand the gradient times the other; `div` gives
         // `self` the gradient over `other` and `other` one that reads both.
-        Op::Mul | Op::Div => {
+        // `outer` is `a.reshape(-1, 1) * b`: `mul`'s saves, of views of its operands.
+        Op::Mul | Op::Div | Op::Outer => {
             let scalar_operand = node.inputs.len() < 2;
             let saved: &[Saved] = match node.op {
                 _ if scalar_operand => &[],
-                Op::Mul => &[Saved::InputFor(0, 1), Saved::InputFor(1, 0)],
+                Op::Mul | Op::Outer => &[Saved::InputFor(0, 1), Saved::InputFor(1, 0)],
                 _ => &[Saved::InputFor(0, 1), Saved::Input(1)],
             };
             if inplace() { OpMemory { alias: Some(0), ..fresh(saved) } } else { fresh(saved) }

@@ -80,3 +80,15 @@ pub(super) fn arange(args: &Args) -> OpOutcome {
     };
     Ok(OpResult::one(TensorType::new(dtype, vec![n])))
 }
+
+/// `torch.outer(a, b)`: two vectors `[n]` and `[m]` to `[n, m]`, every product of an element of
+/// `a` with one of `b` (PyTorch computes `a.reshape(-1, 1) * b`).
+pub(super) fn outer(args: &Args) -> OpOutcome {
+    let (a, b) = (args.tensor("a")?, args.tensor("b")?);
+    for (name, t) in [("a", a), ("b", b)] {
+        if t.rank() != 1 {
+            return Err(error(format!("outer takes two vectors, but `{name}` is {t}")).blame(name, "not 1-D"));
+        }
+    }
+    Ok(OpResult::one(TensorType::new(a.dtype, vec![a.shape[0].clone(), b.shape[0].clone()])))
+}

@@ -375,6 +375,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Arange => arange(args),
         Kernel => kernel(args),
         Contiguous => Ok(OpResult::one(args.tensor("x")?.clone())),
+        Outer => outer(args),
         Add | Mul | Sub | Div => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
