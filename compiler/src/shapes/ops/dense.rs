@@ -124,11 +124,7 @@ pub(super) fn buffer(args: &Args) -> OpOutcome {
     if let Some(bad) = shape.iter().find(|d| d.certainly_nonpositive()) {
         return Err(error(format!("a buffer's dimensions must be positive, found {bad}")).blame("shape", "here"));
     }
-    let name = args.str("dtype")?;
-    let Some(dtype) = DType::from_name(name) else {
-        return Err(error(format!("unknown dtype `{name}`"))
-            .blame("dtype", "one of f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool"));
-    };
+    let dtype = args.dtype("dtype")?;
     let numel = product(&shape)?;
     Ok(OpResult {
         outputs: vec![TensorType::new(dtype, shape)],
@@ -168,11 +164,7 @@ pub(super) fn kernel(args: &Args) -> OpOutcome {
             error(format!("a kernel's output dimensions must not be negative, found {bad}")).blame("shape", "here")
         );
     }
-    let name = args.str("dtype")?;
-    let Some(dtype) = DType::from_name(name) else {
-        return Err(error(format!("unknown dtype `{name}`"))
-            .blame("dtype", "one of f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool"));
-    };
+    let dtype = args.dtype("dtype")?;
     for key in ["params", "macs", "saved_bytes", "workspace"] {
         if let Some(v) = args.int(key)?.known()
             && v < 0

@@ -73,11 +73,7 @@ pub(super) fn arange(args: &Args) -> OpOutcome {
     {
         return Err(error(format!("arange of a negative length {v}")).blame("n", "here"));
     }
-    let name = args.str("dtype")?;
-    let Some(dtype) = DType::from_name(name) else {
-        return Err(error(format!("unknown dtype `{name}`"))
-            .blame("dtype", "one of f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool"));
-    };
+    let dtype = args.dtype("dtype")?;
     Ok(OpResult::one(TensorType::new(dtype, vec![n])))
 }
 

@@ -285,6 +285,15 @@ impl Args {
             _ => Err(error(format!("`{name}` must be a string")).blame(name, "not a string")),
         }
     }
+
+    /// A dtype given by name (`dtype="i64"`).
+    fn dtype(&self, name: &str) -> Result<DType, OpError> {
+        let text = self.str(name)?;
+        DType::from_name(text).ok_or_else(|| {
+            error(format!("unknown dtype `{text}`"))
+                .blame(name, "one of f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool")
+        })
+    }
 }
 
 /// Requires `value >= min` (when known).
