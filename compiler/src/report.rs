@@ -429,8 +429,8 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         weights: b.parameters,
         buffers: b.buffers,
         gradients: b.gradients,
-        optimizer: b.optimizer_state + b.optimizer_temporaries,
-        activations: b.inputs + b.activations + b.backward_temporaries,
+        optimizer: b.optimizer_ledger(),
+        activations: b.activations_ledger(),
         workspace: b.workspace,
         runtime: costs.runtime,
     };
@@ -715,9 +715,29 @@ struct Column {
     title: &'static str,
     number: bool,
     cell: fn(&LineReport) -> String,
+    /// Source text (the source line, the shape): cut to this many characters in the table,
+    /// whole and as code in Markdown.
+    text_width: Option<usize>,
     /// A byte column shown only when some row has a figure in it (no gradient column for
     /// inference, no workspace column where no op has one).
     value: Option<fn(&LineReport) -> i128>,
+}
+
+impl Column {
+    /// The cell as the terminal table shows it.
+    fn table_cell(&self, l: &LineReport) -> String {
+        let cell = (self.cell)(l);
+        match self.text_width {
+            Some(width) => truncate(&cell, width),
+            None => cell,
+        }
+    }
+
+    /// The cell as Markdown shows it: text whole, as code (a `|` escaped).
+    fn markdown_cell(&self, l: &LineReport) -> String {
+        let cell = (self.cell)(l);
+        if self.text_width.is_some() { format!("`{}`", cell.replace('|', "\\|")) } else { cell }
+    }
 }
 
 /// Bytes, or `--` for none (as torchinfo marks a layer without parameters).
@@ -729,29 +749,60 @@ fn bytes_or_dash(b: i128) -> String {
 fn columns(s: &ScenarioReport) -> Vec<Column> {
     macro_rules! bytes_column {
         ($title:expr, $field:ident) => {
-            Column { title: $title, number: true, cell: |l| bytes_or_dash(l.$field), value: Some(|l| l.$field) }
+            Column {
+                title: $title,
+                number: true,
+                cell: |l| bytes_or_dash(l.$field),
+                text_width: None,
+                value: Some(|l| l.$field),
+            }
         };
     }
     let all = [
-        Column { title: "line", number: false, cell: |l| format!("{}:{}", l.file, l.line), value: None },
-        Column { title: "source", number: false, cell: |l| truncate(&l.source, SOURCE_WIDTH), value: None },
-        Column { title: "output shape", number: false, cell: |l| truncate(&l.shape, SHAPE_WIDTH), value: None },
-        Column { title: "params", number: true, cell: |l| thousands(l.params), value: None },
-        Column { title: "MACs", number: true, cell: |l| count(l.macs), value: None },
+        Column {
+            title: "line",
+            number: false,
+            cell: |l| format!("{}:{}", l.file, l.line),
+            text_width: None,
+            value: None,
+        },
+        Column {
+            title: "source",
+            number: false,
+            cell: |l| l.source.clone(),
+            text_width: Some(SOURCE_WIDTH),
+            value: None,
+        },
+        Column {
+            title: "output shape",
+            number: false,
+            cell: |l| l.shape.clone(),
+            text_width: Some(SHAPE_WIDTH),
+            value: None,
+        },
+        Column { title: "params", number: true, cell: |l| thousands(l.params), text_width: None, value: None },
+        Column { title: "MACs", number: true, cell: |l| count(l.macs), text_width: None, value: None },
         bytes_column!("weights", weight_bytes),
         bytes_column!("grads", gradient_bytes),
         bytes_column!("optimizer", optimizer_bytes),
-        Column { title: "activations", number: true, cell: |l| bytes_or_dash(l.activation_bytes), value: None },
-        Column { title: "at peak", number: true, cell: |l| bytes_or_dash(l.peak_bytes), value: None },
+        Column {
+            title: "activations",
+            number: true,
+            cell: |l| bytes_or_dash(l.activation_bytes),
+            text_width: None,
+            value: None,
+        },
+        Column { title: "at peak", number: true, cell: |l| bytes_or_dash(l.peak_bytes), text_width: None, value: None },
         bytes_column!("workspace", workspace_bytes),
-        Column { title: "x", number: true, cell: |l| l.instances.to_string(), value: None },
+        Column { title: "x", number: true, cell: |l| l.instances.to_string(), text_width: None, value: None },
     ];
     all.into_iter().filter(|c| c.value.is_none_or(|v| s.lines.iter().any(|l| v(l) != 0))).collect()
 }
 
-/// The line under a scenario's table: its totals, and how much of the activations at the
-/// peak the lines' "at peak" figures hold (the rest no line made: the loss's tensors).
-fn totals_line(s: &ScenarioReport) -> String {
+/// What the line under a scenario's table says after "total:": the totals, and how much of
+/// the activations at the peak the lines' "at peak" figures hold (the rest no line made: the
+/// loss's tensors and its labels).
+fn totals(s: &ScenarioReport) -> String {
     let at_peak: i128 = s.lines.iter().map(|l| l.peak_bytes).sum();
     let outside = s.ledgers.activations - at_peak;
     let outside =
@@ -762,7 +813,7 @@ fn totals_line(s: &ScenarioReport) -> String {
         String::new()
     };
     format!(
-        "total: {} params{trainable}, {} MACs; activations at the peak {}{outside}",
+        "{} params{trainable}, {} MACs; activations at the peak {}{outside}",
         thousands(s.params),
         count(s.macs),
         bytes(s.ledgers.activations)
@@ -787,7 +838,8 @@ pub fn table(report: &Report) -> String {
         };
         let _ = writeln!(out, "{}", header(s));
         let columns = columns(s);
-        let rows: Vec<Vec<String>> = s.lines.iter().map(|l| columns.iter().map(|c| (c.cell)(l)).collect()).collect();
+        let rows: Vec<Vec<String>> =
+            s.lines.iter().map(|l| columns.iter().map(|c| c.table_cell(l)).collect()).collect();
         let mut widths: Vec<usize> = columns.iter().map(|c| c.title.chars().count()).collect();
         for r in &rows {
             for (w, cell) in widths.iter_mut().zip(r) {
@@ -813,7 +865,7 @@ pub fn table(report: &Report) -> String {
         for r in &rows {
             line(r, &mut out);
         }
-        let _ = writeln!(out, "  {}", totals_line(s));
+        let _ = writeln!(out, "  total: {}", totals(s));
         for line in memory_summary(s).lines() {
             let _ = writeln!(out, "  {line}");
         }
@@ -844,18 +896,10 @@ pub fn markdown(report: &Report) -> String {
         let rules: Vec<&str> = columns.iter().map(|c| if c.number { "---:" } else { "---" }).collect();
         let _ = writeln!(out, "|{}|", rules.join("|"));
         for l in &s.lines {
-            let cells: Vec<String> = columns
-                .iter()
-                .map(|c| match c.title {
-                    // Markdown has room: the source and shape whole, as code.
-                    "source" => format!("`{}`", l.source.replace('|', "\\|")),
-                    "output shape" => format!("`{}`", l.shape),
-                    _ => (c.cell)(l),
-                })
-                .collect();
+            let cells: Vec<String> = columns.iter().map(|c| c.markdown_cell(l)).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
-        let _ = writeln!(out, "\n**Total:** {}\n", totals_line(s).trim_start_matches("total: "));
+        let _ = writeln!(out, "\n**Total:** {}\n", totals(s));
         for line in memory_summary(s).lines() {
             let _ = writeln!(out, "- {line}");
         }

@@ -37,13 +37,7 @@ const BUDGET_COLOR: &str = "#c0392b";
 
 /// A sample's bytes per drawn ledger.
 fn ledgers(b: &Breakdown) -> [i128; 5] {
-    [
-        b.parameters + b.buffers,
-        b.optimizer_state + b.optimizer_temporaries,
-        b.gradients,
-        b.inputs + b.activations + b.backward_temporaries,
-        b.workspace,
-    ]
+    [b.parameters + b.buffers, b.optimizer_ledger(), b.gradients, b.activations_ledger(), b.workspace]
 }
 
 /// Text for XML.

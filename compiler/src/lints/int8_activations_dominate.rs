@@ -35,7 +35,7 @@ impl Lint for Int8ActivationsDominate {
             return Vec::new();
         }
         let b = &cx.costs.simulation.peak.breakdown;
-        let activations = b.inputs + b.activations + b.backward_temporaries;
+        let activations = b.activations_ledger();
         let float_weights = b.parameters * 4;
         if activations <= float_weights {
             return Vec::new();

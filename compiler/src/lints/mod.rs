@@ -162,8 +162,8 @@ impl ScenarioContext<'_> {
             ("weights", b.parameters),
             ("buffers", b.buffers),
             ("gradients", b.gradients),
-            ("optimizer state", b.optimizer_state + b.optimizer_temporaries),
-            ("activations", b.inputs + b.activations + b.backward_temporaries),
+            ("optimizer state", b.optimizer_ledger()),
+            ("activations", b.activations_ledger()),
             ("workspace", b.workspace),
             ("runtime", self.costs.runtime),
         ];

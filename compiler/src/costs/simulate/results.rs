@@ -27,6 +27,14 @@ pub enum Category {
     Workspace,
 }
 
+impl Category {
+    /// Whether it belongs to the activations ledger (inputs, activations and backward
+    /// temporaries), as [`Breakdown::activations_ledger`] sums it.
+    pub fn in_activations_ledger(self) -> bool {
+        matches!(self, Category::Inputs | Category::Activations | Category::BackwardTemporaries)
+    }
+}
+
 pub(super) const CATEGORIES: usize = 9;
 
 /// Bytes per category.
@@ -65,6 +73,17 @@ impl Breakdown {
             optimizer_temporaries: t[7],
             workspace: t[8],
         }
+    }
+
+    /// The activations ledger: the inputs, the activations and the backward temporaries (the
+    /// categories [`Category::in_activations_ledger`] names).
+    pub fn activations_ledger(&self) -> i128 {
+        self.inputs.saturating_add(self.activations).saturating_add(self.backward_temporaries)
+    }
+
+    /// The optimizer ledger: its state and the step's temporaries.
+    pub fn optimizer_ledger(&self) -> i128 {
+        self.optimizer_state.saturating_add(self.optimizer_temporaries)
     }
 
     /// The sum (saturating, as every byte count of a simulation: see `Simulation::overflowed`).

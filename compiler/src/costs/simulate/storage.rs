@@ -113,11 +113,7 @@ impl Store {
             // without an allocation between has at most as much live).
             let mut by_line = Vec::new();
             for s in 0..self.bytes.len() {
-                let activation = matches!(
-                    self.category[s],
-                    Category::Inputs | Category::Activations | Category::BackwardTemporaries
-                );
-                if self.live[s] && activation && self.line[s] != LineId::MAX {
+                if self.live[s] && self.category[s].in_activations_ledger() && self.line[s] != LineId::MAX {
                     let line = self.line[s] as usize;
                     if by_line.len() <= line {
                         by_line.resize(line + 1, 0);
