@@ -2,8 +2,9 @@
 //! Python's builtins, for the arithmetic a model's code does beside its operators
 //! (`min(4, depth)`, `max(8, width // 4)`, `for i in 0..len(stages)`), and the marks of a
 //! call: `checkpoint(call)`, an activation-checkpointing segment (`torch.utils.checkpoint`
-//! around a module call), and `frozen(call)`, frozen parameters (`requires_grad_(False)`). Like Python's, they are found after every definition: a file's own item, an import or
-//! the prelude of the same name shadows them.
+//! around a module call), and `frozen(call)`, frozen parameters (`requires_grad_(False)`).
+//! Like Python's, they are found after every definition: a file's own item, an import or the
+//! prelude of the same name shadows them.
 
 /// A built-in function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -12,7 +12,7 @@ impl<'a> ItemChecker<'a> {
         env: &Env,
         targets: usize,
     ) -> ValueKind {
-        let builtin = Builtin::from_name(&callee.text).filter(|_| !self.scope.names.contains_key(callee.text.as_str()));
+        let builtin = self.builtin_called(callee);
         if let Some(mark) = builtin.filter(|b| b.marks_a_call()) {
             return self.mark_kind(mark, id, args, env, targets);
         }
@@ -34,6 +34,12 @@ impl<'a> ItemChecker<'a> {
         }
     }
 
+    /// The built-in function a call of `callee` calls: one of that name, unless the file's scope
+    /// defines the name (a definition or an import shadows a built-in, as in Python).
+    fn builtin_called(&self, callee: &Name) -> Option<Builtin> {
+        Builtin::from_name(&callee.text).filter(|_| !self.scope.names.contains_key(callee.text.as_str()))
+    }
+
     /// The kind of `checkpoint(call)` or `frozen(call)`: that of the call it marks (a block, an
     /// op or a `repeat`), which may return several tensors where the statement assigns several
     /// names.
@@ -41,10 +47,7 @@ impl<'a> ItemChecker<'a> {
         let (name, signature) = (mark.name(), mark.signature());
         match args {
             [Arg { keyword: None, value, .. }] => match &value.kind {
-                ExprKind::Call { callee, .. }
-                    if !self.scope.names.contains_key(callee.text.as_str())
-                        && Builtin::from_name(&callee.text).is_some_and(|b| !b.marks_a_call()) =>
-                {
+                ExprKind::Call { callee, .. } if self.builtin_called(callee).is_some_and(|b| !b.marks_a_call()) => {
                     let message =
                         format!("`{name}` marks a call of a block or an op, but `{}` computes a number", callee.text);
                     self.error(Code::ArgumentKind, value.id, message).help =
