@@ -187,10 +187,10 @@ impl Run<'_> {
     }
 
     /// Whether node `i` uses weights that are trained (not frozen): its own, or a weight tied
-    /// to another node's (`share=`), which owns the storage.
+    /// to another node's (`share=`, whose storage that node owns).
     fn trains(&self, i: usize) -> bool {
         let node = &self.graph.nodes[i];
-        !node.origin.frozen && (self.params.of_node[i].is_some() || !node.result.weights.is_empty())
+        !node.origin.frozen && !node.result.weights.is_empty()
     }
 
     /// Transient bytes around a node's use of its weights: an all-gather of the full
