@@ -38,13 +38,9 @@ fn main() {
     println!();
     for (device, fixture) in [("cpu", accuracy::ZOO_CPU_FIXTURE), ("a100_80gb", accuracy::ZOO_CUDA_FIXTURE)] {
         let zoo = accuracy::cases_of(accuracy::ZOO, device, fixture, accuracy::SCENARIOS);
-        let not_yet = accuracy::cases_of(accuracy::ZOO_NOT_YET, device, fixture, accuracy::SCENARIOS);
         println!("The zoo's own models (memory_zoo*.json), {device}:\n");
         println!("{}", accuracy::table(&zoo));
         println!("{}", accuracy::summary(&zoo));
-        println!("Zoo models not yet within the bar, {device}:\n");
-        println!("{}", accuracy::table(&not_yet));
-        println!("{}", accuracy::summary(&not_yet));
     }
 }
 

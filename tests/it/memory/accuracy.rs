@@ -64,14 +64,8 @@ pub const ZOO: &[Model] = &[
     ("mobilenet_v2", "use std.models.mobilenet\n", "mobilenet_v2"),
     ("efficientnet_b0", "use std.models.efficientnet\n", "efficientnet_b0"),
     ("convnext_tiny", "use std.models.convnext\n", "convnext_tiny"),
+    ("vit_b_16", "use std.models.vit\n", "vit_b_16"),
 ];
-
-/// Zoo models measured but not yet within issue 16's bar: ViT-B/16 books every reshape of a
-/// transposed tensor as a copy and none of `linear`'s operand copies (PyTorch's stride
-/// rules, not yet modelled). The accuracy bench prints them; no test holds them.
-// Read by the accuracy bench only; the test binary shares this module.
-#[allow(dead_code)]
-pub const ZOO_NOT_YET: &[Model] = &[("vit_b_16", "use std.models.vit\n", "vit_b_16")];
 
 /// A measured scenario: its name in the fixture, `infer` or `train`, and its `.net` settings
 /// (the device is added).
