@@ -27,6 +27,8 @@ keyword_enum! {
         Matmul = "matmul",
         /// `torch.bmm`.
         Bmm = "bmm",
+        /// `torch.einsum` of one or two operands.
+        Einsum = "einsum",
         /// `nn.Embedding`.
         Embedding = "embedding",
         /// `nn.BatchNorm2d`.
@@ -237,7 +239,7 @@ impl Op {
         match self {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d => Family::Conv,
             Linear => Family::Linear,
-            Matmul | Bmm => Family::Matmul,
+            Matmul | Bmm | Einsum => Family::Matmul,
             Embedding => Family::Embedding,
             BatchNorm | BatchNorm1d => Family::BatchNorm,
             LayerNorm | GroupNorm | RmsNorm => Family::Norm,
@@ -265,7 +267,8 @@ impl Op {
     pub fn autocast(self) -> Autocast {
         use Op::*;
         match self {
-            Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Matmul | Bmm | Sdpa | Attention | Lstm | Gru => {
+            Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Matmul | Bmm | Einsum | Sdpa | Attention | Lstm
+            | Gru => {
                 Autocast::Half
             }
             Softmax | LogSoftmax | LayerNorm | GroupNorm | RmsNorm | CrossEntropy | Mse | Sum | Cumsum | Exp | Log

@@ -321,7 +321,7 @@ fn completion_in_an_expression_offers_locals_defined_above_and_blocks() {
     );
     insta::assert_snapshot!(actual, @r"
         Variable   width          parameter
-        Op         where          op where(condition: tensor, a: tensor, b: tensor) -> tensor
+        Op         where          op where(condition: tensor, a: tensor_or_float, b: tensor_or_float) -> tensor
         Block      wide           block wide(x, width: int)
         ");
 }
@@ -353,7 +353,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
-        (and 73 Op)
+        (and 74 Op)
         ");
 }
 
@@ -419,7 +419,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
-        (and 73 Op)
+        (and 74 Op)
         ");
 }
 
@@ -464,7 +464,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
-        (and 73 Op)
+        (and 74 Op)
         "#);
 }
 
@@ -724,6 +724,7 @@ fn completion_of_types_after_a_colon() {
         Type       bool
         Type       str
         Type       tensor
+        Type       tensor_or_float
         ");
     let input = completions("model m() {\n    input x: $0\n}\n");
     insta::assert_snapshot!(input, @r"
@@ -733,6 +734,7 @@ fn completion_of_types_after_a_colon() {
         Type       bool
         Type       str
         Type       tensor
+        Type       tensor_or_float
         Type       f64
         Type       f32
         Type       f16

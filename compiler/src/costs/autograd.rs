@@ -12,7 +12,7 @@ use super::product;
 use crate::shapes::ops::ArgValue;
 
 use super::devices::Device;
-use super::layout::{Layouts, OutputLayout, dense_like, merges_leading};
+use super::layout::{Layouts, OutputLayout, dense_like, einsum_plan, merges_leading};
 use super::sdpa;
 use crate::knobs::Precision;
 
@@ -100,6 +100,10 @@ impl Saved {
 pub enum GradFlow {
     /// A new tensor the size of the input.
     New,
+    /// A new tensor computed at the output's size (`grad * other` for `mul`), which the
+    /// engine's `validate_outputs` then sums to a broadcast input's size (`sum_to_size`), a
+    /// new tensor, freeing the full-size one.
+    Broadcast,
     /// The gradient of output 0 itself, or a view of it (views, `add`, `concat`): no memory.
     PassThrough,
 }
@@ -319,6 +323,46 @@ fn linear_copies(node: &Node, graph: &Graph, layouts: &Layouts) -> bool {
     shape.len() >= 3 && !merges_leading(&shape, &strides, shape.len() - 1)
 }
 
+/// `at::einsum`'s memory. One operand: a permutation is a view; a sum is a new tensor whose
+/// backward reads sizes only. Two operands: `bmm` of each operand reshaped to three
+/// dimensions, a copy where its strides do not fold ([`einsum_plan`]); `bmm` saves each for
+/// the other's gradient, and an operand summed over a subscript only it has first is a new
+/// tensor, saved in its place.
+fn einsum_memory(
+    node: &Node,
+    graph: &Graph,
+    layouts: &Layouts,
+    fresh: impl Fn(&[Saved]) -> OpMemory,
+    alias_all: impl Fn(GradFlow) -> OpMemory,
+) -> OpMemory {
+    if node.inputs.len() == 1 {
+        let input = graph.tensor(node.inputs[0]);
+        let output = node.outputs.first().map(|&t| graph.tensor(t));
+        // A contraction of one operand keeps every element only when it sums nothing.
+        return if output.is_some_and(|o| o.rank() == input.rank()) {
+            OpMemory { layout: OutputLayout::Contiguous, ..alias_all(GradFlow::PassThrough) }
+        } else {
+            fresh(&[])
+        };
+    }
+    let Some(plan) = einsum_plan(graph, node, Some(layouts)) else { return fresh(&[]) };
+    // Nothing summed: `mul` of the operands aligned by unsqueezed views, which it saves.
+    if !plan.contracts {
+        return OpMemory {
+            layout: OutputLayout::Contiguous,
+            grad: GradFlow::Broadcast,
+            ..fresh(&[Saved::InputFor(0, 1), Saved::InputFor(1, 0)])
+        };
+    }
+    let element = node.inputs.first().map_or(4, |&t| graph.tensor(t).dtype.size());
+    let operand = |k: usize| match plan.pre_summed[k] {
+        Some(elements) => Saved::Extra(product(&[elements, element])),
+        None if plan.copies[k] => Saved::CopyOfInputFor(k, 1 - k),
+        None => Saved::InputFor(k, 1 - k),
+    };
+    OpMemory { layout: OutputLayout::Einsum, ..fresh(&[operand(0), operand(1)]) }
+}
+
 /// Elements of a tensor (0 when unknown).
 fn numel(graph: &Graph, t: crate::graph::TensorId) -> i128 {
     graph.tensor(t).numel().and_then(|d| d.known()).unwrap_or(0)
@@ -369,6 +413,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
                 |k: usize| if copies[k] { Saved::CopyOfInputFor(k, 1 - k) } else { Saved::InputFor(k, 1 - k) };
             fresh(&[operand(0), operand(1)])
         }
+        Op::Einsum => einsum_memory(node, graph, layouts, fresh, alias_all),
         Op::Embedding => fresh(&[Saved::Input(0)]),
         Op::BatchNorm | Op::BatchNorm1d => {
             let channels = node.inputs.first().and_then(|&t| graph.tensor(t).shape.get(1)?.known()).unwrap_or(0);
@@ -450,7 +495,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
                 Op::Mul | Op::Outer => &[Saved::InputFor(0, 1), Saved::InputFor(1, 0)],
                 _ => &[Saved::InputFor(0, 1), Saved::Input(1)],
             };
-            if inplace() { OpMemory { alias: Some(0), ..fresh(saved) } } else { fresh(saved) }
+            let memory = OpMemory { grad: GradFlow::Broadcast, ..fresh(saved) };
+            if inplace() { OpMemory { alias: Some(0), ..memory } } else { memory }
         }
         Op::Upsample | Op::Interpolate => fresh(&[]),
         // derivatives.yaml: `mean_backward(grad, self.sym_sizes(), dim, numel ratio,
@@ -490,8 +536,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
             fresh(&[Saved::Extra(product(&[rows, element]))])
         }
         // The mask (a condition) is what the gradients read.
-        Op::MaskedFill => fresh(&[Saved::InputFor(1, 0)]),
-        Op::Where => fresh(&[Saved::Input(0)]),
+        Op::MaskedFill => OpMemory { grad: GradFlow::Broadcast, ..fresh(&[Saved::InputFor(1, 0)]) },
+        Op::Where => OpMemory { grad: GradFlow::Broadcast, ..fresh(&[Saved::Input(0)]) },
         // derivatives.yaml: `exp`, `sqrt` and `rsqrt` differentiate through their result;
         // `log`, `sin`, `cos` and `pow` through their input; `neg` needs nothing.
         Op::Exp | Op::Sqrt | Op::Rsqrt => fresh(&[Saved::Output(0)]),

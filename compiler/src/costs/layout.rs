@@ -23,6 +23,9 @@ pub enum OutputLayout {
     LikeInput,
     /// `[N, T, H, D]` memory seen as `[N, H, T, D]` (the efficient attention kernel).
     HeadsInterleaved,
+    /// `einsum`'s: its `bmm` result, `[batch, left, right]`, viewed and permuted back to the
+    /// output's subscripts ([`einsum_plan`]).
+    Einsum,
 }
 
 /// The strides of every tensor of a graph, by tensor id (`None`: contiguous, or a shape with
@@ -149,17 +152,110 @@ fn output_strides(
             let old = node.inputs.first().and_then(|&t| known_shape(graph, t))?;
             view_strides(&old, input, shape)
         }
+        // A one-operand `einsum` that sums nothing permutes its operand's dimensions.
+        Op::Einsum if view => {
+            let Some(ArgValue::Str(equation)) = node.args.values.get("equation") else { return None };
+            let operand = graph.tensor(*node.inputs.first()?);
+            let contraction = crate::shapes::ops::einsum::parse(equation, &[operand]).ok()?;
+            let labels = &contraction.operands[0];
+            contraction.output.iter().map(|l| labels.iter().position(|x| x == l).map(|d| input[d])).collect()
+        }
         // An in-place op's result is its input.
         _ if view => Some(input.to_vec()),
         _ => match made {
             OutputLayout::Contiguous => None,
             OutputLayout::LikeInput => (input.len() == shape.len()).then(|| dense_like(input, shape)),
+            OutputLayout::Einsum => einsum_plan(graph, node, None).map(|plan| plan.output_strides),
             OutputLayout::HeadsInterleaved => match *shape {
                 [_, h, t, d] => Some(vec![t.saturating_mul(h).saturating_mul(d), d, h.saturating_mul(d), 1]),
                 _ => None,
             },
         },
     }
+}
+
+/// How `at::einsum` runs a node of two operands: whether `sumproduct_pair`'s reshape of each
+/// operand to `[batch, own, summed]` copies it, the elements of an operand summed over a
+/// subscript only it has before the product (a new tensor), and the output's strides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EinsumPlan {
+    /// Per operand: its reshape for `bmm` copies it.
+    pub copies: [bool; 2],
+    /// Per operand: the elements of its pre-summed form, when it has one.
+    pub pre_summed: [Option<i128>; 2],
+    /// The output's strides.
+    pub output_strides: Vec<i128>,
+    /// Whether a subscript is summed over by the product: else `at::einsum` multiplies
+    /// (`mul`), with no `bmm`.
+    pub contracts: bool,
+}
+
+/// The [`EinsumPlan`] of an `einsum` node of two operands with known shapes; `layouts` gives
+/// the operands' strides (`None`: only the output's strides are wanted).
+pub fn einsum_plan(graph: &Graph, node: &Node, layouts: Option<&Layouts>) -> Option<EinsumPlan> {
+    use crate::shapes::ops::einsum::{Role, parse};
+    let Some(ArgValue::Str(equation)) = node.args.values.get("equation") else { return None };
+    let [a, b] = node.inputs[..] else { return None };
+    let contraction = parse(equation, &[graph.tensor(a), graph.tensor(b)]).ok()?;
+    let shapes = [known_shape(graph, a)?, known_shape(graph, b)?];
+    let roles = contraction.roles(&shapes);
+    let size = |label: usize| contraction.sizes.get(&label).and_then(|d| d.known());
+    let of = |role: Role| roles.iter().filter(move |(_, r)| *r == role).map(|(l, _)| *l);
+    let contracts = roles.iter().any(|(_, r)| *r == Role::Summed);
+    let mut plan = EinsumPlan { copies: [false; 2], pre_summed: [None; 2], output_strides: Vec::new(), contracts };
+    // The result: `[batch, left, 1 per summed, right]` row-major, seen in the output's order.
+    let result: Vec<usize> = of(Role::Batch).chain(of(Role::Left)).chain(of(Role::Right)).collect();
+    let sizes: Vec<i128> = result.iter().map(|&l| size(l)).collect::<Option<_>>()?;
+    let strides = contiguous(&sizes);
+    plan.output_strides = contraction
+        .output
+        .iter()
+        .map(|l| result.iter().position(|r| r == l).map(|i| strides[i]))
+        .collect::<Option<_>>()?;
+    let Some(layouts) = layouts else { return Some(plan) };
+    for (i, t) in [a, b].into_iter().enumerate() {
+        let labels = &contraction.operands[i];
+        let own = if i == 0 { Role::Left } else { Role::Right };
+        let other = if i == 0 { Role::Right } else { Role::Left };
+        let summed_away: Vec<usize> =
+            of(Role::PreSummed).filter(|l| labels.iter().position(|x| x == l).is_some_and(|d| shapes[i][d] != 1)).collect();
+        if !summed_away.is_empty() {
+            let kept = labels.iter().zip(&shapes[i]).filter(|(l, _)| !summed_away.contains(l)).map(|(_, &d)| d);
+            plan.pre_summed[i] = Some(kept.product());
+            continue;
+        }
+        // The operand's dimensions in `bmm`'s order; subscripts it lacks have size 1.
+        // `[batch, left, summed, right]` for the first operand, `[batch, summed, right, left]`
+        // for the second (`lpermutation` and `rpermutation`).
+        let order: Vec<usize> = if i == 0 {
+            of(Role::Batch).chain(of(own)).chain(of(Role::Summed)).chain(of(other)).collect()
+        } else {
+            of(Role::Batch).chain(of(Role::Summed)).chain(of(own)).chain(of(other)).collect()
+        };
+        let own_strides = layouts.strides(graph, t)?;
+        let (mut shape, mut stride) = (Vec::new(), Vec::new());
+        for l in &order {
+            match labels.iter().position(|x| x == l) {
+                Some(d) => {
+                    shape.push(shapes[i][d]);
+                    stride.push(own_strides[d]);
+                }
+                None => {
+                    shape.push(1);
+                    stride.push(1);
+                }
+            }
+        }
+        let product = |role: Role| -> Option<i128> { of(role).map(size).try_fold(1i128, |p, s| Some(p * s?)) };
+        let three = if i == 0 {
+            [product(Role::Batch)?, product(own)?, product(Role::Summed)?]
+        } else {
+            [product(Role::Batch)?, product(Role::Summed)?, product(own)?]
+        };
+        // Sizes of `other`'s subscripts are 1 here, so `bmm`'s shape covers every element.
+        plan.copies[i] = view_strides(&shape, &stride, &three).is_none();
+    }
+    Some(plan)
 }
 
 /// Row-major strides of `shape`.

@@ -8,6 +8,9 @@ use crate::syntax::ExprKind;
 pub enum ValueKind {
     /// A tensor.
     Tensor,
+    /// A tensor or a number (an op operand PyTorch's schema takes as `Tensor` or `Scalar`:
+    /// `torch.where(cond, x, 0.0)`); written `tensor_or_float`.
+    TensorOrFloat,
     /// Several tensors returned by one call (`a, b = lstm(...)`).
     Tensors(u32),
     /// An integer (possibly symbolic: `N`, `H / 2`).
@@ -37,17 +40,19 @@ impl ValueKind {
             "bool" => ValueKind::Bool,
             "str" => ValueKind::Str,
             "tensor" => ValueKind::Tensor,
+            "tensor_or_float" => ValueKind::TensorOrFloat,
             _ => return None,
         })
     }
 
     /// The type names that exist, for suggestions.
-    pub const TYPE_NAMES: &'static [&'static str] = &["int", "dim", "float", "bool", "str", "tensor"];
+    pub const TYPE_NAMES: &'static [&'static str] = &["int", "dim", "float", "bool", "str", "tensor", "tensor_or_float"];
 
     /// How a value of this kind is described in messages ("a tensor", "an integer").
     pub fn describe(self) -> String {
         match self {
             ValueKind::Tensor => "a tensor".into(),
+            ValueKind::TensorOrFloat => "a tensor or a number".into(),
             ValueKind::Tensors(n) => format!("{n} tensors"),
             ValueKind::Int => "an integer".into(),
             ValueKind::Float => "a float".into(),
@@ -64,6 +69,7 @@ impl ValueKind {
     pub fn describe_type(self) -> &'static str {
         match self {
             ValueKind::Tensor | ValueKind::Tensors(_) => "tensor",
+            ValueKind::TensorOrFloat => "tensor_or_float",
             ValueKind::Int => "int",
             ValueKind::Float => "float",
             ValueKind::Bool => "bool",
@@ -76,12 +82,15 @@ impl ValueKind {
     }
 
     /// Whether a value of kind `self` can be passed where `expected` is wanted. Integers
-    /// widen to floats; unknown values are accepted both ways.
+    /// widen to floats; a tensor or a number fits `tensor_or_float`; unknown values are
+    /// accepted both ways.
     pub fn fits(self, expected: ValueKind) -> bool {
         self == expected
             || self == ValueKind::Unknown
             || expected == ValueKind::Unknown
             || (self == ValueKind::Int && expected == ValueKind::Float)
+            || (expected == ValueKind::TensorOrFloat
+                && matches!(self, ValueKind::Tensor | ValueKind::Int | ValueKind::Float))
     }
 
     /// Whether the kind is a number.

@@ -395,6 +395,8 @@ pub(super) fn run_backward(
         // Gradients of inputs that already have one: each contribution is summed into a new
         // tensor once the op is done, as autograd's InputBuffer does (`old + new`).
         let mut contributions: Vec<(TensorId, usize)> = Vec::new();
+        // Gradients computed at the output's size for a broadcast input, summed down after.
+        let mut broadcast: Vec<TensorId> = Vec::new();
         if has_grad {
             let upstream = outputs.first().and_then(|o| grad_of[o.0 as usize]);
             let mut fresh = Vec::new();
@@ -403,7 +405,12 @@ pub(super) fn run_backward(
                     continue;
                 }
                 let existing = grad_of[input.0 as usize];
-                let bytes = run.sizes[input.0 as usize];
+                let mut bytes = run.sizes[input.0 as usize];
+                let full = outputs.first().map_or(0, |o| run.sizes[o.0 as usize]);
+                if behaviour.grad == GradFlow::Broadcast && full > bytes {
+                    bytes = full;
+                    broadcast.push(input);
+                }
                 match (behaviour.grad, upstream, existing) {
                     (GradFlow::PassThrough, Some(g), None) => {
                         store.hold(g);
@@ -440,7 +447,19 @@ pub(super) fn run_backward(
                 store.release(s);
             }
         }
-        // The node is done: its outputs' gradients and its saved tensors are released.
+        // `validate_outputs` sums each full-size gradient to its input's size, one at a time.
+        for input in broadcast {
+            let reduced = store.alloc(run.sizes[input.0 as usize], Category::BackwardTemporaries);
+            store.check("sum_to_size (broadcast gradient)", Some(&node.origin.stmt));
+            let slot = match contributions.iter_mut().find(|(t, _)| *t == input) {
+                Some((_, g)) => g,
+                None => grad_of[input.0 as usize].as_mut().expect("a gradient was made"),
+            };
+            store.release(std::mem::replace(slot, reduced));
+        }
+        // The node is done: its outputs' gradients and its saved tensors are released, after
+        // the engine has checked (and reduced) what it returned (measured:
+        // tests/fixtures/ops/measure_einsum.py, `outer`, whose peak is the first reduction).
         for o in outputs {
             if let Some(g) = grad_of[o.0 as usize].take() {
                 store.release(g);

@@ -37,14 +37,34 @@ pub(super) fn masked_fill(args: &Args) -> OpOutcome {
     Ok(OpResult::one(x.clone()))
 }
 
-/// `where(condition, a, b)`: the broadcast of the three shapes, of `a`'s dtype (or `b`'s
-/// when `a` is not floating-point); `condition` is bool.
+/// `where(condition, a, b)`: the broadcast of the three shapes; `condition` is bool. `a` and
+/// `b` are tensors or numbers (`torch.where(mask, x, 0.0)`): a number is a wrapped scalar,
+/// which takes the other operand's dtype unless it is a float beside an integer tensor (then
+/// float32, as `torch.result_type`); two numbers give float32 (int64 for two integers).
 pub(super) fn where_(args: &Args) -> OpOutcome {
-    let (c, a, b) = (args.tensor("condition")?, args.tensor("a")?, args.tensor("b")?);
+    let c = args.tensor("condition")?;
     if c.dtype != DType::Bool {
         return Err(error(format!("where needs a bool condition, found {c}")).blame("condition", format!("{c}")));
     }
-    let ab = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
+    let operand = |name: &str| -> Result<Result<&TensorType, bool>, OpError> {
+        match args.get(name)? {
+            ArgValue::Tensor(t) => Ok(Ok(t)),
+            ArgValue::Float(_) => Ok(Err(true)),
+            ArgValue::Int(_) => Ok(Err(false)),
+            _ => Err(error(format!("`{name}` must be a tensor or a number")).blame(name, "neither")),
+        }
+    };
+    let (a, b) = (operand("a")?, operand("b")?);
+    let ab = match (a, b) {
+        (Ok(a), Ok(b)) => broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?,
+        (Ok(t), Err(float)) | (Err(float), Ok(t)) => {
+            let dtype = if float && !t.dtype.is_float() { DType::F32 } else { t.dtype };
+            TensorType::new(dtype, t.shape.clone())
+        }
+        (Err(a_float), Err(b_float)) => {
+            TensorType::new(if a_float || b_float { DType::F32 } else { DType::I64 }, Vec::new())
+        }
+    };
     let out = broadcast(&ab, c).map_err(|e| e.blame("condition", format!("{c}")))?;
     Ok(OpResult::one(TensorType::new(ab.dtype, out.shape)))
 }

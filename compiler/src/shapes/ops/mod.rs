@@ -16,6 +16,7 @@ use super::types::{DType, TensorType};
 use crate::op::Op;
 
 mod dense;
+pub mod einsum;
 mod index;
 mod layout;
 mod math;
@@ -25,6 +26,7 @@ mod sequence;
 mod spatial;
 
 use self::dense::*;
+use self::einsum::einsum;
 pub use self::dense::{broadcast, matmul};
 use self::index::*;
 use self::layout::*;
@@ -221,7 +223,7 @@ fn product<'a>(dims: impl IntoIterator<Item = &'a Dim>) -> Result<Dim, OpError> 
 }
 
 impl Args {
-    fn get(&self, name: &str) -> Result<&ArgValue, OpError> {
+    pub(super) fn get(&self, name: &str) -> Result<&ArgValue, OpError> {
         self.values.get(name).ok_or_else(|| error(format!("missing argument `{name}`")))
     }
 
@@ -233,7 +235,7 @@ impl Args {
         }
     }
 
-    fn tensors(&self, name: &str) -> Result<&[TensorType], OpError> {
+    pub(super) fn tensors(&self, name: &str) -> Result<&[TensorType], OpError> {
         match self.get(name)? {
             ArgValue::Tensors(t) => Ok(t),
             _ => Err(error(format!("`{name}` must be a list of tensors")).blame(name, "not a list of tensors")),
@@ -279,7 +281,7 @@ impl Args {
         }
     }
 
-    fn str(&self, name: &str) -> Result<&str, OpError> {
+    pub(super) fn str(&self, name: &str) -> Result<&str, OpError> {
         match self.get(name)? {
             ArgValue::Str(s) => Ok(s),
             _ => Err(error(format!("`{name}` must be a string")).blame(name, "not a string")),
@@ -385,6 +387,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Kernel => kernel(args),
         Contiguous => Ok(OpResult::one(args.tensor("x")?.clone())),
         Outer => outer(args),
+        Einsum => einsum(args),
         Add | Mul | Sub | Div => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
