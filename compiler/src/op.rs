@@ -268,9 +268,7 @@ impl Op {
         use Op::*;
         match self {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Matmul | Bmm | Einsum | Sdpa | Attention | Lstm
-            | Gru => {
-                Autocast::Half
-            }
+            | Gru => Autocast::Half,
             Softmax | LogSoftmax | LayerNorm | GroupNorm | RmsNorm | CrossEntropy | Mse | Sum | Cumsum | Exp | Log
             | Rsqrt | Pow => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh

@@ -369,6 +369,58 @@ fn added_ops_shapes() {
     }
 }
 
+/// `einsum`'s output type and MACs (one `bmm` for two operands with a summed subscript, as
+/// torch.utils.flop_counter counts it), equation by equation.
+#[test]
+fn einsum_shapes_and_macs() {
+    let cases = [
+        // equation, operands, output, MACs
+        ("bhqd,bhkd->bhqk", "f32[2, 4, 8, 16], f32[2, 4, 6, 16]", "f32[2, 4, 8, 6]", 2 * 4 * 8 * 6 * 16),
+        ("bqhd,bkhd->bhqk", "f32[2, 8, 4, 16], f32[2, 6, 4, 16]", "f32[2, 4, 8, 6]", 2 * 4 * 8 * 6 * 16),
+        ("ij,jk", "f32[3, 5], f32[5, 7]", "f32[3, 7]", 3 * 5 * 7),
+        ("...ij,...jk->...ik", "f32[2, 3, 5], f32[5, 7]", "f32[2, 3, 7]", 2 * 3 * 5 * 7),
+        ("bi,bj->bij", "f32[2, 3], f32[2, 4]", "f32[2, 3, 4]", 0),
+        ("bij->bji", "f32[2, 3, 4]", "f32[2, 4, 3]", 0),
+        ("bij", "f32[2, 3, 4]", "f32[2, 3, 4]", 0),
+        ("bji", "f32[2, 3, 4]", "f32[2, 4, 3]", 0),
+        ("bij->b", "f32[2, 3, 4]", "f32[2]", 0),
+        // `k` only in the second operand and not in the output: summed out first.
+        ("bi,bjk->bij", "f32[2, 3], f32[2, 4, 5]", "f32[2, 3, 4]", 0),
+        ("bd,bdk->bk", "f32[2, 3], f32[2, 3, 5]", "f32[2, 5]", 2 * 3 * 5),
+    ];
+    for (equation, operands, output, macs) in cases {
+        let inputs: Vec<String> = operands.split("], ").map(|t| t.trim_end_matches(']').to_string() + "]").collect();
+        let names: Vec<String> = (0..inputs.len()).map(|i| format!("x{i}")).collect();
+        let declared: String = inputs.iter().zip(&names).map(|(t, n)| format!("    input {n}: {t}\n")).collect();
+        let src = format!(
+            "model m() {{\n{declared}    return einsum(\"{equation}\", [{}])\n}}\ninfer serve {{ model m()  batch 1 }}\n",
+            names.join(", ")
+        );
+        let (db, files) = load(&[("main.net", &src)]);
+        assert_clean(&db, &files);
+        let graph = model_graph_of(&db, files[0], "m");
+        assert_eq!(outputs_of(&graph, "einsum"), [output], "{equation}");
+        let node = graph.nodes.iter().find(|n| n.op.name() == "einsum").expect("an einsum node");
+        assert_eq!(known(&node.result.macs), macs, "{equation}");
+    }
+}
+
+case!(
+    einsum_misuse,
+    r#"model m() {
+    input q: f32[N, 4, 8, 16]
+    input k: f32[N, 4, 6, 16]
+    a = einsum("bhqd,bhkd,bhke->bhqe", [q, k, k])
+    b = einsum("bhqd->bhq", [q, k])
+    c = einsum("bhq,bhkd->bhqk", [q, k])
+    d = einsum("bhqq->bhq", [q])
+    e = einsum("bhqd,bhqd->bhq", [q, k])
+    return q
+}
+infer serve { model m()  batch 2 }
+"#
+);
+
 case!(expand_only_repeats_size_one, "model m() {\n    input x: f32[N, 4, 8]\n    return expand(x, [-1, 6, 8])\n}\n");
 case!(select_index_out_of_range, "model m() {\n    input x: f32[N, 4, 8]\n    return select(x, 1, 4)\n}\n");
 case!(

@@ -217,8 +217,9 @@ pub fn einsum_plan(graph: &Graph, node: &Node, layouts: Option<&Layouts>) -> Opt
         let labels = &contraction.operands[i];
         let own = if i == 0 { Role::Left } else { Role::Right };
         let other = if i == 0 { Role::Right } else { Role::Left };
-        let summed_away: Vec<usize> =
-            of(Role::PreSummed).filter(|l| labels.iter().position(|x| x == l).is_some_and(|d| shapes[i][d] != 1)).collect();
+        let summed_away: Vec<usize> = of(Role::PreSummed)
+            .filter(|l| labels.iter().position(|x| x == l).is_some_and(|d| shapes[i][d] != 1))
+            .collect();
         if !summed_away.is_empty() {
             let kept = labels.iter().zip(&shapes[i]).filter(|(l, _)| !summed_away.contains(l)).map(|(_, &d)| d);
             plan.pre_summed[i] = Some(kept.product());

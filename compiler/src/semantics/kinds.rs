@@ -46,7 +46,8 @@ impl ValueKind {
     }
 
     /// The type names that exist, for suggestions.
-    pub const TYPE_NAMES: &'static [&'static str] = &["int", "dim", "float", "bool", "str", "tensor", "tensor_or_float"];
+    pub const TYPE_NAMES: &'static [&'static str] =
+        &["int", "dim", "float", "bool", "str", "tensor", "tensor_or_float"];
 
     /// How a value of this kind is described in messages ("a tensor", "an integer").
     pub fn describe(self) -> String {

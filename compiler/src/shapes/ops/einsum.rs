@@ -77,6 +77,15 @@ impl Contraction {
     }
 }
 
+/// The subscript character of a label (`.` for the dimensions of an ellipsis).
+fn subscript(label: Label) -> char {
+    match label {
+        0..=25 => (b'A' + label as u8) as char,
+        26..=51 => (b'a' + (label - 26) as u8) as char,
+        _ => '.',
+    }
+}
+
 /// The label of a subscript character.
 fn label_of(c: char) -> Option<Label> {
     match c {
@@ -105,9 +114,10 @@ fn subscripts(text: &str, rank: usize, what: &str) -> Result<(Vec<Label>, Option
     }
     let named = head.len() + tail.len();
     let covered = match (has_ellipsis, rank.checked_sub(named)) {
-        (_, None) => return Err(format!("{what} names {named} dimensions, but the operand has {rank}")),
-        (false, Some(0)) => None,
-        (false, Some(_)) => return Err(format!("{what} names {named} dimensions, but the operand has {rank}")),
+        (_, None) | (false, Some(1..)) => {
+            return Err(format!("{what} name {named} dimensions, but the operand has {rank}"));
+        }
+        (false, Some(_)) => None,
         (true, Some(n)) => Some(n),
     };
     let mut labels = head;
@@ -119,7 +129,7 @@ fn subscripts(text: &str, rank: usize, what: &str) -> Result<(Vec<Label>, Option
 
 /// Parses `equation` for operands of `shapes`, checking what `at::einsum` checks.
 pub fn parse(equation: &str, shapes: &[&TensorType]) -> Result<Contraction, OpError> {
-    let blame = |message: String| error(message).blame("equation", format!("\"{equation}\""));
+    let blame = |message: String| error(message).blame("equation", "the subscripts");
     let (lhs, rhs) = match equation.split_once("->") {
         Some((l, r)) => (l, Some(r)),
         None => (equation, None),
@@ -127,8 +137,9 @@ pub fn parse(equation: &str, shapes: &[&TensorType]) -> Result<Contraction, OpEr
     let parts: Vec<&str> = lhs.split(',').collect();
     if parts.len() != shapes.len() {
         return Err(blame(format!(
-            "the equation has subscripts for {} operands, but {} are given",
+            "the equation has subscripts for {} operand{}, but {} are given",
             parts.len(),
+            if parts.len() == 1 { "" } else { "s" },
             shapes.len()
         ))
         .blame("xs", format!("{} tensors", shapes.len())));
@@ -168,7 +179,8 @@ pub fn parse(equation: &str, shapes: &[&TensorType]) -> Result<Contraction, OpEr
                 *entry = size.clone();
             } else if *size != k(1) && entry.certainly_differs(size) {
                 return Err(blame(format!(
-                    "a subscript is {entry} in one operand and {size} in operand {i}: einsum needs equal sizes (or 1)"
+                    "subscript `{}` is {entry} in one operand and {size} in operand {i}: einsum needs equal sizes (or 1)",
+                    subscript(label)
                 ))
                 .blame("xs", format!("{t}")));
             }
@@ -190,7 +202,8 @@ pub fn parse(equation: &str, shapes: &[&TensorType]) -> Result<Contraction, OpEr
                     continue;
                 }
                 for c in part.chars().filter(|c| !c.is_whitespace()) {
-                    let l = label_of(c).ok_or_else(|| blame(format!("`{c}` in the output is not a letter or `...`")))?;
+                    let l =
+                        label_of(c).ok_or_else(|| blame(format!("`{c}` in the output is not a letter or `...`")))?;
                     if out.contains(&l) {
                         return Err(blame(format!("the output repeats the subscript `{c}`")));
                     }
@@ -239,17 +252,9 @@ pub(super) fn einsum(args: &Args) -> OpOutcome {
         let pre_summed = |l: &Label| {
             !contraction.output.contains(l) && contraction.operands.iter().filter(|ls| ls.contains(l)).count() == 1
         };
-        let summed = contraction
-            .sizes
-            .keys()
-            .any(|l| !contraction.output.contains(l) && !pre_summed(l));
+        let summed = contraction.sizes.keys().any(|l| !contraction.output.contains(l) && !pre_summed(l));
         if summed {
-            contraction
-                .sizes
-                .iter()
-                .filter(|(l, _)| !pre_summed(l))
-                .try_fold(k(1), |acc, (_, d)| acc.mul(d))
-                .ok()?
+            contraction.sizes.iter().filter(|(l, _)| !pre_summed(l)).try_fold(k(1), |acc, (_, d)| acc.mul(d)).ok()?
         } else {
             k(0)
         }

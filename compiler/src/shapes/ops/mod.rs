@@ -26,8 +26,8 @@ mod sequence;
 mod spatial;
 
 use self::dense::*;
-use self::einsum::einsum;
 pub use self::dense::{broadcast, matmul};
+use self::einsum::einsum;
 use self::index::*;
 use self::layout::*;
 use self::math::*;
