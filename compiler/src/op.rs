@@ -29,6 +29,10 @@ keyword_enum! {
         Bmm = "bmm",
         /// `torch.einsum` of one or two operands.
         Einsum = "einsum",
+        /// `Tensor.to(dtype)` (`.float()`, `.half()`): a cast.
+        To = "to",
+        /// `Tensor.type_as(other)`, `x.to(other.dtype)`: a cast to another tensor's dtype.
+        TypeAs = "type_as",
         /// `nn.Embedding`.
         Embedding = "embedding",
         /// `nn.BatchNorm2d`.
@@ -252,7 +256,7 @@ impl Op {
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | MaskedFill | Where | Outer => Family::Arithmetic,
             Mean | Sum | Amax | Cumsum => Family::Reduce,
-            Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow => Family::Math,
+            Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow | To | TypeAs => Family::Math,
             Topk | Gather | OneHot => Family::Index,
             Arange => Family::Factory,
             Kernel => Family::Declared,
@@ -275,9 +279,8 @@ impl Op {
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Parameter | Buffer | Add | Mul
             | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath | MaskedFill
-            | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel | Outer => {
-                Autocast::Promote
-            }
+            | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel | Outer | To
+            | TypeAs => Autocast::Promote,
         }
     }
 }

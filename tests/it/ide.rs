@@ -353,7 +353,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
-        (and 74 Op)
+        (and 76 Op)
         ");
 }
 
@@ -419,7 +419,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
-        (and 74 Op)
+        (and 76 Op)
         ");
 }
 
@@ -464,7 +464,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
-        (and 74 Op)
+        (and 76 Op)
         "#);
 }
 

@@ -793,6 +793,31 @@ fn einsum_and_scalar_where_match_pytorchs_peaks() {
     assert_eq!(cases, 42);
 }
 
+/// Casts (`to`, `type_as`) make a tensor of the run's new dtype, or return their input when
+/// it has that dtype already, and under `precision bf16` what follows a cast to float32
+/// computes in float32: transformers' LlamaRMSNorm and an upcast softmax, each in a bf16 model
+/// and an fp32 one (tests/fixtures/ops/cast.net), measured by
+/// tests/fixtures/ops/measure_cast.py at batches 2 and 8 in three scenarios: each within 8 B.
+#[test]
+fn casts_follow_the_run_dtypes() {
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_cast.json")).expect("valid JSON");
+    let runs = [
+        ("infer_nograd", "infer", "no_grad  eval"),
+        ("infer_grad_eval", "infer", "eval"),
+        ("train_sgd", "train", "optimizer sgd"),
+    ];
+    let call = |model: &str| {
+        let (kind, dtype) = model.rsplit_once('_').expect("kind_dtype");
+        let precision = if dtype == "bf16" { "  precision bf16" } else { "" };
+        format!("{kind}(){precision}")
+    };
+    let text = include_str!("../fixtures/ops/cast.net");
+    let (wrong, cases) = measured_cases_off(text, &measured, &runs, call, off_by_more_than_8_bytes);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(cases, 24);
+}
+
 /// `outer(a, b)` costs what PyTorch runs for it, `a.reshape(-1, 1) * b` (CompositeImplicit in
 /// native_functions.yaml): the same peaks as that written out, in inference and training,
 /// with both operands requiring gradients.

@@ -127,6 +127,9 @@ pub struct OpMemory {
     /// not record it (max-pool indices, batch statistics, dropout masks are outputs of the
     /// kernel; then they are freed as soon as it returns).
     pub extras_always_made: bool,
+    /// Temporaries the size of input 0 that the backward holds while it makes that input's
+    /// gradient (`pow_backward`'s `exponent * self.pow(exponent - 1)`: two).
+    pub backward_scratch: u8,
 }
 
 /// Bytes a kernel holds while it runs and frees before it returns, when autograd records it
@@ -291,6 +294,7 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
         },
         saved: SavedList::new(&saved),
         grad: GradFlow::New,
+        backward_scratch: 0,
         // Everything the kernel makes is in `scratch` when nothing records it.
         extras_always_made: false,
     }
@@ -368,6 +372,20 @@ fn numel(graph: &Graph, t: crate::graph::TensorId) -> i128 {
     graph.tensor(t).numel().and_then(|d| d.known()).unwrap_or(0)
 }
 
+/// An op that returns its input itself (a cast to the dtype it has): no bytes, the gradient
+/// passed on.
+pub fn identity() -> OpMemory {
+    OpMemory {
+        alias: Some(0),
+        layout: OutputLayout::Contiguous,
+        scratch: Scratch::default(),
+        saved: SavedList::new(&[]),
+        grad: GradFlow::PassThrough,
+        extras_always_made: true,
+        backward_scratch: 0,
+    }
+}
+
 /// The memory behaviour of `node` when run in `mode`.
 /// `layouts` holds the strides of the tensors made before `node`.
 pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpMemory {
@@ -381,15 +399,9 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         saved: SavedList::new(saved),
         grad: GradFlow::New,
         extras_always_made: true,
+        backward_scratch: 0,
     };
-    let alias_all = |grad: GradFlow| OpMemory {
-        alias: Some(0),
-        layout: OutputLayout::Contiguous,
-        scratch: Scratch::default(),
-        saved: SavedList::new(&[]),
-        grad,
-        extras_always_made: true,
-    };
+    let alias_all = |grad: GradFlow| OpMemory { grad, ..identity() };
     // Computed only by the ops that need them.
     let inplace = || flag(node, "inplace");
     let out0 = || node.outputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
@@ -541,8 +553,15 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // derivatives.yaml: `exp`, `sqrt` and `rsqrt` differentiate through their result;
         // `log`, `sin`, `cos` and `pow` through their input; `neg` needs nothing.
         Op::Exp | Op::Sqrt | Op::Rsqrt => fresh(&[Saved::Output(0)]),
-        Op::Log | Op::Sin | Op::Cos | Op::Pow => fresh(&[Saved::Input(0)]),
+        Op::Log | Op::Sin | Op::Cos => fresh(&[Saved::Input(0)]),
+        // `pow_backward`: `grad * (exponent * self.pow(exponent - 1))`, both temporaries held
+        // to the end of the expression (measured: tests/fixtures/ops/measure_cast.py).
+        Op::Pow => OpMemory { backward_scratch: 2, ..fresh(&[Saved::Input(0)]) },
         Op::Neg => fresh(&[]),
+        // A new tensor of the new dtype, whose backward casts the gradient back (sizes only);
+        // the tensor itself when the run gives it that dtype already (the simulation decides,
+        // since the dtypes are the precision policy's).
+        Op::To | Op::TypeAs => fresh(&[]),
         // `topk` keeps its int64 indices; `gather` keeps its input and index.
         Op::Topk => fresh(&[Saved::Output(1)]),
         Op::Gather => fresh(&[Saved::Input(0), Saved::Input(1)]),

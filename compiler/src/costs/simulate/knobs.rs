@@ -56,8 +56,9 @@ pub struct Sharding {
     pub zero: u8,
 }
 
-/// The dtype of each tensor under the precision policy: a half model's float tensors are
-/// half; under autocast, an op's float outputs follow its autocast class (half for the ops
+/// The dtype of each tensor under the precision policy: a half model's parameters, buffers
+/// and inputs are half, and an op's float result takes its widest float input's dtype (a cast,
+/// `to` or `type_as`, its own); under autocast, an op's float outputs follow its autocast class (half for the ops
 /// autocast casts down, float32 for those it runs in float32, the widest float input for the
 /// rest); everything else keeps the dtype the model declares.
 pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
@@ -67,9 +68,28 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
         Precision::Fp32 | Precision::Int8 => DType::F32,
     };
     let mut dtypes: Vec<DType> = graph.tensors.iter().map(|t| t.dtype).collect();
+    let widest_input = |node: &crate::graph::Node, dtypes: &[DType]| {
+        node.inputs.iter().map(|i| dtypes[i.0 as usize]).filter(|d| d.is_float()).max_by_key(|d| d.size())
+    };
     if matches!(precision, Precision::Fp16 | Precision::Bf16) {
+        // `model.half()`: parameters, buffers and inputs in half; an op's result in its
+        // widest float input's dtype (type promotion), so a cast (`to(x, "f32")`, as HF's
+        // RMSNorm and loss upcast) holds until a cast back.
         for dtype in dtypes.iter_mut().filter(|d| d.is_float()) {
             *dtype = half;
+        }
+        for node in &graph.nodes {
+            for &o in node.outputs.iter() {
+                let declared = graph.tensor(o).dtype;
+                if !declared.is_float() {
+                    continue;
+                }
+                dtypes[o.0 as usize] = match node.op {
+                    Op::To => declared,
+                    Op::TypeAs => node.inputs.get(1).map_or(half, |t| dtypes[t.0 as usize]),
+                    _ => widest_input(node, &dtypes).unwrap_or(half),
+                };
+            }
         }
     }
     if precision.mixed() {
@@ -79,16 +99,12 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
                     continue;
                 }
                 dtypes[o.0 as usize] = match node.op.autocast() {
+                    _ if node.op == Op::To => graph.tensor(o).dtype,
+                    _ if node.op == Op::TypeAs => node.inputs.get(1).map_or(DType::F32, |t| dtypes[t.0 as usize]),
                     Autocast::Half => half,
                     Autocast::Float => DType::F32,
                     // Type promotion: the widest float input.
-                    Autocast::Promote => node
-                        .inputs
-                        .iter()
-                        .map(|i| dtypes[i.0 as usize])
-                        .filter(|d| d.is_float())
-                        .max_by_key(|d| d.size())
-                        .unwrap_or(DType::F32),
+                    Autocast::Promote => widest_input(node, &dtypes).unwrap_or(DType::F32),
                 };
             }
         }

@@ -73,8 +73,14 @@ fn behaviours(graph: &Graph, mode: &Mode) -> (Vec<super::autograd::OpMemory>, Ve
     let mut layouts = Layouts::new(graph);
     let mut behaviours = Vec::with_capacity(graph.nodes.len());
     let mut copies = Vec::with_capacity(graph.nodes.len());
+    let casts = graph.nodes.iter().any(|n| matches!(n.op, Op::To | Op::TypeAs));
+    let dtypes = if casts { tensor_dtypes(graph, mode.precision) } else { Vec::new() };
     for node in &graph.nodes {
-        let behaviour = memory(node, graph, mode, &layouts);
+        // A cast to the dtype the run gives its input already is the input (`Tensor.to`
+        // returns `self`).
+        let same_dtype = matches!(node.op, Op::To | Op::TypeAs)
+            && matches!((node.inputs.first(), node.outputs.first()), (Some(i), Some(o)) if dtypes[i.0 as usize] == dtypes[o.0 as usize]);
+        let behaviour = if same_dtype { super::autograd::identity() } else { memory(node, graph, mode, &layouts) };
         let copy = matches!(node.op, Op::Flatten | Op::Reshape) && layouts.reshape_copies(graph, node);
         layouts.record(graph, node, behaviour.alias.is_some(), copy, behaviour.layout);
         behaviours.push(behaviour);

@@ -400,7 +400,9 @@ pub(super) fn run_backward(
         if has_grad {
             let upstream = outputs.first().and_then(|o| grad_of[o.0 as usize]);
             let mut fresh = Vec::new();
-            for &input in inputs {
+            // `type_as(x, other)` reads only `other`'s dtype: no gradient flows to it.
+            let differentiable = if node.op == Op::TypeAs { 1 } else { inputs.len() };
+            for &input in &inputs[..differentiable.min(inputs.len())] {
                 if !forward.requires_grad[input.0 as usize] {
                     continue;
                 }
@@ -434,6 +436,11 @@ pub(super) fn run_backward(
                 match grads[index] {
                     None => grads[index] = Some(store.alloc(bytes, Category::Gradients)),
                     Some(_) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
+                }
+            }
+            if let Some(&x) = inputs.first().filter(|x| forward.requires_grad[x.0 as usize]) {
+                for _ in 0..behaviour.backward_scratch {
+                    fresh.push(store.alloc(run.sizes[x.0 as usize], Category::BackwardTemporaries));
                 }
             }
             let workspace = conv_workspace(node, graph, config.conv_algorithm);

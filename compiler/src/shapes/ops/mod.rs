@@ -388,6 +388,8 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Contiguous => Ok(OpResult::one(args.tensor("x")?.clone())),
         Outer => outer(args),
         Einsum => einsum(args),
+        To => Ok(OpResult::one(args.tensor("x")?.with_dtype(args.dtype("dtype")?))),
+        TypeAs => Ok(OpResult::one(args.tensor("x")?.with_dtype(args.tensor("other")?.dtype))),
         Add | Mul | Sub | Div => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
