@@ -217,6 +217,13 @@ pub fn sdpa_call(node: &Node, graph: &Graph, mode: &Mode) -> Option<sdpa::SdpaCa
         lengths: (last(q, 2), last(k, 2)),
         causal: flag(node, "causal"),
         requires_grad: mode.grad,
+        head_groups: match (q.rank(), k.rank()) {
+            (rq, rk) if rq >= 3 && rk >= 3 && flag(node, "enable_gqa") => {
+                let (hq, hk) = (q.shape[rq - 3].known().unwrap_or(1), k.shape[rk - 3].known().unwrap_or(1));
+                if hk > 0 { hq / hk } else { 1 }
+            }
+            _ => 1,
+        },
     })
 }
 
@@ -239,7 +246,15 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
     };
     let bytes = |t: Option<&TensorId>| t.map_or(0, |&t| product(&[numel(graph, t), element]));
     let (q, k, v) = (node.inputs.first(), node.inputs.get(1), node.inputs.get(2));
-    let (qb, kb, vb, ob) = (bytes(q), bytes(k), bytes(v), bytes(node.outputs.first()));
+    let (qb, mut kb, mut vb, ob) = (bytes(q), bytes(k), bytes(v), bytes(node.outputs.first()));
+    // `enable_gqa`: `repeat_interleave` gives k and v the query's heads first (new row-major
+    // tensors the path holds to the end).
+    let groups = call.head_groups.max(1);
+    if groups > 1 {
+        kb = kb.saturating_mul(groups);
+        vb = vb.saturating_mul(groups);
+    }
+    let repeated = if groups > 1 { kb.saturating_add(vb) } else { 0 };
     let (tq, tk) = call.lengths;
     let heads = match tq.checked_mul(call.head_dims.0) {
         Some(per_head) if per_head > 0 => numel(graph, node.inputs[0]) / per_head,
@@ -250,11 +265,13 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
     // The float32 copies of q, k and v that an upcast call works on, held to the end.
     let sum = |parts: &[i128]| parts.iter().fold(0i128, |total, &b| total.saturating_add(b));
     let upcast_copies = if upcast { sum(&[qb, kb, vb]) } else { 0 };
-    let held = sum(&[upcast_copies, mask]);
+    let held = sum(&[upcast_copies, mask, repeated]);
     // Which operands the matmuls copy: q_s and k_s are new tensors laid out like q and k
     // (k transposed), v is used as it is; each folds its (N, H) dimensions for `bmm`.
     let folds = |t: Option<&TensorId>, made_like: bool, transpose: bool| -> bool {
-        let (Some(&t), true) = (t, call.four_d) else { return true };
+        let (Some(&t), true, false) = (t, call.four_d, transpose_or_v_repeated(transpose, made_like, groups)) else {
+            return true;
+        };
         let Some((mut shape, mut strides)) = layouts.shape_and_strides(graph, t) else { return true };
         if transpose {
             strides.swap(2, 3);
@@ -278,7 +295,7 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
         first_matmul.max(softmax).max(second_matmul)
     };
     // Saved: q_s or its copy, k_s or its copy, the softmax output, and v's copy (or v).
-    let v_saved = upcast || v_copy > 0;
+    let v_saved = upcast || v_copy > 0 || groups > 1;
     let saved_bytes = sum(&[qb, kb, wb, if v_saved { vb } else { 0 }]);
     let output = if upcast { ob / 2 } else { ob };
     let mut saved = vec![Saved::Extra(saved_bytes)];
@@ -298,6 +315,12 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
         // Everything the kernel makes is in `scratch` when nothing records it.
         extras_always_made: false,
     }
+}
+
+/// Whether an operand of the math path is a repeated (row-major) key or value: with `groups`
+/// above 1 both k (read transposed) and v (read as it is, `made_like` false) are.
+fn transpose_or_v_repeated(transpose: bool, made_like: bool, groups: i128) -> bool {
+    groups > 1 && (transpose || !made_like)
 }
 
 /// For each operand of a `matmul`, whether folding its batch dimensions copies it

@@ -90,6 +90,10 @@ pub struct SdpaCall {
     pub causal: bool,
     /// Whether an input requires grad (autograd records the call).
     pub requires_grad: bool,
+    /// Query heads per key/value head under `enable_gqa` (1 without): every fused kernel
+    /// takes grouped heads as they are (`check_batch_size_and_num_heads_dense` with
+    /// `supports_gqa`); the math path repeats k and v first.
+    pub head_groups: i128,
 }
 
 /// The cuDNN version of the CUDA 13.2 wheels of PyTorch 2.15 (`torch.backends.cudnn.version()`
@@ -228,7 +232,15 @@ mod tests {
     }
 
     fn call(dtype: KernelDtype, d: i128) -> SdpaCall {
-        SdpaCall { four_d: true, dtype, head_dims: (d, d, d), lengths: (1024, 1024), causal: true, requires_grad: true }
+        SdpaCall {
+            four_d: true,
+            dtype,
+            head_dims: (d, d, d),
+            lengths: (1024, 1024),
+            causal: true,
+            requires_grad: true,
+            head_groups: 1,
+        }
     }
 
     /// The choices of sdp_utils.cpp, case by case: (device, dtype, head size, expected).

@@ -68,15 +68,38 @@ pub(super) fn sdpa(args: &Args) -> OpOutcome {
             .blame("k", format!("{kk}"))
             .blame("v", format!("{v}")));
     }
-    // Batch and head dimensions must agree (broadcast) across q, k and v.
+    // Batch and head dimensions must agree (broadcast) across q, k and v; with `enable_gqa`
+    // the key/value heads (dimension -3) may divide the query's (grouped-query attention).
+    let gqa = args.bool("enable_gqa").unwrap_or(false);
+    if gqa {
+        let heads = |t: &TensorType| t.shape.get(r.wrapping_sub(3)).and_then(|d| d.known());
+        match (r >= 3, heads(q), heads(kk), heads(v)) {
+            (false, ..) => {
+                return Err(error(format!("enable_gqa needs heads: q, k, v of at least 3 dimensions, found {q}"))
+                    .blame("q", format!("{q}")));
+            }
+            (true, Some(hq), Some(hk), Some(hv)) if hk != hv || hk == 0 || hq % hk != 0 => {
+                return Err(error(format!(
+                    "grouped-query attention needs k and v with one number of heads that divides q's, found {hq}, {hk} and {hv}"
+                ))
+                .blame("q", format!("{q}"))
+                .blame("k", format!("{kk}"))
+                .blame("v", format!("{v}")));
+            }
+            _ => {}
+        }
+    }
     for (name, t) in [("k", kk), ("v", v)] {
         for i in 0..r - 2 {
             let (a, b) = (&q.shape[i], &t.shape[i]);
+            if gqa && i == r - 3 {
+                continue;
+            }
             if a.certainly_differs(b) && *a != k(1) && *b != k(1) {
                 return Err(error(format!("q and {name} differ in dimension {i}: {q} and {t}"))
                     .blame("q", format!("{q}"))
                     .blame(name, format!("{t}"))
-                    .help("repeat the key/value heads to the query's (grouped-query attention)"));
+                    .help("repeat the key/value heads to the query's, or pass `enable_gqa=true` (grouped-query attention)"));
             }
         }
     }
