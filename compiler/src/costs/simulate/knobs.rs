@@ -57,10 +57,11 @@ pub struct Sharding {
 }
 
 /// The dtype of each tensor under the precision policy: a half model's parameters, buffers
-/// and inputs are half, and an op's float result takes its widest float input's dtype (a cast,
-/// `to` or `type_as`, its own); under autocast, an op's float outputs follow its autocast class (half for the ops
-/// autocast casts down, float32 for those it runs in float32, the widest float input for the
-/// rest); everything else keeps the dtype the model declares.
+/// and inputs are half, and an op's float result takes its widest float input's dtype; under
+/// autocast, an op's float outputs follow its autocast class (half for the ops autocast casts
+/// down, float32 for those it runs in float32, the widest float input for the rest); a cast
+/// (`to`, `type_as`) gives its own under either; everything else keeps the dtype the model
+/// declares.
 pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
     let half = match precision {
         Precision::Fp16 | Precision::Amp => DType::F16,
@@ -84,23 +85,23 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
                 if !declared.is_float() {
                     continue;
                 }
-                dtypes[o.0 as usize] = match node.op {
-                    Op::To => declared,
-                    Op::TypeAs => node.inputs.get(1).map_or(half, |t| dtypes[t.0 as usize]),
-                    _ => widest_input(node, &dtypes).unwrap_or(half),
-                };
+                dtypes[o.0 as usize] =
+                    cast_dtype(node, declared, &dtypes).unwrap_or_else(|| widest_input(node, &dtypes).unwrap_or(half));
             }
         }
     }
     if precision.mixed() {
         for node in &graph.nodes {
             for &o in node.outputs.iter() {
-                if !graph.tensor(o).dtype.is_float() {
+                let declared = graph.tensor(o).dtype;
+                if !declared.is_float() {
+                    continue;
+                }
+                if let Some(cast) = cast_dtype(node, declared, &dtypes) {
+                    dtypes[o.0 as usize] = cast;
                     continue;
                 }
                 dtypes[o.0 as usize] = match node.op.autocast() {
-                    _ if node.op == Op::To => graph.tensor(o).dtype,
-                    _ if node.op == Op::TypeAs => node.inputs.get(1).map_or(DType::F32, |t| dtypes[t.0 as usize]),
                     Autocast::Half => half,
                     Autocast::Float => DType::F32,
                     // Type promotion: the widest float input.
@@ -112,10 +113,20 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
     dtypes
 }
 
-/// The bytes of each tensor under the precision policy ([`tensor_dtypes`]).
-pub(super) fn tensor_sizes(graph: &Graph, precision: Precision) -> Vec<i128> {
+/// The dtype a cast gives its output whatever the policy: `to`'s declared one, `type_as`'s
+/// other operand's as the run has it (`None` for any other op).
+fn cast_dtype(node: &Node, declared: DType, dtypes: &[DType]) -> Option<DType> {
+    match node.op {
+        Op::To => Some(declared),
+        Op::TypeAs => node.inputs.get(1).map(|t| dtypes[t.0 as usize]),
+        _ => None,
+    }
+}
+
+/// The bytes of each tensor, given its dtype under the precision policy ([`tensor_dtypes`]).
+pub(super) fn tensor_sizes(graph: &Graph, dtypes: &[DType]) -> Vec<i128> {
     let elems = |t: usize| known(graph.tensors[t].numel());
-    tensor_dtypes(graph, precision).iter().enumerate().map(|(t, d)| product(&[elems(t), d.size()])).collect()
+    dtypes.iter().enumerate().map(|(t, d)| product(&[elems(t), d.size()])).collect()
 }
 
 /// The workspace of a node: a declared `kernel`'s, or a convolution's under `algorithm`, for

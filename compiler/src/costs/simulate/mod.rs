@@ -21,6 +21,7 @@ use crate::diagnostics::FileName;
 use crate::graph::{Graph, Node, Site, TensorId};
 use crate::knobs::{ConvAlgorithm, Optimizer, Precision};
 use crate::op::{Autocast, Family, Op};
+use crate::shapes::DType;
 use crate::shapes::ops::ArgValue;
 
 use super::autograd::{GradFlow, Mode, Saved, memory};
@@ -69,18 +70,21 @@ struct Param {
 
 /// Each node's memory behaviour, and whether it is a reshape that copies: one pass in
 /// program order, since both depend on the strides the node's inputs were made with.
-fn behaviours(graph: &Graph, mode: &Mode) -> (Vec<super::autograd::OpMemory>, Vec<bool>) {
+/// `dtypes` are the run's ([`tensor_dtypes`]): a cast to the dtype the run gives its input
+/// already is the input (`Tensor.to` returns `self`).
+fn behaviours(graph: &Graph, mode: &Mode, dtypes: &[DType]) -> (Vec<super::autograd::OpMemory>, Vec<bool>) {
     let mut layouts = Layouts::new(graph);
     let mut behaviours = Vec::with_capacity(graph.nodes.len());
     let mut copies = Vec::with_capacity(graph.nodes.len());
-    let casts = graph.nodes.iter().any(|n| matches!(n.op, Op::To | Op::TypeAs));
-    let dtypes = if casts { tensor_dtypes(graph, mode.precision) } else { Vec::new() };
     for node in &graph.nodes {
-        // A cast to the dtype the run gives its input already is the input (`Tensor.to`
-        // returns `self`).
         let same_dtype = matches!(node.op, Op::To | Op::TypeAs)
             && matches!((node.inputs.first(), node.outputs.first()), (Some(i), Some(o)) if dtypes[i.0 as usize] == dtypes[o.0 as usize]);
-        let behaviour = if same_dtype { super::autograd::identity() } else { memory(node, graph, mode, &layouts) };
+        let behaviour = memory(node, graph, mode, &layouts);
+        let behaviour = if same_dtype {
+            super::autograd::OpMemory { grad_inputs: behaviour.grad_inputs, ..super::autograd::identity() }
+        } else {
+            behaviour
+        };
         let copy = matches!(node.op, Op::Flatten | Op::Reshape) && layouts.reshape_copies(graph, node);
         layouts.record(graph, node, behaviour.alias.is_some(), copy, behaviour.layout);
         behaviours.push(behaviour);
@@ -338,14 +342,15 @@ fn replay(
         snapshot: None,
     };
     let mut lines = Lines::new(graph);
-    let (behaviours, reshape_copies) = behaviours(graph, &mode);
+    let dtypes = tensor_dtypes(graph, config.precision);
+    let (behaviours, reshape_copies) = behaviours(graph, &mode, &dtypes);
     let mut run = Run {
         graph,
         config,
         check,
         behaviours,
         reshape_copies,
-        sizes: tensor_sizes(graph, config.precision),
+        sizes: tensor_sizes(graph, &dtypes),
         params: Params {
             of_node: vec![None; graph.nodes.len()],
             index_of_node: vec![0; graph.nodes.len()],
