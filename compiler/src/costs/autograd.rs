@@ -130,6 +130,16 @@ pub struct OpMemory {
     /// Temporaries the size of input 0 that the backward holds while it makes that input's
     /// gradient (`pow_backward`'s `exponent * self.pow(exponent - 1)`: two).
     pub backward_scratch: u8,
+    /// How many of the inputs, from the first, get a gradient (`type_as` reads only its
+    /// other operand's dtype: one); `u8::MAX` for all.
+    pub grad_inputs: u8,
+}
+
+impl OpMemory {
+    /// The inputs of `node` that get a gradient from this op.
+    pub fn differentiable<'a>(&self, inputs: &'a [TensorId]) -> &'a [TensorId] {
+        &inputs[..inputs.len().min(self.grad_inputs as usize)]
+    }
 }
 
 /// Bytes a kernel holds while it runs and frees before it returns, when autograd records it
@@ -269,9 +279,7 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
     // Which operands the matmuls copy: q_s and k_s are new tensors laid out like q and k
     // (k transposed), v is used as it is; each folds its (N, H) dimensions for `bmm`.
     let folds = |t: Option<&TensorId>, made_like: bool, transpose: bool| -> bool {
-        let (Some(&t), true, false) = (t, call.four_d, transpose_or_v_repeated(transpose, made_like, groups)) else {
-            return true;
-        };
+        let (Some(&t), true) = (t, call.four_d) else { return true };
         let Some((mut shape, mut strides)) = layouts.shape_and_strides(graph, t) else { return true };
         if transpose {
             strides.swap(2, 3);
@@ -280,9 +288,10 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
         let strides = if made_like { dense_like(&strides, &shape) } else { strides };
         merges_leading(&shape, &strides, 2)
     };
+    // Repeated k and v (`enable_gqa`) are new row-major tensors, which fold.
     let q_copy = if folds(q, true, false) { 0 } else { qb };
-    let k_copy = if folds(k, true, true) { 0 } else { kb };
-    let v_copy = if folds(v, false, false) { 0 } else { vb };
+    let k_copy = if groups > 1 || folds(k, true, true) { 0 } else { kb };
+    let v_copy = if groups > 1 || folds(v, false, false) { 0 } else { vb };
     // With an upcast the output is made in float32 and cast back, and so are the weights
     // returned beside it.
     let cast_back = if upcast { sum(&[ob / 2, wb / 2]) } else { 0 };
@@ -312,15 +321,10 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
         saved: SavedList::new(&saved),
         grad: GradFlow::New,
         backward_scratch: 0,
+        grad_inputs: u8::MAX,
         // Everything the kernel makes is in `scratch` when nothing records it.
         extras_always_made: false,
     }
-}
-
-/// Whether an operand of the math path is a repeated (row-major) key or value: with `groups`
-/// above 1 both k (read transposed) and v (read as it is, `made_like` false) are.
-fn transpose_or_v_repeated(transpose: bool, made_like: bool, groups: i128) -> bool {
-    groups > 1 && (transpose || !made_like)
 }
 
 /// For each operand of a `matmul`, whether folding its batch dimensions copies it
@@ -406,6 +410,7 @@ pub fn identity() -> OpMemory {
         grad: GradFlow::PassThrough,
         extras_always_made: true,
         backward_scratch: 0,
+        grad_inputs: u8::MAX,
     }
 }
 
@@ -423,6 +428,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         grad: GradFlow::New,
         extras_always_made: true,
         backward_scratch: 0,
+        grad_inputs: u8::MAX,
     };
     let alias_all = |grad: GradFlow| OpMemory { grad, ..identity() };
     // Computed only by the ops that need them.
@@ -584,7 +590,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // A new tensor of the new dtype, whose backward casts the gradient back (sizes only);
         // the tensor itself when the run gives it that dtype already (the simulation decides,
         // since the dtypes are the precision policy's).
-        Op::To | Op::TypeAs => fresh(&[]),
+        Op::To | Op::TypeAs => OpMemory { grad_inputs: 1, ..fresh(&[]) },
         // `topk` keeps its int64 indices; `gather` keeps its input and index.
         Op::Topk => fresh(&[Saved::Output(1)]),
         Op::Gather => fresh(&[Saved::Input(0), Saved::Input(1)]),

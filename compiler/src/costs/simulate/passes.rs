@@ -59,7 +59,8 @@ pub(super) fn run_forward(
         let op = node.op.name();
         let site = &node.origin.stmt;
         store.at_node(i);
-        let needs_grad = recording && (run.trains(i) || inputs.iter().any(|t| requires_grad[t.0 as usize]));
+        let needs_grad = recording
+            && (run.trains(i) || behaviour.differentiable(inputs).iter().any(|t| requires_grad[t.0 as usize]));
         // Inside a checkpoint segment nothing is saved; the segment keeps its inputs.
         let segment = run.segment[i];
         let records = needs_grad && segment == 0;
@@ -400,9 +401,7 @@ pub(super) fn run_backward(
         if has_grad {
             let upstream = outputs.first().and_then(|o| grad_of[o.0 as usize]);
             let mut fresh = Vec::new();
-            // `type_as(x, other)` reads only `other`'s dtype: no gradient flows to it.
-            let differentiable = if node.op == Op::TypeAs { 1 } else { inputs.len() };
-            for &input in &inputs[..differentiable.min(inputs.len())] {
+            for &input in behaviour.differentiable(inputs) {
                 if !forward.requires_grad[input.0 as usize] {
                     continue;
                 }
@@ -459,10 +458,13 @@ pub(super) fn run_backward(
             let reduced = store.alloc(run.sizes[input.0 as usize], Category::BackwardTemporaries);
             store.check("sum_to_size (broadcast gradient)", Some(&node.origin.stmt));
             let slot = match contributions.iter_mut().find(|(t, _)| *t == input) {
-                Some((_, g)) => g,
-                None => grad_of[input.0 as usize].as_mut().expect("a gradient was made"),
+                Some((_, g)) => Some(g),
+                None => grad_of[input.0 as usize].as_mut(),
             };
-            store.release(std::mem::replace(slot, reduced));
+            // The full-size gradient was made above, so a slot holds it.
+            if let Some(slot) = slot {
+                store.release(std::mem::replace(slot, reduced));
+            }
         }
         // The node is done: its outputs' gradients and its saved tensors are released, after
         // the engine has checked (and reduced) what it returned (measured:
