@@ -198,7 +198,7 @@ pub fn einsum_plan(graph: &Graph, node: &Node, layouts: Option<&Layouts>) -> Opt
     let [a, b] = node.inputs[..] else { return None };
     let contraction = parse(equation, &[graph.tensor(a), graph.tensor(b)]).ok()?;
     let shapes = [known_shape(graph, a)?, known_shape(graph, b)?];
-    let roles = contraction.roles(&shapes);
+    let roles = contraction.roles();
     let size = |label: usize| contraction.sizes.get(&label).and_then(|d| d.known());
     let of = |role: Role| roles.iter().filter(move |(_, r)| *r == role).map(|(l, _)| *l);
     let contracts = roles.iter().any(|(_, r)| *r == Role::Summed);

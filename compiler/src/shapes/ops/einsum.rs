@@ -5,6 +5,8 @@
 //! `bmm`, whose result is viewed back and permuted to the output. The memory model
 //! (`costs::autograd`) reads [`Contraction`] to tell which reshapes copy.
 
+use std::collections::BTreeMap;
+
 use super::*;
 
 /// A label's index: `A`-`Z` are 0-25 and `a`-`z` 26-51, as PyTorch orders them; the
@@ -22,9 +24,9 @@ pub struct Contraction {
     pub output: Vec<Label>,
     /// Every label's size (the broadcast of its sizes), by label.
     pub sizes: BTreeMap<Label, Dim>,
+    /// Each operand's dimensions.
+    pub shapes: Vec<Vec<Dim>>,
 }
-
-use std::collections::BTreeMap;
 
 /// How a label of a two-operand contraction is handled by `sumproduct_pair`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,16 +56,16 @@ impl Contraction {
     }
 
     /// Whether operand `i` has `label` with a size other than 1.
-    fn has(&self, i: usize, label: Label, shapes: &[Vec<i128>]) -> bool {
-        self.operands[i].iter().position(|&l| l == label).is_some_and(|d| shapes[i][d] != 1)
+    pub fn has(&self, i: usize, label: Label) -> bool {
+        self.operands[i].iter().position(|&l| l == label).is_some_and(|d| self.shapes[i][d] != k(1))
     }
 
-    /// The role of each label of [`Contraction::order`], for two operands of known `shapes`.
-    pub fn roles(&self, shapes: &[Vec<i128>]) -> Vec<(Label, Role)> {
+    /// The role of each label of [`Contraction::order`], for two operands.
+    pub fn roles(&self) -> Vec<(Label, Role)> {
         self.order()
             .into_iter()
             .map(|label| {
-                let (l, r) = (self.has(0, label, shapes), self.has(1, label, shapes));
+                let (l, r) = (self.has(0, label), self.has(1, label));
                 let role = match (self.output.contains(&label), l, r) {
                     (false, true, true) => Role::Summed,
                     (false, _, _) => Role::PreSummed,
@@ -226,7 +228,8 @@ pub fn parse(equation: &str, shapes: &[&TensorType]) -> Result<Contraction, OpEr
             ellipsis.iter().copied().chain(once).collect()
         }
     };
-    Ok(Contraction { operands, output, sizes })
+    let shapes = shapes.iter().map(|t| t.shape.clone()).collect();
+    Ok(Contraction { operands, output, sizes, shapes })
 }
 
 /// `einsum(equation, xs)`: one or two operands (PyTorch contracts more left to right, which
@@ -248,16 +251,15 @@ pub(super) fn einsum(args: &Args) -> OpOutcome {
     let refs: Vec<&TensorType> = xs.iter().collect();
     let contraction = parse(equation, &refs)?;
     let shape: Vec<Dim> = contraction.output.iter().map(|l| contraction.sizes[l].clone()).collect();
-    let macs = if xs.len() == 2 {
-        let pre_summed = |l: &Label| {
-            !contraction.output.contains(l) && contraction.operands.iter().filter(|ls| ls.contains(l)).count() == 1
-        };
-        let summed = contraction.sizes.keys().any(|l| !contraction.output.contains(l) && !pre_summed(l));
-        if summed {
-            contraction.sizes.iter().filter(|(l, _)| !pre_summed(l)).try_fold(k(1), |acc, (_, d)| acc.mul(d)).ok()?
-        } else {
-            k(0)
-        }
+    // `bmm` runs when a subscript is summed by the product; its MACs are every size but
+    // those summed out beforehand.
+    let roles = if xs.len() == 2 { contraction.roles() } else { Vec::new() };
+    let macs = if roles.iter().any(|(_, r)| *r == Role::Summed) {
+        roles
+            .iter()
+            .filter(|(_, r)| *r != Role::PreSummed)
+            .try_fold(k(1), |acc, (l, _)| acc.mul(&contraction.sizes[l]))
+            .ok()?
     } else {
         k(0)
     };
