@@ -57,6 +57,9 @@ pub struct Origin {
     /// Whether it runs inside a `frozen(...)` call: its op's parameters are frozen
     /// (`requires_grad_(False)`).
     pub frozen: bool,
+    /// Whether it runs inside an `fp32(...)` call: its op's parameters are float32 whatever
+    /// the precision policy (`module.float()`).
+    pub fp32: bool,
 }
 
 /// A fast hasher for sites (a file name and two small integers): the

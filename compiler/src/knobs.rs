@@ -115,6 +115,20 @@ keyword_enum! {
 }
 
 keyword_enum! {
+    /// The loss a training step computes from the model's output (`loss ...`).
+    pub enum Loss {
+        /// `F.cross_entropy(output, labels)` in the output's dtype, with the labels a separate
+        /// integer input (one class per position).
+        CrossEntropy = "cross_entropy",
+        /// transformers' causal-LM loss, as `model(input_ids, labels=input_ids)` computes it
+        /// (`ForCausalLMLoss`): the labels are the input ids, padded and shifted by one
+        /// position (a copy, which `nll_loss` keeps), and the logits are upcast to float32
+        /// before `cross_entropy` (a copy that lives until the loss returns).
+        CausalLm = "causal_lm",
+    }
+}
+
+keyword_enum! {
     /// Convolution algorithms (`conv_algorithm ...`): what workspace a convolution needs.
     pub enum ConvAlgorithm {
         /// The library picks (as `direct` for the workspace).

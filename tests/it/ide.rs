@@ -353,6 +353,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
+        Builtin    fp32           fp32(block(x, ...))
         (and 76 Op)
         ");
 }
@@ -419,6 +420,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
+        Builtin    fp32           fp32(block(x, ...))
         (and 76 Op)
         ");
 }
@@ -464,6 +466,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    len            len(list)
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
+        Builtin    fp32           fp32(block(x, ...))
         (and 76 Op)
         "#);
 }
@@ -540,6 +543,7 @@ fn completion_of_setting_keys_in_a_train_scenario() {
         Setting    seq            KEY VALUE
         Setting    dim            dim NAME = VALUE
         Setting    precision      KEY VALUE
+        Setting    loss           KEY VALUE
         Setting    checkpoint     flag
         Setting    grad_accum     KEY VALUE
         Setting    data_parallel  KEY VALUE

@@ -78,6 +78,7 @@ pub fn config(setup: &crate::semantics::setup::RunSettings) -> (Config, &'static
         mode,
         training: setup.training,
         optimizer: setup.optimizer,
+        loss: setup.loss,
         foreach: setup.foreach.unwrap_or(device.foreach_by_default()),
         conv_algorithm: setup.conv_algorithm,
         cudnn_benchmark: setup.cudnn_benchmark,

@@ -88,6 +88,7 @@ impl<'db> Elaborator<'db, '_> {
             let mut marks = std::mem::take(&mut self.pending);
             match builtin {
                 Builtin::Frozen => marks.frozen = true,
+                Builtin::Fp32 => marks.fp32 = true,
                 _ => marks.checkpoint = true,
             }
             if let ExprKind::Repeat { .. } = arg.value.kind {
@@ -143,20 +144,21 @@ impl<'db> Elaborator<'db, '_> {
     }
 
     /// Enters a call with `marks`: a checkpoint segment begins, unless one is open (a mark
-    /// inside a marked call is part of its segment), and the parameters it creates are frozen.
-    /// Returns what [`Elaborator::leave`] restores when the call returns.
-    fn enter(&mut self, marks: Marks) -> (u32, bool) {
-        let outer = (self.segment, self.frozen);
+    /// inside a marked call is part of its segment), and the parameters it creates are frozen
+    /// or float32. Returns what [`Elaborator::leave`] restores when the call returns.
+    fn enter(&mut self, marks: Marks) -> (u32, bool, bool) {
+        let outer = (self.segment, self.frozen, self.fp32);
         if marks.checkpoint && self.segment == 0 {
             self.segments += 1;
             self.segment = self.segments;
         }
         self.frozen |= marks.frozen;
+        self.fp32 |= marks.fp32;
         outer
     }
 
-    fn leave(&mut self, (segment, frozen): (u32, bool)) {
-        (self.segment, self.frozen) = (segment, frozen);
+    fn leave(&mut self, (segment, frozen, fp32): (u32, bool, bool)) {
+        (self.segment, self.frozen, self.fp32) = (segment, frozen, fp32);
     }
 
     /// A call; `first`, if given, replaces the value of the first argument (for `repeat`).
@@ -240,6 +242,7 @@ impl<'db> Elaborator<'db, '_> {
                             segment: self.segment,
                             segments: (self.segments, 0),
                             frozen: self.frozen,
+                            fp32: self.fp32,
                             inner_call: self.inner_call,
                             inner_calls: (self.inner_calls, 0),
                             args: bound.iter().map(|(name, value, _)| (Box::from(*name), value.clone())).collect(),

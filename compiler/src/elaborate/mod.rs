@@ -136,7 +136,10 @@ struct Elaborator<'db, 'r> {
     inner_calls: u32,
     /// Whether the parameters made now are frozen (inside a `frozen(...)` call).
     frozen: bool,
-    /// Set by `checkpoint(...)` and `frozen(...)` for the call they mark, which takes them.
+    /// Whether the parameters made now are float32 whatever the policy (inside `fp32(...)`).
+    fp32: bool,
+    /// Set by `checkpoint(...)`, `frozen(...)` and `fp32(...)` for the call they mark, which
+    /// takes them.
     pending: Marks,
     /// The previous elaboration of this request, whose block calls may be reused.
     previous: Option<Reusable>,
@@ -307,6 +310,7 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         segment: 0,
         segments: 0,
         frozen: false,
+        fp32: false,
         pending: Marks::default(),
         inner_call: 0,
         inner_calls: 0,
@@ -382,6 +386,7 @@ impl<'db> Elaborator<'db, '_> {
             segment: self.segment,
             inner_call: self.inner_call,
             frozen: self.frozen,
+            fp32: self.fp32,
         })
     }
 
@@ -514,11 +519,13 @@ impl<'db> Ctx<'db> {
     }
 }
 
-/// The marks a call takes from `checkpoint(...)` and `frozen(...)` around it.
+/// The marks a call takes from `checkpoint(...)`, `frozen(...)` and `fp32(...)` around it.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Marks {
     /// A checkpoint segment.
     pub checkpoint: bool,
     /// Frozen parameters.
     pub frozen: bool,
+    /// Float32 parameters.
+    pub fp32: bool,
 }

@@ -288,6 +288,8 @@ pub(super) struct CallRecord {
     pub segments: (u32, u32),
     /// Whether it runs inside a `frozen(...)` call (its parameters are frozen).
     pub frozen: bool,
+    /// Whether it runs inside an `fp32(...)` call (its parameters are float32).
+    pub fp32: bool,
     /// The block call inside an outermost one it runs in (0: none), and the count of those
     /// calls when it began and ended.
     pub inner_call: u32,

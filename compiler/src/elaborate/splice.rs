@@ -70,6 +70,7 @@ impl<'db> Elaborator<'db, '_> {
             // (and so whether its own markers open segments) must not change.
             && (record.segment == 0) == (self.segment == 0)
             && record.frozen == self.frozen
+            && record.fp32 == self.fp32
             && record.args.len() == bound.len()
             && record.inputs.len() == inputs.len()
             && record.items.iter().all(|&used| !reusable.changed[used as usize])
@@ -138,6 +139,7 @@ impl<'db> Elaborator<'db, '_> {
                 segment: segments.of(origin.segment),
                 inner_call: inner_calls.of(origin.inner_call),
                 frozen: origin.frozen,
+                fp32: origin.fp32,
             })
         };
         let (n0, t0, s0) =
@@ -222,6 +224,7 @@ impl<'db> Elaborator<'db, '_> {
                 outer_call: if moved { outer_call } else { q.outer_call },
                 segment: segments.of(q.segment),
                 frozen: q.frozen,
+                fp32: q.fp32,
                 segments: segments.span(q.segments),
                 inner_call: inner_calls.of(q.inner_call),
                 inner_calls: inner_calls.span(q.inner_calls),

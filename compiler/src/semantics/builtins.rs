@@ -2,7 +2,8 @@
 //! Python's builtins, for the arithmetic a model's code does beside its operators
 //! (`min(4, depth)`, `max(8, width // 4)`, `for i in 0..len(stages)`), and the marks of a
 //! call: `checkpoint(call)`, an activation-checkpointing segment (`torch.utils.checkpoint`
-//! around a module call), and `frozen(call)`, frozen parameters (`requires_grad_(False)`).
+//! around a module call), `frozen(call)`, frozen parameters (`requires_grad_(False)`), and
+//! `fp32(call)`, parameters kept in float32 whatever the precision (`module.float()`).
 //! Like Python's, they are found after every definition: a file's own item, an import or the
 //! prelude of the same name shadows them.
 
@@ -21,11 +22,16 @@ pub enum Builtin {
     /// `frozen(f(x))`: the parameters the call creates are frozen (`requires_grad_(False)`);
     /// its value is the call's.
     Frozen,
+    /// `fp32(f(x))`: the parameters the call creates are float32 whatever the precision
+    /// policy (`module.float()` after `model.bfloat16()`, as peft keeps LoRA adapters); its
+    /// value is the call's.
+    Fp32,
 }
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 5] = [Builtin::Min, Builtin::Max, Builtin::Len, Builtin::Checkpoint, Builtin::Frozen];
+    pub const ALL: [Builtin; 6] =
+        [Builtin::Min, Builtin::Max, Builtin::Len, Builtin::Checkpoint, Builtin::Frozen, Builtin::Fp32];
 
     /// The built-in function called `name`, if any.
     pub fn from_name(name: &str) -> Option<Builtin> {
@@ -40,6 +46,7 @@ impl Builtin {
             Builtin::Len => "len",
             Builtin::Checkpoint => "checkpoint",
             Builtin::Frozen => "frozen",
+            Builtin::Fp32 => "fp32",
         }
     }
 
@@ -51,6 +58,7 @@ impl Builtin {
             Builtin::Len => "len(list)",
             Builtin::Checkpoint => "checkpoint(block(x, ...))",
             Builtin::Frozen => "frozen(block(x, ...))",
+            Builtin::Fp32 => "fp32(block(x, ...))",
         }
     }
 
@@ -67,15 +75,18 @@ impl Builtin {
             Builtin::Frozen => {
                 "Freezes the parameters a call (of a block, an op or a `repeat`) creates, as `for p in module.parameters(): p.requires_grad_(False)`: in training they get no gradient and no optimizer state, and autograd keeps only what the gradients still computed need (nothing before the first trained layer). Its value is the call's."
             }
+            Builtin::Fp32 => {
+                "Keeps the parameters a call (of a block, an op or a `repeat`) creates in float32 whatever the scenario's precision, as `module.float()` after `model.bfloat16()`: peft's LoRA adapters on a half base (`autocast_adapter_dtype=True`), transformers' `_keep_in_fp32_modules`. Their gradients and optimizer state are float32 too; the ops that read them need float32 inputs, as in PyTorch (cast with `to(x, \"f32\")`). Its value is the call's."
+            }
             Builtin::Checkpoint => {
                 "Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's."
             }
         }
     }
 
-    /// Whether it marks a call (`checkpoint`, `frozen`) rather than computing a number.
+    /// Whether it marks a call (`checkpoint`, `frozen`, `fp32`) rather than computing a number.
     pub fn marks_a_call(self) -> bool {
-        matches!(self, Builtin::Checkpoint | Builtin::Frozen)
+        matches!(self, Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32)
     }
 
     /// For `min` and `max`, whether the value kept so far, `a`, stays when `ordering` is `a`
@@ -83,7 +94,9 @@ impl Builtin {
     pub fn keeps_first(self, ordering: std::cmp::Ordering) -> bool {
         match self {
             Builtin::Min => ordering != std::cmp::Ordering::Greater,
-            Builtin::Max | Builtin::Len | Builtin::Checkpoint | Builtin::Frozen => ordering != std::cmp::Ordering::Less,
+            Builtin::Max | Builtin::Len | Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32 => {
+                ordering != std::cmp::Ordering::Less
+            }
         }
     }
 }

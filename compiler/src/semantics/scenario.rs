@@ -12,7 +12,7 @@ use super::check::{ItemChecker, LabelExt};
 use super::kinds::ValueKind;
 use super::scope::DefKind;
 use super::sizes::{SizeError, size_bytes};
-use crate::knobs::{ConvAlgorithm, DeviceModel, Optimizer, Precision};
+use crate::knobs::{ConvAlgorithm, DeviceModel, Loss, Optimizer, Precision};
 
 /// The keyword arguments of `dataloader(...)` and their kinds.
 pub const DATALOADER_ARGS: &[(&str, ValueKind)] = &[
@@ -176,6 +176,7 @@ fn check_setting(cx: &mut ItemChecker<'_>, s: &Setting) {
                 }
             }
             "precision" => one_of(cx, e, "precision", Precision::NAMES),
+            "loss" => one_of(cx, e, "loss", Loss::NAMES),
             "optimizer" => {
                 one_of(cx, e, "optimizer", Optimizer::NAMES);
                 if let ExprKind::Call { args, .. } = &e.kind

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::db::{Db, SourceFile, lookup_file};
 use crate::graph::{self, Value};
-use crate::knobs::{ConvAlgorithm, DeviceModel, Optimizer, Precision};
+use crate::knobs::{ConvAlgorithm, DeviceModel, Loss, Optimizer, Precision};
 use crate::semantics::files::{ItemLoc, file_scope, item_tree};
 use crate::syntax::{Expr, ExprKind, Item, SettingValue};
 
@@ -36,6 +36,8 @@ pub struct RunSettings {
     pub eval: bool,
     /// The optimizer (`sgd` unless set).
     pub optimizer: Optimizer,
+    /// The loss (`cross_entropy` unless set).
+    pub loss: Loss,
     /// `foreach=` given to the optimizer, if any.
     pub foreach: Option<bool>,
     /// The device preset (`cpu` unless set).
@@ -89,6 +91,7 @@ impl Default for RunSettings {
             no_grad: false,
             eval: false,
             optimizer: Optimizer::Sgd,
+            loss: Loss::CrossEntropy,
             foreach: None,
             device: DeviceModel::Cpu,
             conv_algorithm: ConvAlgorithm::Auto,
@@ -165,6 +168,9 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
             ("precision", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
                 // A word that is no policy is reported by the checks; the default stands.
                 setup.run.precision = Precision::from_name(&n.text).unwrap_or(setup.run.precision)
+            }
+            ("loss", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
+                setup.run.loss = Loss::from_name(&n.text).unwrap_or(setup.run.loss)
             }
             ("grad_accum", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {
                 setup.run.grad_accum = *n as i128

@@ -48,6 +48,12 @@ pub const SETTINGS: &[SettingSpec] = &[
         Some("train"),
         "sgd (default), momentum, adam, adamw, adagrad, rmsprop, adafactor or adam8bit; options in parentheses: `adam(foreach=false)`",
     ),
+    spec(
+        "loss",
+        Value,
+        Some("train"),
+        "cross_entropy (default: labels an input, in the output's dtype) or causal_lm (transformers' `labels=input_ids`: shifted labels, logits upcast to float32)",
+    ),
     spec("no_grad", Flag, Some("infer"), "runs under `torch.no_grad()`: nothing is saved for backward"),
     spec("eval", Flag, Some("infer"), "runs in `model.eval()` mode: BatchNorm uses running stats, Dropout is off"),
     spec(

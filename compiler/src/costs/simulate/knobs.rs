@@ -14,6 +14,8 @@ pub struct Config {
     pub training: bool,
     /// The optimizer (training).
     pub optimizer: Optimizer,
+    /// The loss computed from the output (training).
+    pub loss: crate::knobs::Loss,
     /// The foreach implementation (one list-wide temporary) rather than the for-loop.
     pub foreach: bool,
     /// Bytes of convolution workspace per op, from the algorithm.
@@ -61,7 +63,8 @@ pub struct Sharding {
 /// autocast, an op's float outputs follow its autocast class (half for the ops autocast casts
 /// down, float32 for those it runs in float32, the widest float input for the rest); a cast
 /// (`to`, `type_as`) gives its own under either; everything else keeps the dtype the model
-/// declares.
+/// declares. Under a half policy, what an `fp32(...)` call's parameters and buffers make is
+/// float32.
 pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
     let half = match precision {
         Precision::Fp16 | Precision::Amp => DType::F16,
@@ -85,8 +88,15 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
                 if !declared.is_float() {
                     continue;
                 }
-                dtypes[o.0 as usize] =
-                    cast_dtype(node, declared, &dtypes).unwrap_or_else(|| widest_input(node, &dtypes).unwrap_or(half));
+                // The module state of an `fp32(...)` call stays float32 (`module.float()`), and
+                // so does what reads it alone (a parameter, an embedding's lookup).
+                let fp32_state =
+                    node.origin.fp32 && !(node.result.weights.is_empty() && node.result.buffers.is_empty());
+                dtypes[o.0 as usize] = if fp32_state {
+                    DType::F32
+                } else {
+                    cast_dtype(node, declared, &dtypes).unwrap_or_else(|| widest_input(node, &dtypes).unwrap_or(half))
+                };
             }
         }
     }

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::diagnostics::FileName;
 use crate::graph::{Graph, Node, Site, TensorId};
-use crate::knobs::{ConvAlgorithm, Optimizer, Precision};
+use crate::knobs::{ConvAlgorithm, Loss, Optimizer, Precision};
 use crate::op::{Autocast, Family, Op};
 use crate::shapes::DType;
 use crate::shapes::ops::ArgValue;
@@ -66,6 +66,9 @@ struct Param {
     line: LineId,
     /// Whether it is trained (not frozen): it gets a gradient and optimizer state.
     trained: bool,
+    /// Whether it is float32 whatever the policy (`fp32(...)`), and so are its gradient and
+    /// optimizer state.
+    fp32: bool,
 }
 
 /// Each node's memory behaviour, and whether it is a reshape that copies: one pass in
@@ -183,16 +186,27 @@ impl Run<'_> {
         if sharded { bytes / devices + i128::from(bytes % devices != 0) } else { bytes }
     }
 
-    fn param_bytes(&self, elements: i128) -> i128 {
-        self.sharded(elements, self.config.precision.param_bytes(), self.config.sharding.zero >= 3)
+    /// Bytes per element of a parameter (`fp32`: kept in float32 by `fp32(...)`) as stored.
+    fn param_element(&self, fp32: bool) -> i128 {
+        if fp32 { 4 } else { self.config.precision.param_bytes() }
     }
 
-    fn grad_bytes(&self, elements: i128) -> i128 {
-        self.sharded(elements, self.config.precision.state_bytes(), self.config.sharding.zero >= 2)
+    /// Bytes per element of a parameter's gradient and optimizer state: the parameter's dtype
+    /// (float32 for int8 weights, whose update is float32).
+    fn state_element(&self, fp32: bool) -> i128 {
+        if fp32 { 4 } else { self.config.precision.state_bytes() }
     }
 
-    fn state_bytes(&self, elements: i128) -> i128 {
-        let per_element = optimizer_state_bytes(self.config.optimizer, self.config.precision.state_bytes());
+    fn param_bytes(&self, elements: i128, fp32: bool) -> i128 {
+        self.sharded(elements, self.param_element(fp32), self.config.sharding.zero >= 3)
+    }
+
+    fn grad_bytes(&self, elements: i128, fp32: bool) -> i128 {
+        self.sharded(elements, self.state_element(fp32), self.config.sharding.zero >= 2)
+    }
+
+    fn state_bytes(&self, elements: i128, fp32: bool) -> i128 {
+        let per_element = optimizer_state_bytes(self.config.optimizer, self.state_element(fp32));
         self.sharded(elements, per_element, self.config.sharding.zero >= 1)
     }
 
@@ -207,20 +221,22 @@ impl Run<'_> {
     /// parameters (ZeRO-3), a dequantized copy (int8 weights).
     fn weight_transient(&self, node: usize) -> i128 {
         let Some((_, elements)) = self.params.of_node[node] else { return 0 };
+        let fp32 = self.graph.nodes[node].origin.fp32;
         let mut bytes = 0;
         if self.config.sharding.zero >= 3 && self.config.sharding.devices > 1 {
-            bytes += product(&[elements, self.config.precision.param_bytes()]) - self.param_bytes(elements);
+            bytes += product(&[elements, self.param_element(fp32)]) - self.param_bytes(elements, fp32);
         }
-        if self.config.precision == Precision::Int8 {
+        if self.config.precision == Precision::Int8 && !fp32 {
             bytes = product(&[elements, 4]).saturating_add(bytes);
         }
         bytes
     }
 }
 
-/// The tensors of the implicit loss, `cross_entropy(output, labels)`, in bytes.
+/// The tensors of the implicit loss, `cross_entropy(output, labels)` or transformers'
+/// causal-LM loss (`loss causal_lm`), in bytes.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Loss {
+pub(super) struct LossTensors {
     /// log_softmax's result (saved for backward), and its gradient. Under autocast float32:
     /// log_softmax is on its "float32 with a dtype argument" list, so it runs as
     /// `log_softmax(logits, dim, dtype=float32)`, whose CUDA kernel reads half logits and
@@ -232,17 +248,44 @@ pub(super) struct Loss {
     /// The gradient of the logits, in their dtype (log_softmax's backward writes it
     /// directly, in the input's dtype).
     pub(super) logits: i128,
+    /// The causal-LM loss's float32 copy of half logits (`logits.float()`; 0 when the logits
+    /// are float32 already, as `.float()` returns them), freed when the loss returns; its
+    /// gradient is float32 too, cast back to the logits' dtype by `ToCopyBackward`.
+    pub(super) upcast: i128,
+    /// The causal-LM loss's labels padded by one position (`F.pad(labels, (0, 1))`, freed when
+    /// the loss returns) and shifted (`labels[..., 1:].contiguous()`, kept by `nll_loss` for
+    /// its backward): 0 for `cross_entropy`, whose labels are an input.
+    pub(super) padded_labels: i128,
+    pub(super) shifted_labels: i128,
 }
 
-impl Loss {
-    fn of(run: &Run<'_>, output: TensorId) -> Loss {
-        let elements = known(run.graph.tensor(output).numel());
+impl LossTensors {
+    fn of(run: &Run<'_>, output: TensorId) -> LossTensors {
+        let tensor = run.graph.tensor(output);
+        let elements = known(tensor.numel());
         let logits = run.sizes[output.0 as usize];
-        if run.config.precision.mixed() {
-            Loss { log_probs: product(&[elements, 4]), scalar: 4, logits }
-        } else {
-            let element = if elements > 0 { logits / elements } else { 4 };
-            Loss { log_probs: logits, scalar: element, logits }
+        let element = if elements > 0 { logits / elements } else { 4 };
+        let f32_bytes = product(&[elements, 4]);
+        match run.config.loss {
+            Loss::CausalLm => {
+                // `[N, S, V]` logits: labels `[N, S]`, padded to `[N, S + 1]`.
+                let positions: Vec<i128> =
+                    tensor.shape[..tensor.rank().saturating_sub(1)].iter().map(|d| d.known().unwrap_or(0)).collect();
+                let rows = product(&positions[..positions.len().saturating_sub(1)]);
+                let last = positions.last().copied().unwrap_or(1);
+                LossTensors {
+                    log_probs: f32_bytes,
+                    scalar: 4,
+                    logits,
+                    upcast: if element == 4 { 0 } else { f32_bytes },
+                    padded_labels: product(&[rows, last.saturating_add(1), 8]),
+                    shifted_labels: product(&[rows, last, 8]),
+                }
+            }
+            Loss::CrossEntropy if run.config.precision.mixed() => {
+                LossTensors { log_probs: f32_bytes, scalar: 4, logits, ..LossTensors::default() }
+            }
+            Loss::CrossEntropy => LossTensors { log_probs: logits, scalar: element, logits, ..LossTensors::default() },
         }
     }
 }
@@ -376,7 +419,8 @@ fn replay(
         store.at_node(i);
         let elements = known(Some(node.params.clone()));
         if elements > 0 {
-            let bytes = run.param_bytes(elements);
+            let fp32 = node.origin.fp32;
+            let bytes = run.param_bytes(elements, fp32);
             let s = store.alloc(bytes, Category::Parameters);
             run.params.of_node[i] = Some((s, elements));
             run.params.index_of_node[i] = run.params.all.len();
@@ -385,15 +429,17 @@ fn replay(
             if tensors.iter().sum::<i128>() != elements {
                 tensors = vec![elements];
             }
-            run.params.all.push(Param { elements, tensors, line: lines.of_node[i], trained: !node.origin.frozen });
+            let trained = !node.origin.frozen;
+            run.params.all.push(Param { elements, tensors, line: lines.of_node[i], trained, fp32 });
             let line = lines.line(lines.of_node[i]);
             line.weights = line.weights.saturating_add(bytes);
         }
         for b in &node.result.buffers {
             // `model.half()` / `.bfloat16()` convert floating buffers too (BatchNorm's running
-            // statistics); integer ones (`num_batches_tracked`) keep their dtype.
+            // statistics), but not those of an `fp32(...)` call; integer ones
+            // (`num_batches_tracked`) keep their dtype.
             let element = match config.precision {
-                Precision::Fp16 | Precision::Bf16 if b.dtype.is_float() => 2,
+                Precision::Fp16 | Precision::Bf16 if b.dtype.is_float() && !node.origin.fp32 => 2,
                 _ => b.dtype.size(),
             };
             let bytes = product(&[known(Some(b.numel.clone())), element]);
@@ -431,7 +477,11 @@ fn replay(
     // Labels for the loss: one class index per position, for the whole batch.
     let output = graph.outputs.first().copied();
     let implicit_loss = config.training && output.is_some_and(|t| graph.tensor(t).rank() >= 1);
-    if implicit_loss && let Some(o) = output {
+    // The causal-LM loss's labels are the input ids (`labels=input_ids`).
+    if implicit_loss
+        && config.loss == Loss::CrossEntropy
+        && let Some(o) = output
+    {
         let t = graph.tensor(o);
         let positions: Vec<i128> = t.shape[..t.rank() - 1].iter().map(|d| d.known().unwrap_or(0)).collect();
         store.alloc(product(&[product(&positions), 8, whole_batch]), Category::Inputs);
@@ -472,13 +522,30 @@ fn replay(
             store.begin(step, Phase::Loss);
             store.current_line = LineId::MAX;
             let mut loss_storages = Vec::new();
-            let mut loss = Loss::default();
+            let mut loss = LossTensors::default();
             if implicit_loss && let Some(o) = output {
-                loss = Loss::of(&run, o);
+                loss = LossTensors::of(&run, o);
+                // ForCausalLMLoss: the upcast copy and the labels' padding and shift first.
+                let mut transient = Vec::new();
+                for (bytes, op) in [(loss.upcast, "to (loss upcast)"), (loss.padded_labels, "pad (labels)")] {
+                    if bytes > 0 {
+                        transient.push(store.alloc(bytes, Category::Activations));
+                        store.check(op, None);
+                    }
+                }
+                let shifted = (loss.shifted_labels > 0).then(|| {
+                    let s = store.alloc(loss.shifted_labels, Category::Activations);
+                    store.check("contiguous (shifted labels)", None);
+                    s
+                });
                 loss_storages.push(store.alloc(loss.log_probs, Category::Activations));
                 store.check(Op::CrossEntropy.name(), None);
                 loss_storages.push(store.alloc(loss.scalar, Category::Activations));
                 store.check("nll_loss", None);
+                loss_storages.extend(shifted);
+                for s in transient {
+                    store.release(s);
+                }
             }
             // The autocast region (forward and loss) exits before backward: its cast cache is
             // cleared, and only the copies autograd saved stay.
@@ -488,8 +555,9 @@ fn replay(
             store.begin(step, Phase::Backward);
             // DDP's gradient buckets: a flat copy of the gradients for all-reduce.
             if config.sharding.devices > 1 && config.sharding.zero == 0 && !buckets_made {
-                let elements: i128 = run.params.all.iter().filter(|p| p.trained).map(|p| p.elements).sum();
-                store.alloc(run.grad_bytes(elements), Category::Gradients);
+                let bytes: i128 =
+                    run.params.all.iter().filter(|p| p.trained).map(|p| run.grad_bytes(p.elements, p.fp32)).sum();
+                store.alloc(bytes, Category::Gradients);
                 buckets_made = true;
             }
             run_backward(&run, &mut store, &mut forward, &storage_of, &mut grads, (&loss_storages, loss, output));
@@ -511,11 +579,10 @@ fn replay(
     store.end();
     // Gradients and optimizer state per line (training).
     if config.training {
-        for &Param { elements, line, .. } in run.params.all.iter().filter(|p| p.trained) {
-            let elements = &elements;
+        for &Param { elements, line, fp32, .. } in run.params.all.iter().filter(|p| p.trained) {
             let line = lines.line(line);
-            line.gradients = line.gradients.saturating_add(run.grad_bytes(*elements));
-            line.optimizer = line.optimizer.saturating_add(run.state_bytes(*elements));
+            line.gradients = line.gradients.saturating_add(run.grad_bytes(elements, fp32));
+            line.optimizer = line.optimizer.saturating_add(run.state_bytes(elements, fp32));
         }
     }
     (store, lines.finish())

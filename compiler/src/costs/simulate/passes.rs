@@ -49,6 +49,7 @@ pub(super) fn run_forward(
     }
     let mut kept: Vec<usize> = Vec::new();
     let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut recorded_segments: std::collections::HashSet<u32> = std::collections::HashSet::new();
     let mut cast_cache: HashMap<CastKey<'_>, usize> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         if i % CHECK_EVERY == 0 {
@@ -61,10 +62,17 @@ pub(super) fn run_forward(
         store.at_node(i);
         let needs_grad = recording
             && (run.trains(i) || behaviour.differentiable(inputs).iter().any(|t| requires_grad[t.0 as usize]));
-        // Inside a checkpoint segment nothing is saved; the segment keeps its inputs.
+        // Inside a checkpoint segment nothing is saved; the segment keeps its inputs, every
+        // tensor it reads from outside: non-reentrant `checkpoint` keeps the call's arguments
+        // for the recomputation (HF's layers: the rotary tables and positions too, bound in a
+        // `partial`), whichever of its ops read them (measured: a checkpointed Llama keeps
+        // its `[1, S]` positions and both rotary tables, tests/fixtures/calibration/memory_llm.json).
         let segment = run.segment[i];
         let records = needs_grad && segment == 0;
         if needs_grad && segment != 0 {
+            recorded_segments.insert(segment);
+        }
+        if recording && segment != 0 {
             for &input in inputs {
                 let outside = run.producer[input.0 as usize].is_none_or(|p| run.segment[p] != segment);
                 if outside && let Some(s) = storage_of[input.0 as usize] {
@@ -264,6 +272,17 @@ pub(super) fn run_forward(
             }
         }
     }
+    // A segment that recorded nothing (no input or parameter requires grad) saved no hook,
+    // so nothing keeps its inputs after the forward pass.
+    segment_inputs.retain(|segment, held| {
+        let recorded = recorded_segments.contains(segment);
+        if !recorded {
+            for &s in held.iter() {
+                store.release(s);
+            }
+        }
+        recorded
+    });
     Forward { saved, requires_grad, segment_inputs, cast_cache: cast_cache.into_values().collect() }
 }
 
@@ -348,26 +367,44 @@ pub(super) fn run_backward(
     forward: &mut Forward,
     storage_of: &[Option<usize>],
     grads: &mut [Option<usize>],
-    (loss_storages, loss, output): (&[usize], Loss, Option<TensorId>),
+    (loss_storages, loss, output): (&[usize], LossTensors, Option<TensorId>),
 ) {
     let (graph, config) = (run.graph, run.config);
     // Gradient storages of tensors, shared when a gradient passes through (views, add).
     // Gradient storage by tensor.
     let mut grad_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
+    let mut root_grad = None;
     if let Some(o) = output {
         // dloss (a scalar), then the gradients of log_softmax and of the logits.
         let dloss = store.alloc(loss.scalar, Category::BackwardTemporaries);
         store.check("nll_loss backward", None);
         let dlog_probs = store.alloc(loss.log_probs, Category::BackwardTemporaries);
         store.check("nll_loss backward", None);
-        store.release(dloss);
-        // log_softmax's backward reads its saved result while writing the logits' gradient.
-        let dlogits = store.alloc(loss.logits, Category::BackwardTemporaries);
+        // `torch.autograd.backward` holds the root gradient (`grad_tensors_`, the ones it
+        // made) until the engine returns.
+        root_grad = Some(dloss);
+        // nll_loss's saved labels (the causal-LM loss's shifted copy) go with its node.
+        if let Some(&shifted) = loss_storages.get(2) {
+            store.release(shifted);
+        }
+        // log_softmax's backward reads its saved result while writing the logits' gradient
+        // (of the float32 copy, under the causal-LM loss's upcast).
+        let upcast = loss.upcast > 0;
+        let dlogits = store.alloc(if upcast { loss.upcast } else { loss.logits }, Category::BackwardTemporaries);
         store.check("log_softmax backward", None);
         if let Some(&log_probs) = loss_storages.first() {
             store.release(log_probs);
         }
         store.release(dlog_probs);
+        // `ToCopyBackward` casts the float32 gradient back to the logits' dtype.
+        let dlogits = if upcast {
+            let cast = store.alloc(loss.logits, Category::BackwardTemporaries);
+            store.check("to backward (loss upcast)", None);
+            store.release(dlogits);
+            cast
+        } else {
+            dlogits
+        };
         grad_of[o.0 as usize] = Some(dlogits);
     }
     let mut segment_nodes: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
@@ -431,7 +468,7 @@ pub(super) fn run_backward(
             }
             if let Some((_, elements)) = run.params.of_node[i].filter(|_| run.trains(i)) {
                 let index = run.params.index_of_node[i];
-                let bytes = run.grad_bytes(elements);
+                let bytes = run.grad_bytes(elements, run.params.all[index].fp32);
                 match grads[index] {
                     None => grads[index] = Some(store.alloc(bytes, Category::Gradients)),
                     Some(_) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
@@ -496,7 +533,7 @@ pub(super) fn run_backward(
             }
         }
     }
-    for g in grad_of.into_iter().flatten() {
+    for g in grad_of.into_iter().flatten().chain(root_grad) {
         store.release(g);
     }
 }
@@ -517,8 +554,10 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
     store.current_line = LineId::MAX;
     // State is created lazily, at the first step.
     if !*state_made {
-        for &elements in run.params.all.iter().filter(|p| p.trained).flat_map(|p| &p.tensors) {
-            let state = run.state_bytes(elements);
+        for (&elements, fp32) in
+            run.params.all.iter().filter(|p| p.trained).flat_map(|p| p.tensors.iter().zip(std::iter::repeat(p.fp32)))
+        {
+            let state = run.state_bytes(elements, fp32);
             if state > 0 {
                 store.alloc(state, Category::OptimizerState);
                 store.check(label, None);
@@ -530,9 +569,15 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
         }
         *state_made = true;
     }
-    // Temporaries of the update, each the size of a (sharded) gradient.
-    let sizes: Vec<i128> =
-        run.params.all.iter().filter(|p| p.trained).flat_map(|p| &p.tensors).map(|&e| run.grad_bytes(e)).collect();
+    // Temporaries of the update, each the size of a (sharded) gradient, with the gradient's
+    // element size.
+    let sizes: Vec<(i128, i128)> = run
+        .params
+        .all
+        .iter()
+        .filter(|p| p.trained)
+        .flat_map(|p| p.tensors.iter().map(move |&e| (run.grad_bytes(e, p.fp32), run.state_element(p.fp32))))
+        .collect();
     let per_param_temporaries = match optimizer {
         Optimizer::Sgd | Optimizer::Momentum => 0,
         // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): two at once.
@@ -544,11 +589,24 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
         return;
     }
     if config.foreach {
-        // One list-wide temporary (`_foreach_sqrt` of every state tensor).
-        let total: i128 = sizes.iter().sum();
-        let t = store.alloc(total, Category::OptimizerTemporaries);
-        store.check(label, None);
-        store.release(t);
+        // One list-wide temporary (`_foreach_sqrt` of every state tensor) per dtype: the
+        // foreach path groups the tensors by device and dtype
+        // (`_group_tensors_by_device_and_dtype`) and updates one group after the other.
+        let mut groups: Vec<(i128, i128)> = Vec::new();
+        for &(bytes, element) in &sizes {
+            match groups.iter_mut().find(|(e, _)| *e == element) {
+                Some((_, total)) => *total += bytes,
+                None => groups.push((element, bytes)),
+            }
+        }
+        if groups.is_empty() {
+            store.check(label, None);
+        }
+        for (_, total) in groups {
+            let t = store.alloc(total, Category::OptimizerTemporaries);
+            store.check(label, None);
+            store.release(t);
+        }
     } else {
         // torch.optim's for-loop implementations (`_single_tensor_adam`, ...) keep the last
         // temporary in a local (`denom`, `std`, `avg`) that the next parameter's rebinds: it
@@ -558,7 +616,7 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
         let keeps_local =
             matches!(optimizer, Optimizer::Adam | Optimizer::AdamW | Optimizer::Adagrad | Optimizer::RmsProp);
         let mut previous: Option<usize> = None;
-        for &bytes in &sizes {
+        for &(bytes, _) in &sizes {
             let temps: Vec<usize> =
                 (0..per_param_temporaries).map(|_| store.alloc(bytes, Category::OptimizerTemporaries)).collect();
             store.check(label, None);

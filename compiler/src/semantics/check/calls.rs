@@ -61,6 +61,7 @@ impl<'a> ItemChecker<'a> {
                     let message = format!("`{name}` marks a call, but this is {}", kind.describe());
                     let what = match mark {
                         Builtin::Frozen => "whose parameters are frozen",
+                        Builtin::Fp32 => "whose parameters are float32",
                         _ => "whose activations are recomputed in backward",
                     };
                     self.error(Code::ArgumentKind, value.id, message).help =
