@@ -323,6 +323,34 @@ fn llama3_8b() {
     assert_eq!(macs, llama_macs(8192, 128_256, 4096, 32, 32, 8, 14_336));
 }
 
+/// Llama 3.x: the published parameter counts (the models' `config.json` on the Hugging Face
+/// Hub: Llama 3.2 ties the head to the embedding, so its `vocab x d` counts once), and LoRA's
+/// trainable parameters as peft counts them (`print_trainable_parameters`: r 16 on q, k, v and
+/// o of the calibration's `llama_small`, 1,703,936; the calibration's `results_llm.json`).
+#[test]
+fn llama3_family_and_lora() {
+    let tied = |vocab: i128, d: i128| vocab * d;
+    let cases: [(&str, i128, i128); 4] = [
+        ("llama3_2_1b()", llama_params(128_256, 2048, 16, 32, 8, 8192) - tied(128_256, 2048), 1_235_814_400),
+        ("llama3_2_3b()", llama_params(128_256, 3072, 28, 24, 8, 8192) - tied(128_256, 3072), 3_212_749_824),
+        ("llama3_1_8b()", llama_params(128_256, 4096, 32, 32, 8, 14_336), 8_030_261_248),
+        ("llama3_1_70b()", llama_params(128_256, 8192, 80, 64, 8, 28_672), 70_553_706_496),
+    ];
+    for (call, formula, published) in cases {
+        assert_eq!(formula, published, "{call}: the formula");
+        assert_eq!(figures("llama", call, Some(128)).0, published, "{call}");
+    }
+    let mut db = Database::new();
+    let text = "use std.models.llama\ntrain probe { model llama(vocab=32000, d=2048, layers=8, heads=32, kv_heads=8, \
+                ffn=5632, lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\")  \
+                batch 1  seq 128  precision bf16  optimizer adamw  loss causal_lm }\n";
+    let file = db.set_file(FileName::new("probe.net"), text.to_string());
+    let r = report(&db, &[file], None);
+    let s = r.scenarios.first().expect("a report");
+    // The base's 491,816,960 and the adapters' 1,703,936.
+    assert_eq!((s.params, s.trainable_params), (491_816_960 + 1_703_936, 1_703_936));
+}
+
 // ---------------------------------------------------------------------------------------
 // The standard library as a whole.
 
