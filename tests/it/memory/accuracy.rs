@@ -95,6 +95,97 @@ pub const PRECISION_SCENARIOS: &[Scenario] = &[
     ("train_adam_ckpt", "train", "optimizer adam  checkpoint"),
 ];
 
+/// The LLM set's figures (results_llm.json: Hugging Face transformers models, CUDA semantics).
+pub const LLM_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm.json");
+
+/// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
+/// the model call its scenarios run, without the parentheses' end (`llama(vocab=32000, ...`),
+/// so that a scenario can add its arguments.
+pub type LlmModel = (&'static str, &'static str, &'static str);
+
+/// The LLM set's models, the zoo's own written from transformers' modeling files.
+pub const LLM_MODELS: &[LlmModel] =
+    &[("llama_small", "use std.models.llama\n", "llama(vocab=32000, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632")];
+
+/// A measured LLM scenario: its name in memory_llm.json, `infer` or `train`, the model
+/// arguments it adds, and its settings (batch, sequence and device are added).
+pub type LlmScenario = (&'static str, &'static str, &'static str, &'static str);
+
+/// peft's `LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules=q/k/v/o_proj)`.
+const LORA: &str = ", lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+
+/// The LLM set's scenarios (memory_llm.json; the fixture README says what PyTorch ran).
+pub const LLM_SCENARIOS: &[LlmScenario] = &[
+    ("train_full_bf16_adamw", "train", "", "precision bf16  optimizer adamw  loss causal_lm"),
+    ("train_full_amp_bf16_adamw", "train", "", "precision amp_bf16  optimizer adamw  loss causal_lm"),
+    ("train_full_bf16_adamw_ckpt", "train", "", "precision bf16  optimizer adamw  loss causal_lm  checkpoint"),
+    ("train_lora_bf16", "train", LORA, "precision bf16  optimizer adamw  loss causal_lm"),
+    ("train_lora_bf16_ckpt", "train", LORA, "precision bf16  optimizer adamw  loss causal_lm  checkpoint"),
+];
+
+/// Runs every case of the LLM set that `scenarios` names, on `a100_80gb` (the harness's
+/// emulated sm80 rules), as [`cases_of`] does; a size is `b<batch>_s<seq>`.
+pub fn llm_cases(models: &[LlmModel], scenarios: &[LlmScenario]) -> Vec<Case> {
+    let fixture: Value = serde_json::from_str(LLM_FIXTURE).expect("the fixture parses");
+    let mut out = Vec::new();
+    for (model, text, call) in models {
+        for (size, figures) in fixture["models"][model]["sizes"].as_object().expect("sizes") {
+            let (batch, seq) = size.trim_start_matches('b').split_once("_s").expect("b<batch>_s<seq>");
+            let measured: Vec<&LlmScenario> = scenarios.iter().filter(|(s, ..)| figures.get(*s).is_some()).collect();
+            let mut source = text.to_string();
+            for (scenario, kind, args, settings) in &measured {
+                let _ = write!(
+                    source,
+                    "\n{kind} c_{scenario} {{ model {call}{args})  batch {batch}  seq {seq}  {settings}  device a100_80gb }}\n"
+                );
+            }
+            let (db, file, items) = load(&format!("{model}.net"), source);
+            for (scenario, ..) in measured {
+                let m = &figures[*scenario];
+                let loc = ItemLoc::new(&db, file, items[&format!("c_{scenario}")]);
+                let costs = scenario_costs(&db, loc).as_ref().expect("simulates");
+                out.push(case("a100_80gb", model, size.clone(), scenario, &costs.simulation, m));
+            }
+        }
+    }
+    out
+}
+
+/// One case: the simulation's peak against the measured figures `m` (memory.json's fields).
+fn case(
+    device: &'static str,
+    model: &'static str,
+    batch: String,
+    scenario: &'static str,
+    simulation: &netc::costs::simulate::Simulation,
+    m: &Value,
+) -> Case {
+    let peak = &simulation.peak;
+    let measured = m["peak_bytes"].as_i64().expect("peak") as i128;
+    let breakdown = serde_json::to_value(peak.breakdown).expect("serializes");
+    let mut worst = (String::new(), 0.0f64);
+    for (category, value) in m["breakdown"].as_object().expect("breakdown") {
+        let predicted = breakdown.get(category).and_then(Value::as_i64).unwrap_or(0);
+        let diff = (predicted - value.as_i64().unwrap_or(0)).abs() as f64 / measured as f64;
+        if diff > worst.1 {
+            worst = (category.clone(), diff);
+        }
+    }
+    let rounded = m["peak_alloc512_bytes"].as_i64().map(|r| (simulation.rounded_peak, r as i128));
+    Case {
+        device,
+        model,
+        batch,
+        scenario,
+        predicted: peak.bytes,
+        measured,
+        rounded,
+        predicted_phase: peak.phase.name().to_string(),
+        measured_phase: m["phase"].as_str().unwrap_or("").to_string(),
+        worst_category: worst,
+    }
+}
+
 /// One predicted-vs-measured comparison.
 pub struct Case {
     /// The device preset simulated.
@@ -201,30 +292,7 @@ pub fn cases_of(models: &[Model], device: &'static str, fixture: &str, scenarios
                 let m = &figures[*scenario];
                 let index = items[&format!("c_{scenario}")];
                 let costs = scenario_costs(&db, ItemLoc::new(&db, file, index)).as_ref().expect("simulates");
-                let peak = &costs.simulation.peak;
-                let measured = m["peak_bytes"].as_i64().expect("peak") as i128;
-                let breakdown = serde_json::to_value(peak.breakdown).expect("serializes");
-                let mut worst = (String::new(), 0.0f64);
-                for (category, value) in m["breakdown"].as_object().expect("breakdown") {
-                    let predicted = breakdown.get(category).and_then(Value::as_i64).unwrap_or(0);
-                    let diff = (predicted - value.as_i64().unwrap_or(0)).abs() as f64 / measured as f64;
-                    if diff > worst.1 {
-                        worst = (category.clone(), diff);
-                    }
-                }
-                let rounded = m["peak_alloc512_bytes"].as_i64().map(|r| (costs.simulation.rounded_peak, r as i128));
-                out.push(Case {
-                    device,
-                    model,
-                    batch: batch.clone(),
-                    scenario,
-                    predicted: peak.bytes,
-                    measured,
-                    rounded,
-                    predicted_phase: peak.phase.name().to_string(),
-                    measured_phase: m["phase"].as_str().unwrap_or("").to_string(),
-                    worst_category: worst,
-                });
+                out.push(case(device, model, batch.clone(), scenario, &costs.simulation, m));
             }
         }
     }
