@@ -129,6 +129,21 @@ keyword_enum! {
 }
 
 keyword_enum! {
+    /// The key/value cache an inference scenario runs with (`cache ...`): what a
+    /// `kv_cache(...)` call of the model does.
+    pub enum CacheKind {
+        /// transformers' `DynamicCache` (`use_cache=True`, what `generate()` makes): each layer
+        /// holds its keys and its values, and every step appends to them with `torch.cat`,
+        /// which copies the cache into a new tensor and frees the old one.
+        Dynamic = "dynamic",
+        /// vLLM's paged cache: blocks of `cache_block` tokens allocated before the step for
+        /// each sequence's whole context, written in place (`reshape_and_cache`); attention
+        /// reads the blocks where they are.
+        Paged = "paged",
+    }
+}
+
+keyword_enum! {
     /// Convolution algorithms (`conv_algorithm ...`): what workspace a convolution needs.
     pub enum ConvAlgorithm {
         /// The library picks (as `direct` for the workspace).

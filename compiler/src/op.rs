@@ -87,6 +87,9 @@ keyword_enum! {
         Transpose = "transpose",
         /// `torch.cat`.
         Concat = "concat",
+        /// One of transformers' `Cache.update` appends (`torch.cat([self.keys, key_states],
+        /// dim=-2)`): the layer's cache with `x` appended, or `x` when the run has no cache.
+        KvCache = "kv_cache",
         /// `torch.split`.
         Split = "split",
         /// Slicing along one dimension.
@@ -251,7 +254,7 @@ impl Op {
             Dropout | DropPath => Family::Dropout,
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
-            Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Expand | Select | Narrow
+            Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | Slice | Expand | Select | Narrow
             | Contiguous => Family::Layout,
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | MaskedFill | Where | Outer => Family::Arithmetic,
@@ -277,10 +280,10 @@ impl Op {
             | Rsqrt | Pow => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
-            | Flatten | Reshape | Permute | Transpose | Concat | Split | Slice | Parameter | Buffer | Add | Mul
-            | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath | MaskedFill
-            | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel | Outer | To
-            | TypeAs => Autocast::Promote,
+            | Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | Slice | Parameter | Buffer | Add
+            | Mul | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath
+            | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel
+            | Outer | To | TypeAs => Autocast::Promote,
         }
     }
 }

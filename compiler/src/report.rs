@@ -167,6 +167,9 @@ pub struct ScenarioReport {
     pub breakdown: Breakdown,
     /// Each phase's start, peak and end bytes.
     pub phases: Vec<PhaseFigures>,
+    /// The key/value cache after the step (`cache`: every `kv_cache` call's, with this
+    /// step's tokens appended); 0 without a cache.
+    pub kv_cache_bytes: i128,
     /// Host memory for data loading.
     pub host_bytes: i128,
     /// The host budget, if set.
@@ -190,6 +193,8 @@ pub struct Ledgers {
     pub activations: i128,
     /// Kernel workspace.
     pub workspace: i128,
+    /// The key/value cache (`cache`): the earlier steps' and what this step has appended.
+    pub kv_cache: i128,
     /// Runtime overhead (CUDA context, framework).
     pub runtime: i128,
 }
@@ -230,6 +235,8 @@ pub struct LineReport {
     pub gradient_bytes: i128,
     /// Optimizer state of the line's parameters (training).
     pub optimizer_bytes: i128,
+    /// The key/value cache the line's `kv_cache` calls hold after the step (every layer's).
+    pub kv_cache_bytes: i128,
     /// How many times the line ran (a line in a block called 8 times runs 8 times).
     pub instances: u32,
 }
@@ -373,6 +380,7 @@ pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Unloca
             buffer_bytes: 0,
             gradient_bytes: 0,
             optimizer_bytes: 0,
+            kv_cache_bytes: 0,
             instances: 0,
         })
         .collect();
@@ -400,6 +408,7 @@ pub fn unlocated_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Unloca
         r.buffer_bytes = memory.buffers;
         r.gradient_bytes = memory.gradients;
         r.optimizer_bytes = memory.optimizer;
+        r.kv_cache_bytes = memory.kv_cache;
     }
     let dtypes = tensor_dtypes(graph, precision).into();
     Some(UnlocatedLines { rows, sites: Arc::clone(&table.sites), first_values, dtypes })
@@ -432,6 +441,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         optimizer: b.optimizer_ledger(),
         activations: b.activations_ledger(),
         workspace: b.workspace,
+        kv_cache: b.kv_cache,
         runtime: costs.runtime,
     };
     let report = ScenarioReport {
@@ -458,6 +468,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         ledgers,
         breakdown: b,
         phases: simulation.phases.clone(),
+        kv_cache_bytes: simulation.kv_cache_bytes(),
         host_bytes: costs.host,
         host_budget_bytes: costs.host_budget,
         lines,
@@ -665,6 +676,13 @@ pub fn memory_summary(s: &ScenarioReport) -> String {
         bytes(l.workspace),
         bytes(l.runtime),
     );
+    if s.kv_cache_bytes > 0 || l.kv_cache > 0 {
+        text.push_str(&format!(
+            "\nkv cache {} at the peak, {} after the step",
+            bytes(l.kv_cache),
+            bytes(s.kv_cache_bytes)
+        ));
+    }
     if let Some(budget) = s.budget_bytes {
         let share = 100.0 * s.total_bytes as f64 / budget as f64;
         text.push_str(&format!(
@@ -794,6 +812,7 @@ fn columns(s: &ScenarioReport) -> Vec<Column> {
         },
         Column { title: "at peak", number: true, cell: |l| bytes_or_dash(l.peak_bytes), text_width: None, value: None },
         bytes_column!("workspace", workspace_bytes),
+        bytes_column!("kv cache", kv_cache_bytes),
         Column { title: "x", number: true, cell: |l| l.instances.to_string(), text_width: None, value: None },
     ];
     all.into_iter().filter(|c| c.value.is_none_or(|v| s.lines.iter().any(|l| v(l) != 0))).collect()

@@ -129,6 +129,11 @@ fn scenario_section(out: &mut String, s: &ScenarioReport, blocks: &[BlockTotals]
     ] {
         figure(out, "    ", key, value, "");
     }
+    // A scenario with a cache: the cache's own ledger, at the peak and after the step.
+    if s.kv_cache_bytes > 0 || l.kv_cache > 0 {
+        figure(out, "    ", "kv cache", l.kv_cache, "");
+        figure(out, "  ", "kv cache after the step", s.kv_cache_bytes, "");
+    }
     // Per block, and the model's lines as a whole for reference.
     let titles = ["weights", "gradients", "optimizer", "activations", "workspace"];
     let all = |f: fn(&crate::report::LineReport) -> i128| s.lines.iter().map(f).sum::<i128>();

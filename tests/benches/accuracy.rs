@@ -2,8 +2,9 @@
 //! (`cpu` against memory.json, `a100_80gb` against memory_cuda.json), predicted against
 //! measured, then per device the mean absolute error and the worst case, and last the
 //! relative errors as one Markdown table (the one in spec/memory.md); then the precision set
-//! (memory_precision.json) the same way, and the zoo's own models against the zoo set
-//! (memory_zoo.json, memory_zoo_cuda.json).
+//! (memory_precision.json) the same way, the zoo's own models against the zoo set
+//! (memory_zoo.json, memory_zoo_cuda.json), and the zoo's Llama against the LLM set
+//! (memory_llm.json: transformers models, training, prefill and decode with the cache).
 //!
 //! `cargo bench -p netc-tests --bench accuracy`. The driver is the accuracy tests'
 //! (tests/it/memory/accuracy.rs, used by tests/it/memory.rs), so the table is the one the
@@ -42,6 +43,10 @@ fn main() {
         println!("{}", accuracy::table(&zoo));
         println!("{}", accuracy::summary(&zoo));
     }
+    let llm = accuracy::llm_cases(accuracy::LLM_MODELS, accuracy::LLM_SCENARIOS);
+    println!("The LLM set (memory_llm.json), a100_80gb:\n");
+    println!("{}", accuracy::table(&llm));
+    println!("{}", accuracy::summary(&llm));
 }
 
 /// One row per model and scenario of the precision set: the error of the peak and of the

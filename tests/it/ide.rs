@@ -354,7 +354,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 76 Op)
+        (and 77 Op)
         ");
 }
 
@@ -421,7 +421,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 76 Op)
+        (and 77 Op)
         ");
 }
 
@@ -467,7 +467,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 76 Op)
+        (and 77 Op)
         "#);
 }
 
@@ -510,6 +510,9 @@ fn completion_of_setting_keys_in_an_infer_scenario() {
         Setting    seq            KEY VALUE
         Setting    dim            dim NAME = VALUE
         Setting    precision      KEY VALUE
+        Setting    cache          KEY VALUE
+        Setting    context        KEY VALUE
+        Setting    cache_block    KEY VALUE
         Setting    no_grad        flag
         Setting    eval           flag
         Setting    device         KEY VALUE

@@ -121,15 +121,22 @@ const LLM_BAR: f64 = 0.01;
 /// full bf16 and autocast fine-tuning with AdamW, per-layer checkpointing, and peft LoRA (r 16
 /// on q/k/v/o, fp32 adapters over a frozen bf16 base) with and without checkpointing, at
 /// (batch, seq) (1, 512) and (4, 2048), each within 1 % and in the measured phase.
+/// Inference: prefill with a `DynamicCache` (the full logits kept) and one decode step at a
+/// context of the size's `seq` and of 8192, each within 1 %, in the forward pass, and the
+/// key/value cache after the step exact.
 #[test]
-fn llm_training_peaks_match_transformers() {
+fn llm_peaks_match_transformers() {
     let cases = llm_cases(LLM_MODELS, LLM_SCENARIOS);
-    assert_eq!(cases.len(), 10);
+    assert_eq!(cases.len(), 15);
     let report = format!("{}{}", table(&cases), summary(&cases));
     println!("{report}");
     let off: Vec<_> = cases
         .iter()
-        .filter(|c| c.error().abs() > LLM_BAR || c.predicted_phase != c.measured_phase)
+        .filter(|c| {
+            c.error().abs() > LLM_BAR
+                || c.predicted_phase != c.measured_phase
+                || c.kv_cache.is_some_and(|(predicted, measured)| predicted != measured)
+        })
         .map(|c| format!("{} {} {}", c.model, c.batch, c.scenario))
         .collect();
     assert!(off.is_empty(), "off: {off:?}\n{report}");

@@ -524,6 +524,13 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         Op::Split => alias_all(GradFlow::New),
         Op::Slice => alias_all(GradFlow::New),
         Op::Concat => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
+        // Without a cache (`use_cache=False`) the call is its input. With one, a new tensor
+        // (`torch.cat`, which saves sizes only): the simulation books it to the cache, which
+        // holds it to the end of the run (`simulate`'s cache storages).
+        Op::KvCache if node.args.values.get(crate::shapes::ops::CACHED_TOKENS).is_none() => {
+            alias_all(GradFlow::PassThrough)
+        }
+        Op::KvCache => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         Op::Add | Op::Sub if inplace() => alias_all(GradFlow::PassThrough),
         Op::Add | Op::Sub => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         // derivatives.yaml: `mul` gives each operand the gradient times the other; `div` gives

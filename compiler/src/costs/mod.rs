@@ -86,6 +86,8 @@ pub fn config(setup: &crate::semantics::setup::RunSettings) -> (Config, &'static
         micro_batches: setup.grad_accum.max(1),
         checkpoint: setup.checkpoint,
         segments: Segments::Marked,
+        cache: setup.cache,
+        cache_block: setup.cache_block.max(1),
         sharding: Sharding {
             devices: setup.data_parallel.max(1),
             zero: if setup.fsdp { 3 } else { setup.zero.min(3) as u8 },

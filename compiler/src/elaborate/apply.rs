@@ -55,6 +55,10 @@ impl<'db> Elaborator<'db, '_> {
             self.op_error(&decl.name.text, err, id, ctx, Blame::Bound(&bound));
             return Ok(Value::Unknown);
         };
+        // A cache's length is the run's, not the call's: the scenario's `context`.
+        if let (Op::KvCache, Some(cached)) = (op, self.request.cache) {
+            args.values.insert(ops::CACHED_TOKENS, ArgValue::Int(Dim::Known(cached)));
+        }
         self.apply_with_sites(op, id, ctx, (args, inputs), Blame::Bound(&bound))
     }
 

@@ -98,6 +98,9 @@ pub struct Request<'a> {
     pub blame: Option<Site>,
     /// Description for notes ("scenario `serve`").
     pub context: &'a str,
+    /// The tokens already in the key/value cache, when the scenario runs with one (`cache`):
+    /// each `kv_cache(x)` then returns the cache with `x` appended; without one, `x`.
+    pub cache: Option<i128>,
 }
 
 struct Elaborator<'db, 'r> {
@@ -243,6 +246,7 @@ fn request_key(request: &Request<'_>) -> reuse::RequestKey {
         dims: request.dims.clone(),
         require_bound: request.require_bound,
         context: request.context.to_string(),
+        cache: request.cache,
     }
 }
 

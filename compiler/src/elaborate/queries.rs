@@ -39,10 +39,13 @@ pub fn scenario_graph_with(db: &dyn Db, loc: ItemLoc<'_>, dims: BTreeMap<String,
         require_bound: true,
         blame: Some(blame),
         context: &context,
+        cache: setup.run.cache.map(|_| setup.run.context),
     };
+    // The model on its own runs without a cache: its graph is a cached scenario's only when
+    // no `kv_cache(...)` call appends.
     let symbolic = || {
         let model = ItemLoc::new(db, setup.model.0, setup.model.1);
-        setup.args.is_empty().then(|| model_graph(db, model).clone()).flatten()
+        (setup.args.is_empty() && setup.run.cache.is_none()).then(|| model_graph(db, model).clone()).flatten()
     };
     Some(elaborate_scenario(db, &request, symbolic))
 }
@@ -62,6 +65,7 @@ pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>
         require_bound: false,
         blame: None,
         context: &context,
+        cache: None,
     };
     Some(elaborate(db, &request))
 }

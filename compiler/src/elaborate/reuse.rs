@@ -236,6 +236,7 @@ pub(super) struct RequestKey {
     pub dims: BTreeMap<String, i128>,
     pub require_bound: bool,
     pub context: String,
+    pub cache: Option<i128>,
 }
 
 impl RequestKey {
@@ -245,6 +246,7 @@ impl RequestKey {
             && self.args == other.args
             && self.require_bound == other.require_bound
             && self.context == other.context
+            && self.cache == other.cache
     }
 }
 

@@ -165,6 +165,7 @@ impl ScenarioContext<'_> {
             ("optimizer state", b.optimizer_ledger()),
             ("activations", b.activations_ledger()),
             ("workspace", b.workspace),
+            ("kv cache", b.kv_cache),
             ("runtime", self.costs.runtime),
         ];
         costs.sort_by_key(|(_, v)| -v);

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::db::{Db, SourceFile, lookup_file};
 use crate::graph::{self, Value};
-use crate::knobs::{ConvAlgorithm, DeviceModel, Loss, Optimizer, Precision};
+use crate::knobs::{CacheKind, ConvAlgorithm, DeviceModel, Loss, Optimizer, Precision};
 use crate::semantics::files::{ItemLoc, file_scope, item_tree};
 use crate::syntax::{Expr, ExprKind, Item, SettingValue};
 
@@ -38,6 +38,12 @@ pub struct RunSettings {
     pub optimizer: Optimizer,
     /// The loss (`cross_entropy` unless set).
     pub loss: Loss,
+    /// The key/value cache (`cache`), if any: `kv_cache(...)` calls return their input without one.
+    pub cache: Option<CacheKind>,
+    /// Tokens already in the cache (`context`, 0 unless set: a prefill).
+    pub context: i128,
+    /// Tokens per block of a paged cache (`cache_block`, 16 unless set).
+    pub cache_block: i128,
     /// `foreach=` given to the optimizer, if any.
     pub foreach: Option<bool>,
     /// The device preset (`cpu` unless set).
@@ -107,6 +113,9 @@ impl Default for RunSettings {
             checkpoint: false,
             dataloader: None,
             host_budget: None,
+            cache: None,
+            context: 0,
+            cache_block: 16,
         }
     }
 }
@@ -171,6 +180,13 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
             }
             ("loss", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
                 setup.run.loss = Loss::from_name(&n.text).unwrap_or(setup.run.loss)
+            }
+            ("cache", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
+                setup.run.cache = CacheKind::from_name(&n.text)
+            }
+            ("context", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => setup.run.context = *n as i128,
+            ("cache_block", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {
+                setup.run.cache_block = *n as i128
             }
             ("grad_accum", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {
                 setup.run.grad_accum = *n as i128

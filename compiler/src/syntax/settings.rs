@@ -54,6 +54,19 @@ pub const SETTINGS: &[SettingSpec] = &[
         Some("train"),
         "cross_entropy (default: labels an input, in the output's dtype) or causal_lm (transformers' `labels=input_ids`: shifted labels, logits upcast to float32)",
     ),
+    spec(
+        "cache",
+        Value,
+        Some("infer"),
+        "the key/value cache each `kv_cache(...)` call appends to: dynamic (transformers' `DynamicCache`, `use_cache=True`) or paged (vLLM's blocks)",
+    ),
+    spec(
+        "context",
+        Value,
+        Some("infer"),
+        "tokens already in the cache before this forward (a decode step of `seq` new tokens); none: a prefill",
+    ),
+    spec("cache_block", Value, Some("infer"), "tokens per block of a `paged` cache (16 unless set, as vLLM)"),
     spec("no_grad", Flag, Some("infer"), "runs under `torch.no_grad()`: nothing is saved for backward"),
     spec("eval", Flag, Some("infer"), "runs in `model.eval()` mode: BatchNorm uses running stats, Dropout is off"),
     spec(

@@ -121,6 +121,9 @@ pub const LLM_SCENARIOS: &[LlmScenario] = &[
     ("train_full_bf16_adamw_ckpt", "train", "", "precision bf16  optimizer adamw  loss causal_lm  checkpoint"),
     ("train_lora_bf16", "train", LORA, "precision bf16  optimizer adamw  loss causal_lm"),
     ("train_lora_bf16_ckpt", "train", LORA, "precision bf16  optimizer adamw  loss causal_lm  checkpoint"),
+    ("infer_prefill_bf16", "infer", "", "precision bf16  no_grad  eval  cache dynamic"),
+    // One decode step after a prefill of the size's `seq` tokens: `seq 1  context <seq>`.
+    ("infer_decode_bf16", "infer", "", "precision bf16  no_grad  eval  cache dynamic  context"),
 ];
 
 /// Runs every case of the LLM set that `scenarios` names, on `a100_80gb` (the harness's
@@ -134,17 +137,27 @@ pub fn llm_cases(models: &[LlmModel], scenarios: &[LlmScenario]) -> Vec<Case> {
             let measured: Vec<&LlmScenario> = scenarios.iter().filter(|(s, ..)| figures.get(*s).is_some()).collect();
             let mut source = text.to_string();
             for (scenario, kind, args, settings) in &measured {
-                let _ = write!(
-                    source,
-                    "\n{kind} c_{scenario} {{ model {call}{args})  batch {batch}  seq {seq}  {settings}  device a100_80gb }}\n"
-                );
+                let sizes = match settings.strip_suffix("  context") {
+                    Some(settings) => format!("batch {batch}  seq 1  {settings}  context {seq}"),
+                    None => format!("batch {batch}  seq {seq}  {settings}"),
+                };
+                let _ = write!(source, "\n{kind} c_{scenario} {{ model {call}{args})  {sizes}  device a100_80gb }}\n");
             }
             let (db, file, items) = load(&format!("{model}.net"), source);
             for (scenario, ..) in measured {
                 let m = &figures[*scenario];
                 let loc = ItemLoc::new(&db, file, items[&format!("c_{scenario}")]);
                 let costs = scenario_costs(&db, loc).as_ref().expect("simulates");
-                out.push(case("a100_80gb", model, size.clone(), scenario, &costs.simulation, m));
+                let mut c = case("a100_80gb", model, size.clone(), scenario, &costs.simulation, m);
+                // The harness names the forward pass of a cached inference `prefill` or
+                // `decode`; netc's is the forward pass.
+                if matches!(c.measured_phase.as_str(), "prefill" | "decode") {
+                    c.measured_phase = "forward".into();
+                }
+                if let Some(kv) = m.get("kv_cache_bytes").and_then(Value::as_i64) {
+                    c.kv_cache = Some((costs.simulation.kv_cache_bytes(), kv as i128));
+                }
+                out.push(c);
             }
         }
     }
@@ -183,6 +196,7 @@ fn case(
         predicted_phase: peak.phase.name().to_string(),
         measured_phase: m["phase"].as_str().unwrap_or("").to_string(),
         worst_category: worst,
+        kv_cache: None,
     }
 }
 
@@ -204,6 +218,8 @@ pub struct Case {
     pub measured_phase: String,
     /// Worst category difference at the peak, as a fraction of the measured peak.
     pub worst_category: (String, f64),
+    /// The key/value cache after the run, predicted and measured, when the fixture has it.
+    pub kv_cache: Option<(i128, i128)>,
 }
 
 impl Case {
@@ -325,6 +341,9 @@ pub fn table(cases: &[Case]) -> String {
             c.worst_category.0,
             100.0 * c.worst_category.1
         );
+        if let Some((p, m)) = c.kv_cache {
+            let _ = write!(out, "  kv cache {p} vs {m}");
+        }
         let misses = c.misses();
         if !misses.is_empty() {
             let _ = write!(out, "  OFF: {}", misses.join(", "));

@@ -34,6 +34,10 @@ pub struct Config {
     pub checkpoint: bool,
     /// Which calls are the segments.
     pub segments: Segments,
+    /// The key/value cache the `kv_cache(...)` calls append to (inference), if any.
+    pub cache: Option<crate::knobs::CacheKind>,
+    /// Tokens per block of a paged cache.
+    pub cache_block: i128,
 }
 
 /// Which calls activation checkpointing makes segments of.

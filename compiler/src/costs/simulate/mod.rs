@@ -19,10 +19,10 @@ use serde::Serialize;
 
 use crate::diagnostics::FileName;
 use crate::graph::{Graph, Node, Site, TensorId};
-use crate::knobs::{ConvAlgorithm, Loss, Optimizer, Precision};
+use crate::knobs::{CacheKind, ConvAlgorithm, Loss, Optimizer, Precision};
 use crate::op::{Autocast, Family, Op};
 use crate::shapes::DType;
-use crate::shapes::ops::ArgValue;
+use crate::shapes::ops::{ArgValue, CACHED_TOKENS};
 
 use super::autograd::{GradFlow, Mode, Saved, memory};
 use super::layout::Layouts;
@@ -53,6 +53,9 @@ struct Params {
     all: Vec<Param>,
     /// For each `buffer` node, the storage of its buffer (its output is that storage).
     buffer_of_node: Vec<Option<usize>>,
+    /// For each `kv_cache` node of a run with a cache, the cache that exists before it runs:
+    /// a dynamic cache's tokens of earlier steps (none in a prefill), a paged cache's blocks.
+    cache_of_node: Vec<Option<usize>>,
 }
 
 /// A node's parameter storage: one for all its weights.
@@ -290,6 +293,38 @@ impl LossTensors {
     }
 }
 
+/// The tokens the run's cache held before it (the `context` elaboration gave each
+/// `kv_cache` call), if it has a cache.
+fn cached_tokens(graph: &Graph) -> Option<i128> {
+    graph.nodes.iter().filter(|n| n.op == Op::KvCache).find_map(|n| match n.args.values.get(CACHED_TOKENS) {
+        Some(ArgValue::Int(d)) => d.known(),
+        _ => None,
+    })
+}
+
+/// The bytes of a `kv_cache` call's cache that exist before the step, given the bytes of its
+/// output (`sizes`): a dynamic cache's `context` tokens, a paged cache's blocks for the whole
+/// `context + S` tokens. `None` for other nodes and for a call without a cache.
+fn cache_before(graph: &Graph, node: &Node, sizes: &[i128], cache: CacheKind, block: i128) -> Option<i128> {
+    if node.op != Op::KvCache {
+        return None;
+    }
+    let Some(ArgValue::Int(cached)) = node.args.values.get(CACHED_TOKENS) else { return None };
+    let (cached, out) = (cached.known()?, *node.outputs.first()?);
+    let tensor = graph.tensor(out);
+    let dim = match node.args.values.get("dim") {
+        Some(ArgValue::Int(d)) => d.known()?,
+        _ => -2,
+    };
+    let axis = if dim < 0 { tensor.rank() as i128 + dim } else { dim };
+    let tokens = tensor.shape.get(usize::try_from(axis).ok()?)?.known()?.max(1);
+    let per_token = sizes[out.0 as usize] / tokens;
+    Some(match cache {
+        CacheKind::Dynamic => product(&[per_token, cached]),
+        CacheKind::Paged => product(&[per_token, (tokens + block - 1) / block * block]),
+    })
+}
+
 /// How much of a run [`replay`] goes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Extent {
@@ -399,6 +434,7 @@ fn replay(
             index_of_node: vec![0; graph.nodes.len()],
             all: Vec::new(),
             buffer_of_node: vec![None; graph.nodes.len()],
+            cache_of_node: vec![None; graph.nodes.len()],
         },
         segment: segments(graph, config),
         producer: {
@@ -451,6 +487,14 @@ fn replay(
             line.buffers = line.buffers.saturating_add(bytes);
         }
     }
+    // The key/value cache of earlier steps exists before the step, each `kv_cache` call's own.
+    if let Some(cache) = config.cache {
+        for (i, node) in graph.nodes.iter().enumerate() {
+            store.at_node(i);
+            let Some(bytes) = cache_before(graph, node, &run.sizes, cache, config.cache_block) else { continue };
+            run.params.cache_of_node[i] = (bytes > 0).then(|| store.alloc(bytes, Category::KvCache));
+        }
+    }
     let mut storage_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
     // A step of several micro-batches holds the whole batch, split into views (the graph is
     // one micro-batch's): `x.chunk(n)`, as the calibration's accumulation runs it.
@@ -471,6 +515,19 @@ fn replay(
         if let Some(&line) = input_lines.get(t) {
             let line = lines.line(line);
             line.activations = line.activations.saturating_add(bytes);
+        }
+    }
+    // `generate()` holds the ids of every token so far (`input_ids`, which it extends by each
+    // new token): with a dynamic cache of earlier steps, `[N, context]` more integer ids.
+    if config.cache == Some(CacheKind::Dynamic)
+        && let Some(context) = cached_tokens(graph)
+    {
+        for (_, t) in &graph.inputs {
+            let tensor = graph.tensor(*t);
+            if let ([batch, _], false) = (&tensor.shape[..], tensor.dtype.is_float()) {
+                let bytes = product(&[known(Some(batch.clone())), context, tensor.dtype.size()]);
+                store.alloc(bytes, Category::Inputs);
+            }
         }
     }
     store.current_line = LineId::MAX;

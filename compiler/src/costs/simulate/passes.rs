@@ -92,6 +92,36 @@ pub(super) fn run_forward(
             Op::Buffer => run.params.buffer_of_node[i].map(|s| (s, false)),
             _ => None,
         };
+        // A cache append: a paged cache's output is its blocks (written in place); a dynamic
+        // cache's a new tensor that the cache holds to the end of the run, after which the old
+        // one (`self.keys`, rebound) is freed.
+        if let (Op::KvCache, Some(cache), Some(&out)) = (node.op, run.config.cache, outputs.first())
+            && node.args.values.get(CACHED_TOKENS).is_some()
+        {
+            let before = run.params.cache_of_node[i];
+            let s = match (cache, before) {
+                (CacheKind::Paged, Some(blocks)) => blocks,
+                _ => store.alloc(run.sizes[out.0 as usize], Category::KvCache),
+            };
+            store.hold(s);
+            storage_of[out.0 as usize] = Some(s);
+            requires_grad[out.0 as usize] = needs_grad;
+            if first_step {
+                lines.line(lines.of_node[i]).kv_cache += store.bytes[s];
+            }
+            store.check(op, Some(site));
+            if cache == CacheKind::Dynamic
+                && let Some(old) = before
+            {
+                store.release(old);
+            }
+            for t in run.releases(i) {
+                if let Some(s) = storage_of[t.0 as usize] {
+                    store.release(s);
+                }
+            }
+            continue;
+        }
         if let (Some(&out), Some((s, trained))) = (outputs.first(), state) {
             store.hold(s);
             storage_of[out.0 as usize] = Some(s);

@@ -25,6 +25,8 @@ pub enum Category {
     OptimizerTemporaries,
     /// Kernel workspace (im2col buffers, cuDNN workspace), transient at its op.
     Workspace,
+    /// The key/value cache (`kv_cache(...)` calls under `cache`): held to the end of the run.
+    KvCache,
 }
 
 impl Category {
@@ -35,7 +37,7 @@ impl Category {
     }
 }
 
-pub(super) const CATEGORIES: usize = 9;
+pub(super) const CATEGORIES: usize = 10;
 
 /// Bytes per category.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -58,6 +60,8 @@ pub struct Breakdown {
     pub optimizer_temporaries: i128,
     /// Kernel workspace.
     pub workspace: i128,
+    /// The key/value cache.
+    pub kv_cache: i128,
 }
 
 impl Breakdown {
@@ -72,6 +76,7 @@ impl Breakdown {
             backward_temporaries: t[6],
             optimizer_temporaries: t[7],
             workspace: t[8],
+            kv_cache: t[9],
         }
     }
 
@@ -98,6 +103,7 @@ impl Breakdown {
             self.backward_temporaries,
             self.optimizer_temporaries,
             self.workspace,
+            self.kv_cache,
         ]
         .iter()
         .fold(0i128, |sum, &b| sum.saturating_add(b))
@@ -186,6 +192,9 @@ pub struct LineMemory {
     pub activations: i128,
     /// The largest transient workspace of the line's ops.
     pub workspace: i128,
+    /// The key/value cache its `kv_cache` calls hold at the end of the run (every layer's
+    /// call of the line together).
+    pub kv_cache: i128,
 }
 
 /// The per-line figures of a run, as the simulation groups them: its lines (one per
@@ -203,6 +212,14 @@ pub struct LineTable {
     pub of_value: Vec<u32>,
     /// Each line's memory; `None` for a line nothing was recorded for (all zero).
     pub memory: Vec<Option<LineMemory>>,
+}
+
+impl Simulation {
+    /// The key/value cache after the run: what every `kv_cache` call's cache holds once the
+    /// step is done (a dynamic cache of `context + S` tokens, a paged cache's blocks).
+    pub fn kv_cache_bytes(&self) -> i128 {
+        self.lines.values().fold(0i128, |sum, l| sum.saturating_add(l.kv_cache))
+    }
 }
 
 impl LineTable {

@@ -131,6 +131,22 @@ pub(super) fn concat(args: &Args) -> OpOutcome {
     Ok(OpResult::one(TensorType::new(first.dtype, shape)))
 }
 
+/// The argument elaboration gives a `kv_cache` call when the run has a cache: the tokens
+/// cached before it. A name no `.net` file can write, so no call passes it.
+pub const CACHED_TOKENS: &str = "cached tokens";
+
+/// `kv_cache(x, dim)`: `x` with the tokens already cached (the hidden [`CACHED_TOKENS`]
+/// argument) added along `dim`, or `x` itself without a cache.
+pub(super) fn kv_cache(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank())?;
+    let mut out = x.clone();
+    if let Some(ArgValue::Int(cached)) = args.values.get(CACHED_TOKENS) {
+        out.shape[d] = out.shape[d].add(cached).ok()?;
+    }
+    Ok(OpResult::one(out))
+}
+
 /// torch.chunk: `sections` pieces of ceil(L / sections), the last one smaller.
 pub(super) fn split(args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;

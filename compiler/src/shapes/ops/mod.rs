@@ -29,6 +29,7 @@ use self::dense::*;
 pub use self::dense::{broadcast, matmul};
 use self::einsum::einsum;
 use self::index::*;
+pub use self::layout::CACHED_TOKENS;
 use self::layout::*;
 use self::math::*;
 use self::norm::*;
@@ -365,6 +366,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Permute => permute(args),
         Transpose => transpose(args),
         Concat => concat(args),
+        KvCache => kv_cache(args),
         Split => split(args),
         Slice => slice(args),
         Parameter => parameter(args),
