@@ -951,6 +951,37 @@ fn hover_on_a_scenario_shows_its_totals() {
 }
 
 #[test]
+fn hover_on_a_scenario_shows_frozen_parameters_and_the_kv_cache() {
+    // 3,572 parameters, the embedding's 1,600 frozen; a decode step of 2 sequences with 7
+    // tokens cached: the cache after it is [2, 1, 8, 16] float32, 1 KiB.
+    let actual = hover(
+        r#"
+        model lm() {
+            input ids: i64[N, S]
+            h = frozen(embedding(ids, 100, 16))
+            k = kv_cache(reshape(linear(h, 16), [ids.shape[0], 1, ids.shape[1], 16]))
+            return linear(h, 100)
+        }
+        infer de$0code { model lm  batch 2  seq 1  context 7  no_grad  eval  cache dynamic }
+        "#,
+    );
+    // At the peak (the append) the old 7 tokens (896 B) and the new cache are both live.
+    insta::assert_snapshot!(actual, @r"
+        infer decode { model lm  batch 2  seq 1  context 7  no_grad  eval  cache dynamic }
+              ^^^^^^
+        ```net
+        infer decode
+        ```
+
+        model `lm`, batch 2: 3,572 params (1,972 trainable, 1,600 frozen), 3.71 K MACs per forward pass
+
+        peak … (memory figures)
+
+        kv cache 1.0 KiB after the step (1.9 KiB at the peak)
+        ");
+}
+
+#[test]
 fn hover_on_a_keyword_argument_shows_the_parameter() {
     let actual = hover(
         r#"

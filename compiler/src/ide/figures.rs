@@ -111,6 +111,7 @@ impl LineFigures {
             ("gradients", r.gradient_bytes),
             ("optimizer state", r.optimizer_bytes),
             ("workspace", r.workspace_bytes),
+            ("kv cache after the step", r.kv_cache_bytes),
         ];
         for (name, value) in ledgers.iter().filter(|(_, v)| *v > 0) {
             out.push_str(&format!("- {name}: {}\n", bytes(*value)));
@@ -190,6 +191,9 @@ pub fn hint_label(row: &LineReport, config: &HintConfig) -> String {
         }
         if row.workspace_bytes > 0 {
             figures.push(format!("{} workspace", bytes(row.workspace_bytes)));
+        }
+        if row.kv_cache_bytes > 0 {
+            figures.push(format!("{} kv cache", bytes(row.kv_cache_bytes)));
         }
     }
     if config.params && row.params > 0 {
@@ -424,7 +428,7 @@ pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) 
         let is_active = active == Some((file, index));
         let report = report_of(db, file, index);
         let figures = match report {
-            Some(r) => format!("{} · {} params · {} MACs", memory(r), count(r.params), count(r.macs)),
+            Some(r) => format!("{} · {} · {} MACs{}", memory(r), params(r), count(r.macs), cache(r)),
             None => "no figures: the scenario does not elaborate".to_string(),
         };
         // The largest batch that fits (`netc fit`): a search of re-bound graphs, about 20
@@ -455,6 +459,21 @@ pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) 
     out
 }
 
+/// The parameters, with the trainable ones when some are frozen: `8.04 G params (13.63 M
+/// trainable)`.
+fn params(r: &ScenarioReport) -> String {
+    if r.trainable_params < r.params {
+        format!("{} params ({} trainable)", count(r.params), count(r.trainable_params))
+    } else {
+        format!("{} params", count(r.params))
+    }
+}
+
+/// The key/value cache after the step, for a scenario with one: ` · kv cache 8.0 GiB`.
+fn cache(r: &ScenarioReport) -> String {
+    if r.kv_cache_bytes > 0 { format!(" · kv cache {}", bytes(r.kv_cache_bytes)) } else { String::new() }
+}
+
 /// The memory a scenario needs, against its budget: `2.0 GiB of 12.0 GiB budget (16 %)`.
 fn memory(r: &ScenarioReport) -> String {
     match r.budget_bytes {
@@ -475,8 +494,18 @@ pub fn scenario_summary(db: &dyn Db, scenario: &ScenarioRef) -> Option<String> {
         syntax_tree(db, file).iter().position(|i| matches!(i, Item::Scenario(s) if s.name.text == scenario.name))?;
     let r = report_of(db, file, index as u32)?;
     let batch = r.batch.map(|b| format!(", batch {b}")).unwrap_or_default();
+    let frozen = if r.trainable_params < r.params {
+        format!(" ({} trainable, {} frozen)", thousands(r.trainable_params), thousands(r.params - r.trainable_params))
+    } else {
+        String::new()
+    };
+    let cache = if r.kv_cache_bytes > 0 {
+        format!("\n\nkv cache {} after the step ({} at the peak)", bytes(r.kv_cache_bytes), bytes(r.ledgers.kv_cache))
+    } else {
+        String::new()
+    };
     Some(format!(
-        "model `{}`{batch}: {} params, {} MACs per forward pass\n\npeak {} ({} phase, step {}); needs {}",
+        "model `{}`{batch}: {} params{frozen}, {} MACs per forward pass\n\npeak {} ({} phase, step {}); needs {}{cache}",
         r.model,
         thousands(r.params),
         count(r.macs),

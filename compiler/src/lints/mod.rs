@@ -14,6 +14,7 @@ mod budget_margin;
 mod budget_over_device;
 mod cudnn_benchmark_tight;
 mod device_memory_exceeded;
+mod float32_kv_cache;
 mod host_over_budget;
 mod int8_activations_dominate;
 mod large_workspace;
@@ -68,6 +69,7 @@ pub const LINTS: &[&dyn Lint] = &[
     &activations_dominate::ActivationsDominate,
     &quadratic_attention::QuadraticAttention,
     &large_workspace::LargeWorkspace,
+    &float32_kv_cache::Float32KvCache,
     &cudnn_benchmark_tight::CudnnBenchmarkTight,
     &host_over_budget::HostOverBudget,
     &unused::Unused,
