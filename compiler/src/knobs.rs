@@ -144,6 +144,17 @@ keyword_enum! {
 }
 
 keyword_enum! {
+    /// The dtype a paged cache stores its keys and values in (`cache_dtype ...`).
+    pub enum CacheDtype {
+        /// The keys' and values' own dtype (the model's).
+        Auto = "auto",
+        /// vLLM's `kv_cache_dtype="fp8"` (`float8_e4m3fn`, one byte an element, scaled per
+        /// tensor); its attention kernels read the blocks in fp8 and convert in registers.
+        Fp8 = "fp8",
+    }
+}
+
+keyword_enum! {
     /// Convolution algorithms (`conv_algorithm ...`): what workspace a convolution needs.
     pub enum ConvAlgorithm {
         /// The library picks (as `direct` for the workspace).

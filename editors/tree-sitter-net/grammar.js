@@ -39,6 +39,7 @@ const VALUE_KEYS = [
   'cache',
   'context',
   'cache_block',
+  'cache_dtype',
   'grad_accum',
   'data_parallel',
   'zero',

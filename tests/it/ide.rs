@@ -513,6 +513,7 @@ fn completion_of_setting_keys_in_an_infer_scenario() {
         Setting    cache          KEY VALUE
         Setting    context        KEY VALUE
         Setting    cache_block    KEY VALUE
+        Setting    cache_dtype    KEY VALUE
         Setting    no_grad        flag
         Setting    eval           flag
         Setting    device         KEY VALUE

@@ -88,6 +88,10 @@ pub fn config(setup: &crate::semantics::setup::RunSettings) -> (Config, &'static
         segments: Segments::Marked,
         cache: setup.cache,
         cache_block: setup.cache_block.max(1),
+        cache_element: match setup.cache_dtype {
+            crate::knobs::CacheDtype::Auto => None,
+            crate::knobs::CacheDtype::Fp8 => Some(1),
+        },
         sharding: Sharding {
             devices: setup.data_parallel.max(1),
             zero: if setup.fsdp { 3 } else { setup.zero.min(3) as u8 },

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::{FileName, TextRange};
 use crate::elaborate::Db;
-use crate::knobs::{CacheKind, ConvAlgorithm, DeviceModel, Loss, Optimizer, Precision};
+use crate::knobs::{CacheDtype, CacheKind, ConvAlgorithm, DeviceModel, Loss, Optimizer, Precision};
 use crate::semantics::Builtin;
 use crate::semantics::check::DTYPES;
 use crate::semantics::files::{file_scope, parse_file};
@@ -332,6 +332,7 @@ pub fn completions(db: &dyn Db, file: SourceFile, offset: u32) -> Vec<Completion
                         "conv_algorithm" => ConvAlgorithm::NAMES,
                         "loss" => Loss::NAMES,
                         "cache" => CacheKind::NAMES,
+                        "cache_dtype" => CacheDtype::NAMES,
                         _ => &[],
                     };
                     for v in values {

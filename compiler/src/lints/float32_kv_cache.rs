@@ -38,7 +38,8 @@ impl Lint for Float32KvCache {
 
     fn check_scenario(&self, cx: &ScenarioContext<'_>) -> Vec<Diagnostic> {
         let run = &cx.setup.run;
-        if run.cache.is_none() || matches!(run.precision, Precision::Bf16 | Precision::Fp16) {
+        let fp8 = run.cache == Some(crate::knobs::CacheKind::Paged) && run.cache_dtype == crate::knobs::CacheDtype::Fp8;
+        if run.cache.is_none() || fp8 || matches!(run.precision, Precision::Bf16 | Precision::Fp16) {
             return Vec::new();
         }
         let dtypes = tensor_dtypes(cx.graph, run.precision);

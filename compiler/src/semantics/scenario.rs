@@ -12,7 +12,7 @@ use super::check::{ItemChecker, LabelExt};
 use super::kinds::ValueKind;
 use super::scope::DefKind;
 use super::sizes::{SizeError, size_bytes};
-use crate::knobs::{CacheKind, ConvAlgorithm, DeviceModel, Loss, Optimizer, Precision};
+use crate::knobs::{CacheDtype, CacheKind, ConvAlgorithm, DeviceModel, Loss, Optimizer, Precision};
 
 /// The keyword arguments of `dataloader(...)` and their kinds.
 pub const DATALOADER_ARGS: &[(&str, ValueKind)] = &[
@@ -178,6 +178,7 @@ fn check_setting(cx: &mut ItemChecker<'_>, s: &Setting) {
             "precision" => one_of(cx, e, "precision", Precision::NAMES),
             "loss" => one_of(cx, e, "loss", Loss::NAMES),
             "cache" => one_of(cx, e, "cache", CacheKind::NAMES),
+            "cache_dtype" => one_of(cx, e, "cache dtype", CacheDtype::NAMES),
             "optimizer" => {
                 one_of(cx, e, "optimizer", Optimizer::NAMES);
                 if let ExprKind::Call { args, .. } = &e.kind
@@ -305,7 +306,7 @@ fn check_combinations(cx: &mut ItemChecker<'_>, scenario: &Scenario, rejected: &
     let ineffective = |cx: &mut ItemChecker<'_>, s: &Setting, message: String, help: &str| {
         cx.error(Code::IneffectiveSetting, s.key.id, message).help = Some(help.to_string());
     };
-    for key in ["context", "cache_block"] {
+    for key in ["context", "cache_block", "cache_dtype"] {
         if let Some(setting) = get(key)
             && get("cache").is_none()
         {
@@ -313,12 +314,14 @@ fn check_combinations(cx: &mut ItemChecker<'_>, scenario: &Scenario, rejected: &
             ineffective(cx, setting, format!("`{key}` without a `cache` has no effect"), help);
         }
     }
-    if let Some(block) = get("cache_block")
-        && let Some(cache) = get("cache")
-        && !matches!(&cache.value, SettingValue::Value(Expr { kind: ExprKind::Name(n), .. }) if n.text == "paged")
-    {
-        let help = "blocks are `cache paged`'s; a `DynamicCache` grows by `torch.cat`";
-        ineffective(cx, block, "`cache_block` only applies to a `paged` cache".into(), help);
+    for key in ["cache_block", "cache_dtype"] {
+        if let Some(setting) = get(key)
+            && let Some(cache) = get("cache")
+            && !matches!(&cache.value, SettingValue::Value(Expr { kind: ExprKind::Name(n), .. }) if n.text == "paged")
+        {
+            let help = "blocks and fp8 storage are vLLM's (`cache paged`); a `DynamicCache` grows by `torch.cat` in the keys' dtype";
+            ineffective(cx, setting, format!("`{key}` only applies to a `paged` cache"), help);
+        }
     }
     if let Some(margin) = get("margin")
         && get("budget").is_none()

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::db::{Db, SourceFile, lookup_file};
 use crate::graph::{self, Value};
-use crate::knobs::{CacheKind, ConvAlgorithm, DeviceModel, Loss, Optimizer, Precision};
+use crate::knobs::{CacheDtype, CacheKind, ConvAlgorithm, DeviceModel, Loss, Optimizer, Precision};
 use crate::semantics::files::{ItemLoc, file_scope, item_tree};
 use crate::syntax::{Expr, ExprKind, Item, SettingValue};
 
@@ -44,6 +44,8 @@ pub struct RunSettings {
     pub context: i128,
     /// Tokens per block of a paged cache (`cache_block`, 16 unless set).
     pub cache_block: i128,
+    /// The dtype a paged cache stores (`cache_dtype`, `auto` unless set).
+    pub cache_dtype: CacheDtype,
     /// `foreach=` given to the optimizer, if any.
     pub foreach: Option<bool>,
     /// The device preset (`cpu` unless set).
@@ -116,6 +118,7 @@ impl Default for RunSettings {
             cache: None,
             context: 0,
             cache_block: 16,
+            cache_dtype: CacheDtype::Auto,
         }
     }
 }
@@ -183,6 +186,9 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
             }
             ("cache", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
                 setup.run.cache = CacheKind::from_name(&n.text)
+            }
+            ("cache_dtype", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
+                setup.run.cache_dtype = CacheDtype::from_name(&n.text).unwrap_or(setup.run.cache_dtype)
             }
             ("context", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => setup.run.context = *n as i128,
             ("cache_block", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {

@@ -67,6 +67,12 @@ pub const SETTINGS: &[SettingSpec] = &[
         "tokens already in the cache before this forward (a decode step of `seq` new tokens); none: a prefill",
     ),
     spec("cache_block", Value, Some("infer"), "tokens per block of a `paged` cache (16 unless set, as vLLM)"),
+    spec(
+        "cache_dtype",
+        Value,
+        Some("infer"),
+        "auto (default: the keys' dtype) or fp8 (vLLM's `kv_cache_dtype=\"fp8\"`, one byte an element) for a `paged` cache",
+    ),
     spec("no_grad", Flag, Some("infer"), "runs under `torch.no_grad()`: nothing is saved for backward"),
     spec("eval", Flag, Some("infer"), "runs in `model.eval()` mode: BatchNorm uses running stats, Dropout is off"),
     spec(

@@ -38,6 +38,8 @@ pub struct Config {
     pub cache: Option<crate::knobs::CacheKind>,
     /// Tokens per block of a paged cache.
     pub cache_block: i128,
+    /// Bytes per element a paged cache stores, if not the keys' own (fp8: 1).
+    pub cache_element: Option<i128>,
 }
 
 /// Which calls activation checkpointing makes segments of.

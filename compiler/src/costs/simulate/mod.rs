@@ -304,8 +304,9 @@ fn cached_tokens(graph: &Graph) -> Option<i128> {
 
 /// The bytes of a `kv_cache` call's cache that exist before the step, given the bytes of its
 /// output (`sizes`): a dynamic cache's `context` tokens, a paged cache's blocks for the whole
-/// `context + S` tokens. `None` for other nodes and for a call without a cache.
-fn cache_before(graph: &Graph, node: &Node, sizes: &[i128], cache: CacheKind, block: i128) -> Option<i128> {
+/// `context + S` tokens (in its `cache_dtype`). `None` for other nodes and for a call without
+/// a cache.
+fn cache_before(graph: &Graph, node: &Node, sizes: &[i128], cache: CacheKind, config: &Config) -> Option<i128> {
     if node.op != Op::KvCache {
         return None;
     }
@@ -321,7 +322,14 @@ fn cache_before(graph: &Graph, node: &Node, sizes: &[i128], cache: CacheKind, bl
     let per_token = sizes[out.0 as usize] / tokens;
     Some(match cache {
         CacheKind::Dynamic => product(&[per_token, cached]),
-        CacheKind::Paged => product(&[per_token, (tokens + block - 1) / block * block]),
+        CacheKind::Paged => {
+            let block = config.cache_block;
+            let per_token = match config.cache_element {
+                Some(element) => product(&[known(tensor.numel()) / tokens, element]),
+                None => per_token,
+            };
+            product(&[per_token, (tokens + block - 1) / block * block])
+        }
     })
 }
 
@@ -491,7 +499,7 @@ fn replay(
     if let Some(cache) = config.cache {
         for (i, node) in graph.nodes.iter().enumerate() {
             store.at_node(i);
-            let Some(bytes) = cache_before(graph, node, &run.sizes, cache, config.cache_block) else { continue };
+            let Some(bytes) = cache_before(graph, node, &run.sizes, cache, config) else { continue };
             run.params.cache_of_node[i] = (bytes > 0).then(|| store.alloc(bytes, Category::KvCache));
         }
     }
