@@ -22,6 +22,7 @@ class Ledgers(TypedDict):
     optimizer: int
     activations: int
     workspace: int
+    kv_cache: int
     runtime: int
 
 
@@ -37,6 +38,7 @@ class Breakdown(TypedDict):
     backward_temporaries: int
     optimizer_temporaries: int
     workspace: int
+    kv_cache: int
 
 
 class Phase(TypedDict):
@@ -65,6 +67,7 @@ class Line(TypedDict):
     buffer_bytes: int
     gradient_bytes: int
     optimizer_bytes: int
+    kv_cache_bytes: int
     instances: int
 
 
@@ -77,6 +80,7 @@ class Scenario(TypedDict):
     model: str
     batch: Optional[int]
     params: int
+    trainable_params: int
     macs: int
     device: str
     peak_bytes: int
@@ -92,6 +96,7 @@ class Scenario(TypedDict):
     ledgers: Ledgers
     breakdown: Breakdown
     phases: List[Phase]
+    kv_cache_bytes: int
     host_bytes: int
     host_budget_bytes: Optional[int]
     lines: List[Line]
