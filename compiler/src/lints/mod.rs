@@ -208,6 +208,20 @@ impl ScenarioContext<'_> {
         } else if !run.no_grad {
             out.push("run under `no_grad`".into());
         }
+        // A served model's cache: the context, and how it is held.
+        let cache = self.costs.simulation.kv_cache_bytes();
+        if cache > 0 {
+            out.push(format!("shorten the `context` (the kv cache is {} after the step)", crate::units::bytes(cache)));
+            match run.cache {
+                Some(crate::knobs::CacheKind::Dynamic) => {
+                    out.push("use `cache paged` (blocks written in place, no copy per append)".into())
+                }
+                Some(crate::knobs::CacheKind::Paged) if run.cache_dtype == crate::knobs::CacheDtype::Auto => {
+                    out.push("store the cache with `cache_dtype fp8`".into())
+                }
+                _ => {}
+            }
+        }
         if larger_device {
             out.push("use a larger device".into());
         }
