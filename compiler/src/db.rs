@@ -101,6 +101,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.efficientnet", include_str!("../stdlib/std/models/efficientnet.net")),
     ("std.models.gpt2", include_str!("../stdlib/std/models/gpt2.net")),
     ("std.models.llama", include_str!("../stdlib/std/models/llama.net")),
+    ("std.models.qwen2", include_str!("../stdlib/std/models/qwen2.net")),
     ("std.models.mobilenet", include_str!("../stdlib/std/models/mobilenet.net")),
     ("std.models.resnet", include_str!("../stdlib/std/models/resnet.net")),
     ("std.models.unet", include_str!("../stdlib/std/models/unet.net")),

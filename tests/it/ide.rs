@@ -692,6 +692,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.gpt2 standard-library module
         Module     std.models.llama standard-library module
         Module     std.models.mobilenet standard-library module
+        Module     std.models.qwen2 standard-library module
         Module     std.models.resnet standard-library module
         Module     std.models.unet standard-library module
         Module     std.models.vgg standard-library module

@@ -351,6 +351,48 @@ fn llama3_family_and_lora() {
     assert_eq!((s.params, s.trainable_params), (491_816_960 + 1_703_936, 1_703_936));
 }
 
+/// Qwen2.5 (std.models.qwen2: Llama with biased q, k and v projections, as transformers'
+/// `Qwen2Attention`): each size's published parameter count (the Hub's `safetensors` totals),
+/// and the same count from the formula: Llama's plus `d + 2 kv_heads (d / heads)` biases a
+/// layer.
+#[test]
+fn qwen2_5_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128, tied: bool| {
+        let hd = d / heads;
+        let untied = llama_params(vocab, d, layers, heads, kv, ffn) + layers * (heads * hd + 2 * kv * hd);
+        if tied { untied - vocab * d } else { untied }
+    };
+    let cases: [(&str, i128, i128); 7] = [
+        ("qwen2_5_0_5b()", params(151_936, 896, 24, 14, 2, 4864, true), 494_032_768),
+        ("qwen2_5_1_5b()", params(151_936, 1536, 28, 12, 2, 8960, true), 1_543_714_304),
+        (
+            "qwen2(vocab=151936, d=2048, layers=36, heads=16, kv_heads=2, ffn=11008, tied=true)",
+            params(151_936, 2048, 36, 16, 2, 11_008, true),
+            3_085_938_688,
+        ),
+        ("qwen2_5_7b()", params(152_064, 3584, 28, 28, 4, 18_944, false), 7_615_616_512),
+        (
+            "qwen2(d=5120, layers=48, heads=40, kv_heads=8, ffn=13824)",
+            params(152_064, 5120, 48, 40, 8, 13_824, false),
+            14_770_033_664,
+        ),
+        (
+            "qwen2(d=5120, layers=64, heads=40, kv_heads=8, ffn=27648)",
+            params(152_064, 5120, 64, 40, 8, 27_648, false),
+            32_763_876_352,
+        ),
+        (
+            "qwen2(d=8192, layers=80, heads=64, kv_heads=8, ffn=29568)",
+            params(152_064, 8192, 80, 64, 8, 29_568, false),
+            72_706_203_648,
+        ),
+    ];
+    for (call, formula, published) in cases {
+        assert_eq!(formula, published, "{call}: the formula");
+        assert_eq!(figures("qwen2", call, Some(128)).0, published, "{call}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // The standard library as a whole.
 
