@@ -533,3 +533,34 @@ fn the_lines_at_the_peak_add_up_to_the_peaks_activations() {
         }
     }
 }
+
+/// The README's language-model example says what netc answers for Llama 3.1 8B: LoRA needs
+/// 19.4 GiB on a 24 GB card (13,631,488 trainable parameters), full bf16 fine-tuning 75.1 GiB,
+/// and 8 sequences of 8k tokens fit on the card (63 on an 80 GB A100).
+#[test]
+fn readme_language_model_answers() {
+    use netc::costs::fit::{Axis, fit};
+    let readme = std::fs::read_to_string(crate::support::root().join("README.md")).expect("the README");
+    let section = readme.split("### Language models").nth(1).expect("the section");
+    let text = section.split("```net\n").nth(1).and_then(|s| s.split("```").next()).expect("its example");
+    let answers = |text: String| {
+        let mut db = Database::new();
+        let file = db.set_file(FileName::new("llm.net"), text);
+        let r = report(&db, &[file], None);
+        let lora = r.scenarios.iter().find(|s| s.name == "lora").expect("lora");
+        let decode = syntax_tree(&db, file)
+            .iter()
+            .position(|i| matches!(i, Item::Scenario(s) if s.name.text == "decode"))
+            .expect("decode") as u32;
+        let fits = fit(&db, file, decode, Axis::Batch).expect("a fit").largest;
+        (netc::units::bytes(lora.total_bytes), lora.trainable_params, fits)
+    };
+    assert_eq!(answers(text.to_string()), ("19.4 GiB".to_string(), 13_631_488, Some(8)));
+    let full = text.replace(
+        "llama3_1_8b(lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\")",
+        "llama3_1_8b()",
+    );
+    assert_eq!(answers(full).0, "75.1 GiB");
+    let a100 = text.replace("cache dynamic  device rtx4090", "cache dynamic  device a100_80gb");
+    assert_eq!(answers(a100).2, Some(63));
+}
