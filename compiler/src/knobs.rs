@@ -154,6 +154,16 @@ keyword_enum! {
     }
 }
 
+impl CacheDtype {
+    /// Bytes per element, if not the keys' own.
+    pub fn element_bytes(self) -> Option<i128> {
+        match self {
+            CacheDtype::Auto => None,
+            CacheDtype::Fp8 => Some(1),
+        }
+    }
+}
+
 keyword_enum! {
     /// Convolution algorithms (`conv_algorithm ...`): what workspace a convolution needs.
     pub enum ConvAlgorithm {

@@ -421,3 +421,19 @@ fn a_negative_or_non_numeric_tolerance_is_a_usage_error() {
     assert_eq!(run.code, 2);
     assert!(run.err.contains("--check"), "{}", run.err);
 }
+
+/// A scenario with a key/value cache has the cache's ledger in its snapshot: at the peak and
+/// after the step. Two sequences, 7 tokens cached, one new: the cache after the step is
+/// `[2, 1, 8, 16]` float32 (1,024 B); at the peak (the append) the old 7 tokens (896 B) are
+/// live beside it.
+#[test]
+fn a_snapshot_has_the_kv_cache_ledger() {
+    let mut db = netc::host::Database::new();
+    let text = "model lm() {\n    input ids: i64[N, S]\n    h = embedding(ids, 100, 16)\n    k = kv_cache(reshape(linear(h, 16), [ids.shape[0], 1, ids.shape[1], 16]))\n    return linear(h, 100)\n}\ninfer decode { model lm  batch 2  seq 1  context 7  no_grad  eval  cache dynamic }\n";
+    let file = db.set_file(netc::diagnostics::FileName::new("lm.net"), text.to_string());
+    let snapshot = netc::snapshot::render(&db, file).expect("a snapshot");
+    let lines: Vec<&str> = snapshot.lines().filter(|l| l.contains("kv cache")).collect();
+    assert_eq!(lines.len(), 2, "{snapshot}");
+    assert!(lines[0].trim_start().starts_with("kv cache") && lines[0].contains("1,920"), "{snapshot}");
+    assert!(lines[1].trim_start().starts_with("kv cache after the step") && lines[1].contains("1,024"), "{snapshot}");
+}

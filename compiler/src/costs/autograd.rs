@@ -527,9 +527,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // Without a cache (`use_cache=False`) the call is its input. With one, a new tensor
         // (`torch.cat`, which saves sizes only): the simulation books it to the cache, which
         // holds it to the end of the run (`simulate`'s cache storages).
-        Op::KvCache if node.args.values.get(crate::shapes::ops::CACHED_TOKENS).is_none() => {
-            alias_all(GradFlow::PassThrough)
-        }
+        Op::KvCache if crate::shapes::ops::cached_tokens(&node.args).is_none() => alias_all(GradFlow::PassThrough),
         Op::KvCache => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         Op::Add | Op::Sub if inplace() => alias_all(GradFlow::PassThrough),
         Op::Add | Op::Sub => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },

@@ -86,12 +86,12 @@ pub fn config(setup: &crate::semantics::setup::RunSettings) -> (Config, &'static
         micro_batches: setup.grad_accum.max(1),
         checkpoint: setup.checkpoint,
         segments: Segments::Marked,
-        cache: setup.cache,
-        cache_block: setup.cache_block.max(1),
-        cache_element: match setup.cache_dtype {
-            crate::knobs::CacheDtype::Auto => None,
-            crate::knobs::CacheDtype::Fp8 => Some(1),
-        },
+        cache: setup.cache.map(|kind| simulate::Cache {
+            kind,
+            context: setup.context,
+            block: setup.cache_block.max(1),
+            element: setup.cache_dtype.element_bytes(),
+        }),
         sharding: Sharding {
             devices: setup.data_parallel.max(1),
             zero: if setup.fsdp { 3 } else { setup.zero.min(3) as u8 },

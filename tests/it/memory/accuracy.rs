@@ -108,7 +108,8 @@ pub const LLM_MODELS: &[LlmModel] =
     &[("llama_small", "use std.models.llama\n", "llama(vocab=32000, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632")];
 
 /// A measured LLM scenario: its name in memory_llm.json, `infer` or `train`, the model
-/// arguments it adds, and its settings (batch, sequence and device are added).
+/// arguments it adds, and its settings, where `{batch}` and `{seq}` are the size's (the
+/// device is added).
 pub type LlmScenario = (&'static str, &'static str, &'static str, &'static str);
 
 /// peft's `LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules=q/k/v/o_proj)`.
@@ -116,14 +117,34 @@ const LORA: &str = ", lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=
 
 /// The LLM set's scenarios (memory_llm.json; the fixture README says what PyTorch ran).
 pub const LLM_SCENARIOS: &[LlmScenario] = &[
-    ("train_full_bf16_adamw", "train", "", "precision bf16  optimizer adamw  loss causal_lm"),
-    ("train_full_amp_bf16_adamw", "train", "", "precision amp_bf16  optimizer adamw  loss causal_lm"),
-    ("train_full_bf16_adamw_ckpt", "train", "", "precision bf16  optimizer adamw  loss causal_lm  checkpoint"),
-    ("train_lora_bf16", "train", LORA, "precision bf16  optimizer adamw  loss causal_lm"),
-    ("train_lora_bf16_ckpt", "train", LORA, "precision bf16  optimizer adamw  loss causal_lm  checkpoint"),
-    ("infer_prefill_bf16", "infer", "", "precision bf16  no_grad  eval  cache dynamic"),
-    // One decode step after a prefill of the size's `seq` tokens: `seq 1  context <seq>`.
-    ("infer_decode_bf16", "infer", "", "precision bf16  no_grad  eval  cache dynamic  context"),
+    ("train_full_bf16_adamw", "train", "", "batch {batch}  seq {seq}  precision bf16  optimizer adamw  loss causal_lm"),
+    (
+        "train_full_amp_bf16_adamw",
+        "train",
+        "",
+        "batch {batch}  seq {seq}  precision amp_bf16  optimizer adamw  loss causal_lm",
+    ),
+    (
+        "train_full_bf16_adamw_ckpt",
+        "train",
+        "",
+        "batch {batch}  seq {seq}  precision bf16  optimizer adamw  loss causal_lm  checkpoint",
+    ),
+    ("train_lora_bf16", "train", LORA, "batch {batch}  seq {seq}  precision bf16  optimizer adamw  loss causal_lm"),
+    (
+        "train_lora_bf16_ckpt",
+        "train",
+        LORA,
+        "batch {batch}  seq {seq}  precision bf16  optimizer adamw  loss causal_lm  checkpoint",
+    ),
+    ("infer_prefill_bf16", "infer", "", "batch {batch}  seq {seq}  precision bf16  no_grad  eval  cache dynamic"),
+    // One decode step after a prefill of the size's `seq` tokens.
+    (
+        "infer_decode_bf16",
+        "infer",
+        "",
+        "batch {batch}  seq 1  context {seq}  precision bf16  no_grad  eval  cache dynamic",
+    ),
 ];
 
 /// Runs every case of the LLM set that `scenarios` names, on `a100_80gb` (the harness's
@@ -137,11 +158,9 @@ pub fn llm_cases(models: &[LlmModel], scenarios: &[LlmScenario]) -> Vec<Case> {
             let measured: Vec<&LlmScenario> = scenarios.iter().filter(|(s, ..)| figures.get(*s).is_some()).collect();
             let mut source = text.to_string();
             for (scenario, kind, args, settings) in &measured {
-                let sizes = match settings.strip_suffix("  context") {
-                    Some(settings) => format!("batch {batch}  seq 1  {settings}  context {seq}"),
-                    None => format!("batch {batch}  seq {seq}  {settings}"),
-                };
-                let _ = write!(source, "\n{kind} c_{scenario} {{ model {call}{args})  {sizes}  device a100_80gb }}\n");
+                let settings = settings.replace("{batch}", batch).replace("{seq}", seq);
+                let _ =
+                    write!(source, "\n{kind} c_{scenario} {{ model {call}{args})  {settings}  device a100_80gb }}\n");
             }
             let (db, file, items) = load(&format!("{model}.net"), source);
             for (scenario, ..) in measured {

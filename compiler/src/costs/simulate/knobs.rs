@@ -35,11 +35,20 @@ pub struct Config {
     /// Which calls are the segments.
     pub segments: Segments,
     /// The key/value cache the `kv_cache(...)` calls append to (inference), if any.
-    pub cache: Option<crate::knobs::CacheKind>,
+    pub cache: Option<Cache>,
+}
+
+/// The key/value cache of an inference run (`cache`, `context`, `cache_block`, `cache_dtype`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cache {
+    /// transformers' `DynamicCache` or vLLM's paged blocks.
+    pub kind: crate::knobs::CacheKind,
+    /// Tokens cached before the step (the graph's `kv_cache` calls were elaborated with it).
+    pub context: i128,
     /// Tokens per block of a paged cache.
-    pub cache_block: i128,
+    pub block: i128,
     /// Bytes per element a paged cache stores, if not the keys' own (fp8: 1).
-    pub cache_element: Option<i128>,
+    pub element: Option<i128>,
 }
 
 /// Which calls activation checkpointing makes segments of.

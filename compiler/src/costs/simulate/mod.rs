@@ -22,7 +22,7 @@ use crate::graph::{Graph, Node, Site, TensorId};
 use crate::knobs::{CacheKind, ConvAlgorithm, Loss, Optimizer, Precision};
 use crate::op::{Autocast, Family, Op};
 use crate::shapes::DType;
-use crate::shapes::ops::{ArgValue, CACHED_TOKENS};
+use crate::shapes::ops::{ArgValue, cache_length, cached_tokens};
 
 use super::autograd::{GradFlow, Mode, Saved, memory};
 use super::layout::Layouts;
@@ -36,7 +36,7 @@ mod storage;
 mod timeline;
 
 use self::knobs::*;
-pub use self::knobs::{Config, Segments, Sharding, tensor_dtypes};
+pub use self::knobs::{Cache, Config, Segments, Sharding, tensor_dtypes};
 use self::lines::*;
 use self::passes::*;
 pub use self::results::*;
@@ -293,44 +293,43 @@ impl LossTensors {
     }
 }
 
-/// The tokens the run's cache held before it (the `context` elaboration gave each
-/// `kv_cache` call), if it has a cache.
-fn cached_tokens(graph: &Graph) -> Option<i128> {
-    graph.nodes.iter().filter(|n| n.op == Op::KvCache).find_map(|n| match n.args.values.get(CACHED_TOKENS) {
-        Some(ArgValue::Int(d)) => d.known(),
-        _ => None,
-    })
-}
-
 /// The bytes of a `kv_cache` call's cache that exist before the step, given the bytes of its
 /// output (`sizes`): a dynamic cache's `context` tokens, a paged cache's blocks for the whole
 /// `context + S` tokens (in its `cache_dtype`). `None` for other nodes and for a call without
 /// a cache.
-fn cache_before(graph: &Graph, node: &Node, sizes: &[i128], cache: CacheKind, config: &Config) -> Option<i128> {
+fn cache_before(graph: &Graph, node: &Node, sizes: &[i128], cache: &Cache) -> Option<i128> {
     if node.op != Op::KvCache {
         return None;
     }
-    let Some(ArgValue::Int(cached)) = node.args.values.get(CACHED_TOKENS) else { return None };
-    let (cached, out) = (cached.known()?, *node.outputs.first()?);
+    let (cached, out) = (cached_tokens(&node.args)?, *node.outputs.first()?);
     let tensor = graph.tensor(out);
-    let dim = match node.args.values.get("dim") {
-        Some(ArgValue::Int(d)) => d.known()?,
-        _ => -2,
-    };
-    let axis = if dim < 0 { tensor.rank() as i128 + dim } else { dim };
-    let tokens = tensor.shape.get(usize::try_from(axis).ok()?)?.known()?.max(1);
-    let per_token = sizes[out.0 as usize] / tokens;
-    Some(match cache {
-        CacheKind::Dynamic => product(&[per_token, cached]),
+    let tokens = cache_length(&node.args, tensor)?.max(1);
+    Some(match cache.kind {
+        CacheKind::Dynamic => product(&[sizes[out.0 as usize] / tokens, cached]),
         CacheKind::Paged => {
-            let block = config.cache_block;
-            let per_token = match config.cache_element {
+            let per_token = match cache.element {
                 Some(element) => product(&[known(tensor.numel()) / tokens, element]),
-                None => per_token,
+                None => sizes[out.0 as usize] / tokens,
             };
-            product(&[per_token, (tokens + block - 1) / block * block])
+            product(&[per_token, (tokens + cache.block - 1) / cache.block * cache.block])
         }
     })
+}
+
+/// The storages of the implicit loss that outlive its phase: log_softmax's result and the
+/// scalar loss (until backward has run), and the causal-LM loss's shifted labels (`nll_loss`
+/// keeps them for its backward).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct LossStorages {
+    pub(super) log_probs: Option<usize>,
+    pub(super) scalar: Option<usize>,
+    pub(super) shifted_labels: Option<usize>,
+}
+
+impl LossStorages {
+    fn all(self) -> impl Iterator<Item = usize> {
+        [self.log_probs, self.scalar, self.shifted_labels].into_iter().flatten()
+    }
 }
 
 /// How much of a run [`replay`] goes through.
@@ -496,10 +495,10 @@ fn replay(
         }
     }
     // The key/value cache of earlier steps exists before the step, each `kv_cache` call's own.
-    if let Some(cache) = config.cache {
+    if let Some(cache) = &config.cache {
         for (i, node) in graph.nodes.iter().enumerate() {
             store.at_node(i);
-            let Some(bytes) = cache_before(graph, node, &run.sizes, cache, config) else { continue };
+            let Some(bytes) = cache_before(graph, node, &run.sizes, cache) else { continue };
             run.params.cache_of_node[i] = (bytes > 0).then(|| store.alloc(bytes, Category::KvCache));
         }
     }
@@ -527,8 +526,8 @@ fn replay(
     }
     // `generate()` holds the ids of every token so far (`input_ids`, which it extends by each
     // new token): with a dynamic cache of earlier steps, `[N, context]` more integer ids.
-    if config.cache == Some(CacheKind::Dynamic)
-        && let Some(context) = cached_tokens(graph)
+    if let Some(Cache { kind: CacheKind::Dynamic, context, .. }) = config.cache
+        && context > 0
     {
         for (_, t) in &graph.inputs {
             let tensor = graph.tensor(*t);
@@ -586,7 +585,7 @@ fn replay(
             // Loss: cross-entropy over the output (log_softmax saved, then the scalar loss).
             store.begin(step, Phase::Loss);
             store.current_line = LineId::MAX;
-            let mut loss_storages = Vec::new();
+            let mut loss_storages = LossStorages::default();
             let mut loss = LossTensors::default();
             if implicit_loss && let Some(o) = output {
                 loss = LossTensors::of(&run, o);
@@ -598,16 +597,15 @@ fn replay(
                         store.check(op, None);
                     }
                 }
-                let shifted = (loss.shifted_labels > 0).then(|| {
+                loss_storages.shifted_labels = (loss.shifted_labels > 0).then(|| {
                     let s = store.alloc(loss.shifted_labels, Category::Activations);
                     store.check("contiguous (shifted labels)", None);
                     s
                 });
-                loss_storages.push(store.alloc(loss.log_probs, Category::Activations));
+                loss_storages.log_probs = Some(store.alloc(loss.log_probs, Category::Activations));
                 store.check(Op::CrossEntropy.name(), None);
-                loss_storages.push(store.alloc(loss.scalar, Category::Activations));
+                loss_storages.scalar = Some(store.alloc(loss.scalar, Category::Activations));
                 store.check("nll_loss", None);
-                loss_storages.extend(shifted);
                 for s in transient {
                     store.release(s);
                 }
@@ -625,9 +623,9 @@ fn replay(
                 store.alloc(bytes, Category::Gradients);
                 buckets_made = true;
             }
-            run_backward(&run, &mut store, &mut forward, &storage_of, &mut grads, (&loss_storages, loss, output));
+            run_backward(&run, &mut store, &mut forward, &storage_of, &mut grads, (&mut loss_storages, loss, output));
             // The output and the loss are dropped after backward.
-            for s in loss_storages {
+            for s in loss_storages.all() {
                 store.release(s);
             }
             for &t in &graph.outputs {

@@ -96,10 +96,10 @@ pub(super) fn run_forward(
         // cache's a new tensor that the cache holds to the end of the run, after which the old
         // one (`self.keys`, rebound) is freed.
         if let (Op::KvCache, Some(cache), Some(&out)) = (node.op, run.config.cache, outputs.first())
-            && node.args.values.get(CACHED_TOKENS).is_some()
+            && cached_tokens(&node.args).is_some()
         {
             let before = run.params.cache_of_node[i];
-            let s = match (cache, before) {
+            let s = match (cache.kind, before) {
                 (CacheKind::Paged, Some(blocks)) => blocks,
                 _ => store.alloc(run.sizes[out.0 as usize], Category::KvCache),
             };
@@ -107,19 +107,16 @@ pub(super) fn run_forward(
             storage_of[out.0 as usize] = Some(s);
             requires_grad[out.0 as usize] = needs_grad;
             if first_step {
-                lines.line(lines.of_node[i]).kv_cache += store.bytes[s];
+                let line = lines.line(lines.of_node[i]);
+                line.kv_cache = line.kv_cache.saturating_add(store.bytes[s]);
             }
             store.check(op, Some(site));
-            if cache == CacheKind::Dynamic
+            if cache.kind == CacheKind::Dynamic
                 && let Some(old) = before
             {
                 store.release(old);
             }
-            for t in run.releases(i) {
-                if let Some(s) = storage_of[t.0 as usize] {
-                    store.release(s);
-                }
-            }
+            release_dropped(run, store, storage_of, i);
             continue;
         }
         if let (Some(&out), Some((s, trained))) = (outputs.first(), state) {
@@ -127,11 +124,7 @@ pub(super) fn run_forward(
             storage_of[out.0 as usize] = Some(s);
             requires_grad[out.0 as usize] = trained;
             store.check(op, Some(site));
-            for t in run.releases(i) {
-                if let Some(s) = storage_of[t.0 as usize] {
-                    store.release(s);
-                }
-            }
+            release_dropped(run, store, storage_of, i);
             continue;
         }
         for &out in outputs {
@@ -282,11 +275,7 @@ pub(super) fn run_forward(
             }
             kept.extend(saved[i].iter().copied());
         }
-        for t in run.releases(i) {
-            if let Some(s) = storage_of[t.0 as usize] {
-                store.release(s);
-            }
-        }
+        release_dropped(run, store, storage_of, i);
     }
     if first_step {
         // Each kept storage once (several nodes may save one).
@@ -314,6 +303,15 @@ pub(super) fn run_forward(
         recorded
     });
     Forward { saved, requires_grad, segment_inputs, cast_cache: cast_cache.into_values().collect() }
+}
+
+/// Frees what the program drops after node `i` (the elaborator's release points).
+fn release_dropped(run: &Run<'_>, store: &mut Store, storage_of: &[Option<usize>], i: usize) {
+    for t in run.releases(i) {
+        if let Some(s) = storage_of[t.0 as usize] {
+            store.release(s);
+        }
+    }
 }
 
 /// Recomputes a checkpoint segment before its backward: its nodes run again with autograd
@@ -397,7 +395,7 @@ pub(super) fn run_backward(
     forward: &mut Forward,
     storage_of: &[Option<usize>],
     grads: &mut [Option<usize>],
-    (loss_storages, loss, output): (&[usize], LossTensors, Option<TensorId>),
+    (loss_storages, loss, output): (&mut LossStorages, LossTensors, Option<TensorId>),
 ) {
     let (graph, config) = (run.graph, run.config);
     // Gradient storages of tensors, shared when a gradient passes through (views, add).
@@ -414,7 +412,7 @@ pub(super) fn run_backward(
         // made) until the engine returns.
         root_grad = Some(dloss);
         // nll_loss's saved labels (the causal-LM loss's shifted copy) go with its node.
-        if let Some(&shifted) = loss_storages.get(2) {
+        if let Some(shifted) = loss_storages.shifted_labels.take() {
             store.release(shifted);
         }
         // log_softmax's backward reads its saved result while writing the logits' gradient
@@ -422,7 +420,7 @@ pub(super) fn run_backward(
         let upcast = loss.upcast > 0;
         let dlogits = store.alloc(if upcast { loss.upcast } else { loss.logits }, Category::BackwardTemporaries);
         store.check("log_softmax backward", None);
-        if let Some(&log_probs) = loss_storages.first() {
+        if let Some(log_probs) = loss_storages.log_probs.take() {
             store.release(log_probs);
         }
         store.release(dlog_probs);

@@ -135,6 +135,21 @@ pub(super) fn concat(args: &Args) -> OpOutcome {
 /// cached before it. A name no `.net` file can write, so no call passes it.
 pub const CACHED_TOKENS: &str = "cached tokens";
 
+/// The tokens a `kv_cache` call's cache held before it, when the run has a cache (the hidden
+/// [`CACHED_TOKENS`] argument); `None` without one, where the call is its input.
+pub fn cached_tokens(args: &Args) -> Option<i128> {
+    match args.values.get(CACHED_TOKENS) {
+        Some(ArgValue::Int(d)) => d.known(),
+        _ => None,
+    }
+}
+
+/// The tokens along a `kv_cache` call's `dim` in `out`, its result: the cache after it.
+pub fn cache_length(args: &Args, out: &TensorType) -> Option<i128> {
+    let d = axis(args, "dim", out.rank()).ok()?;
+    out.shape.get(d)?.known()
+}
+
 /// `kv_cache(x, dim)`: `x` with the tokens already cached (the hidden [`CACHED_TOKENS`]
 /// argument) added along `dim`, or `x` itself without a cache.
 pub(super) fn kv_cache(args: &Args) -> OpOutcome {
