@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::diagnostics::{Diagnostic, FileName, NodeRef, Place};
 use crate::op::Op;
-use crate::shapes::ops::{Args, OpResult};
+use crate::shapes::ops::{ArgValue, Args, OpResult};
 use crate::shapes::{Dim, TensorType};
 use crate::syntax::{Expr, ExprKind, UnaryOp};
 
@@ -215,6 +215,24 @@ impl Graph {
     /// Total parameters, `None` on overflow.
     pub fn params(&self) -> Option<Dim> {
         self.nodes.iter().try_fold(Dim::Known(0), |acc, n| acc.add(&n.params))
+    }
+
+    /// The parameters one token's forward pass reads, `None` on overflow: every parameter,
+    /// except that a `parameter(..., active=k)` stack of experts counts `k` of the slices of
+    /// its first dimension (a mixture of experts' top-k), as "active parameters" are quoted.
+    pub fn active_params(&self) -> Option<Dim> {
+        self.nodes.iter().try_fold(Dim::Known(0), |acc, n| {
+            let active = match (n.op, n.args.values.get("active"), n.args.values.get("shape")) {
+                (Op::Parameter, Some(ArgValue::Int(k)), Some(ArgValue::Ints(shape))) if k.known() != Some(0) => {
+                    match shape.first() {
+                        Some(slices) => n.params.mul(k)?.floor_div(slices)?,
+                        None => n.params.clone(),
+                    }
+                }
+                _ => n.params.clone(),
+            };
+            acc.add(&active)
+        })
     }
 
     /// Total MACs, `None` on overflow.

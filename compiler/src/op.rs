@@ -10,8 +10,8 @@
 use crate::knobs::keyword_enum;
 
 keyword_enum! {
-    /// A built-in op. `sub` and `div` have no stdlib declaration: they are the operators `-`
-    /// and `/` on tensors (and `+`, `*`, `@` are `add`, `mul`, `matmul`).
+    /// A built-in op. `sub` has no stdlib declaration: it is the operator `-` on tensors (and
+    /// `+`, `*`, `/`, `//`, `@` are `add`, `mul`, `div`, `floor_divide`, `matmul`).
     pub enum Op {
         /// `nn.Conv1d`.
         Conv1d = "conv1d",
@@ -164,6 +164,21 @@ keyword_enum! {
         Gather = "gather",
         /// `F.one_hot`.
         OneHot = "one_hot",
+        /// `torch.sort`: the values in order and their int64 indices.
+        Sort = "sort",
+        /// `x[indices]` with one integer tensor (`aten.index`): rows of `x` picked by index.
+        Index = "index",
+        /// `x[indices] = values` (`Tensor.index_put_`, `torch.index_put`).
+        IndexPut = "index_put",
+        /// `torch.histc`: a histogram of equal-width bins.
+        Histc = "histc",
+        /// `torch.empty_like`: an uninitialized tensor of another's type.
+        EmptyLike = "empty_like",
+        /// `F.grouped_mm` (`torch._grouped_mm`): one matrix product per group of rows, each
+        /// group with its own matrix of a stack.
+        GroupedMm = "grouped_mm",
+        /// `torch.floor_divide`, `//` on tensors.
+        FloorDivide = "floor_divide",
         /// `torch.arange`.
         Arange = "arange",
         /// `torch.outer`.
@@ -207,13 +222,14 @@ pub enum Family {
     /// Elementwise arithmetic between tensors, and choosing between them by a mask
     /// (`masked_fill`, `where`).
     Arithmetic,
-    /// Reductions over dimensions, and scans along one (`cumsum`).
+    /// Reductions over dimensions, scans along one (`cumsum`) and histograms (`histc`).
     Reduce,
     /// Elementwise math on one tensor (exponentials, logarithms, trigonometry, powers).
     Math,
-    /// Selecting, ranking and encoding elements by index (`topk`, `gather`, `one_hot`).
+    /// Selecting, ranking and encoding elements by index (`topk`, `sort`, `gather`,
+    /// `index`, `index_put`, `one_hot`).
     Index,
-    /// Tensors made from sizes alone (`arange`).
+    /// Tensors made from sizes alone (`arange`, `empty_like`).
     Factory,
     /// Upsampling and interpolation.
     Resize,
@@ -246,7 +262,7 @@ impl Op {
         match self {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d => Family::Conv,
             Linear => Family::Linear,
-            Matmul | Bmm | Einsum => Family::Matmul,
+            Matmul | Bmm | Einsum | GroupedMm => Family::Matmul,
             Embedding => Family::Embedding,
             BatchNorm | BatchNorm1d => Family::BatchNorm,
             LayerNorm | GroupNorm | RmsNorm => Family::Norm,
@@ -257,11 +273,11 @@ impl Op {
             Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | Slice | Expand | Select | Narrow
             | Contiguous => Family::Layout,
             Parameter | Buffer => Family::Parameter,
-            Add | Mul | Sub | Div | MaskedFill | Where | Outer => Family::Arithmetic,
-            Mean | Sum | Amax | Cumsum => Family::Reduce,
+            Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer => Family::Arithmetic,
+            Mean | Sum | Amax | Cumsum | Histc => Family::Reduce,
             Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow | To | TypeAs => Family::Math,
-            Topk | Gather | OneHot => Family::Index,
-            Arange => Family::Factory,
+            Topk | Sort | Gather | Index | IndexPut | OneHot => Family::Index,
+            Arange | EmptyLike => Family::Factory,
             Kernel => Family::Declared,
             Upsample | Interpolate => Family::Resize,
             Attention | Sdpa => Family::Attention,
@@ -283,7 +299,10 @@ impl Op {
             | Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | Slice | Parameter | Buffer | Add
             | Mul | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath
             | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel
-            | Outer | To | TypeAs => Autocast::Promote,
+            | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide => Autocast::Promote,
+            // Not on autocast's lists (transformers casts the input to the weights' dtype
+            // itself): it runs in its operands' dtype.
+            GroupedMm => Autocast::Promote,
         }
     }
 }

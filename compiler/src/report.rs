@@ -136,6 +136,9 @@ pub struct ScenarioReport {
     pub params: i128,
     /// Of them, those not frozen (`frozen(...)`): what a training step updates.
     pub trainable_params: i128,
+    /// Of them, those one token's forward pass reads: all of them but in a mixture of
+    /// experts, where a token runs its router's top-k experts (`parameter(..., active=k)`).
+    pub active_params: i128,
     /// Multiply-accumulates of one forward pass over the whole batch.
     pub macs: i128,
     /// The device preset.
@@ -452,6 +455,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         batch: setup.batch,
         params: graph.params().as_ref().map_or(0, known),
         trainable_params: graph.nodes.iter().filter(|n| !n.origin.frozen).map(|n| known(&n.params)).sum(),
+        active_params: graph.active_params().as_ref().map_or(0, known),
         // With gradient accumulation the graph is one micro-batch; the step runs them all.
         macs: graph.macs().as_ref().map_or(0, known) * setup.run.grad_accum.max(1),
         device: costs.device.name().to_string(),
@@ -826,11 +830,14 @@ fn totals(s: &ScenarioReport) -> String {
     let outside = s.ledgers.activations - at_peak;
     let outside =
         if outside > 0 { format!(" ({} in no line: the loss and its labels)", bytes(outside)) } else { String::new() };
-    let trainable = if s.trainable_params != s.params {
-        format!(" ({} trainable)", thousands(s.trainable_params))
-    } else {
-        String::new()
-    };
+    let mut kinds = Vec::new();
+    if s.trainable_params != s.params {
+        kinds.push(format!("{} trainable", thousands(s.trainable_params)));
+    }
+    if s.active_params != s.params {
+        kinds.push(format!("{} active per token", thousands(s.active_params)));
+    }
+    let trainable = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
     format!(
         "{} params{trainable}, {} MACs; activations at the peak {}{outside}",
         thousands(s.params),

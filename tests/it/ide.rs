@@ -354,7 +354,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 77 Op)
+        (and 85 Op)
         ");
 }
 
@@ -382,6 +382,8 @@ fn completion_at_the_start_of_a_statement_offers_statement_keywords() {
     insta::assert_snapshot!(actual, @r#"
         Keyword    input
         Keyword    if
+        Op         index          op index(x: tensor, indices: tensor) -> tensor
+        Op         index_put      op index_put(x: tensor, indices: tensor, values: tensor, inplace: bool = false) -> tensor
         Op         interpolate    op interpolate(x: tensor, size: [int], mode: str = "nearest") -> tensor
         "#);
 }
@@ -421,7 +423,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 77 Op)
+        (and 85 Op)
         ");
 }
 
@@ -467,7 +469,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 77 Op)
+        (and 85 Op)
         "#);
 }
 
@@ -691,6 +693,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.efficientnet standard-library module
         Module     std.models.gpt2 standard-library module
         Module     std.models.llama standard-library module
+        Module     std.models.mixtral standard-library module
         Module     std.models.mobilenet standard-library module
         Module     std.models.qwen2 standard-library module
         Module     std.models.resnet standard-library module

@@ -369,7 +369,31 @@ fn added_ops_shapes() {
     }
 }
 
-/// `einsum`'s output type and MACs (one `bmm` for two operands with a summed subscript, as
+/// The ops a mixture of experts runs (tests/fixtures/ops/moe.net: `moe_sparse_block` of 4
+/// experts of 32, top 2, on `[N, 16, 64]`: T = 16 N tokens, S = 32 N routed rows), each
+/// output's type: the router's f32 weights and i64 experts, the sorted ids and permutation,
+/// the gathered rows, the int32 counts and offsets, the two grouped GEMMs, the f32 weighted
+/// rows (bf16 or f32 rows times f32 weights promote).
+#[test]
+fn mixture_of_experts_ops_shapes() {
+    let (db, files) = load(&[("main.net", include_str!("../fixtures/ops/moe.net"))]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "moe_probe");
+    let expected: [(&str, &[&str]); 8] = [
+        ("topk", &["f32[N*16, 2], i64[N*16, 2]"]),
+        ("div", &["f32[N*16, 2]"]),
+        ("sort", &["i64[N*32], i64[N*32]"]),
+        ("floor_divide", &["i64[N*32]"]),
+        ("index", &["f32[N*32, 64]", "f32[N*32]", "f32[N*32, 64]"]),
+        ("histc", &["i32[4]"]),
+        ("grouped_mm", &["f32[N*32, 64]", "f32[N*32, 64]"]),
+        ("index_put", &["i64[N*32]"]),
+    ];
+    for (op, types) in expected {
+        assert_eq!(outputs_of(&graph, op), types, "{op}");
+    }
+}
+
 /// torch.utils.flop_counter counts it), equation by equation.
 #[test]
 fn einsum_shapes_and_macs() {
@@ -434,6 +458,33 @@ case!(
 case!(
     gather_index_of_another_rank,
     "model m() {\n    input x: f32[N, 4, 8]\n    input i: i64[N, 2]\n    return gather(x, 1, i)\n}\n"
+);
+
+case!(
+    index_needs_an_integer_index,
+    "model m() {\n    input x: f32[T, 8]\n    input keep: bool[T]\n    return index(x, keep)\n}\n"
+);
+case!(
+    index_put_values_that_do_not_fit,
+    "model m() {\n    input x: f32[T, 8]\n    input i: i64[S]\n    input v: f32[S, 4]\n    return index_put(x, i, v)\n}\n"
+);
+case!(
+    grouped_mm_inner_dimensions_and_offsets,
+    r#"model m() {
+    input x: bf16[S, 64]
+    input offs: i32[4]
+    input bad: f32[4]
+    a = grouped_mm(x, parameter([4, 32, 16]), offs)
+    b = grouped_mm(x, parameter([8, 64, 16]), offs)
+    c = grouped_mm(x, parameter([4, 64, 16]), bad)
+    return x
+}
+"#
+);
+case!(histc_with_an_empty_range, "model m() {\n    input x: f32[S]\n    return histc(x, bins=8, min=7, max=0)\n}\n");
+case!(
+    parameter_active_beyond_its_slices,
+    "model m() {\n    input x: f32[N, 16]\n    return x * parameter([4, 16], active=5)\n}\n"
 );
 
 case!(
@@ -825,6 +876,7 @@ fn report_json_schema() {
         "batch",
         "params",
         "trainable_params",
+        "active_params",
         "macs",
         "device",
         "peak_bytes",

@@ -393,6 +393,47 @@ fn qwen2_5_family() {
     }
 }
 
+/// Mixtral (std.models.mixtral: Llama's model with a sparse mixture of experts for the MLP,
+/// transformers 5.24's `MixtralForCausalLM`): Mixtral 8x7B's published 46,702,792,704
+/// parameters and its 12,879,925,248 active ones (2 of 8 experts a token: Mistral's "12.9B
+/// active"), the calibration's `mixtral_small` totals and peft's LoRA count for it (r 16 on
+/// q, k, v and o: 458,752; results_llm.json), and the MACs: a token's forward pass runs the
+/// router (`experts * d`) and `top_k` experts (`3 d ffn` each), every other linear once.
+#[test]
+fn mixtral_family_and_moe() {
+    let moe_params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128, experts: i128| {
+        // Llama's with the MLP's `3 d ffn` replaced by `experts` of them and the router.
+        llama_params(vocab, d, layers, heads, kv, ffn) + layers * ((experts - 1) * 3 * d * ffn + experts * d)
+    };
+    let active = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128, experts: i128, k: i128| {
+        moe_params(vocab, d, layers, heads, kv, ffn, experts) - layers * (experts - k) * 3 * d * ffn
+    };
+    assert_eq!(moe_params(32_000, 4096, 32, 32, 8, 14_336, 8), 46_702_792_704);
+    assert_eq!(active(32_000, 4096, 32, 32, 8, 14_336, 8, 2), 12_879_925_248);
+    let small = "mixtral(vocab=32000, d=1024, layers=4, heads=16, kv_heads=8, ffn=3584)";
+    assert_eq!(moe_params(32_000, 1024, 4, 16, 8, 3584, 8), 430_482_432, "the calibration's total_params");
+    let mut db = Database::new();
+    let lora = "lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+    let text = format!(
+        "use std.models.mixtral\n\
+         infer big {{ model mixtral_8x7b()  batch 1  seq 128 }}\n\
+         infer small {{ model {small}  batch 1  seq 512 }}\n\
+         train adapted {{ model {}, {lora})  batch 1  seq 128  precision bf16  optimizer adamw  loss causal_lm }}\n",
+        small.trim_end_matches(')')
+    );
+    let file = db.set_file(FileName::new("probe.net"), text);
+    let r = report(&db, &[file], None);
+    let [big, small_run, adapted] = &r.scenarios[..] else { panic!("three reports: {:?}", r.not_simulated) };
+    assert_eq!((big.params, big.active_params), (46_702_792_704, 12_879_925_248));
+    assert_eq!((small_run.params, small_run.active_params), (430_482_432, active(32_000, 1024, 4, 16, 8, 3584, 8, 2)));
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (430_482_432, 458_752));
+    // MACs at (1, 512): Llama's with the MLP's `3 d ffn` a token run by each of its 2 experts,
+    // plus the router's `8 d`.
+    let (s, d, ffn) = (512, 1024, 3584);
+    let per_layer = 2 * d * d + 2 * d * 8 * 64 + 2 * 3 * d * ffn + 8 * d;
+    assert_eq!(small_run.macs, decoder_macs(s, 4, d, per_layer, 32_000));
+}
+
 // ---------------------------------------------------------------------------------------
 // The standard library as a whole.
 

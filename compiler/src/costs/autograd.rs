@@ -57,6 +57,10 @@ pub enum Saved {
     /// A copy of input `i` that the kernel makes whenever it runs, kept only when the node's
     /// parameters are trained (`linear` on an input whose leading dimensions do not merge).
     CopyOfInputForParams(usize),
+    /// Autograd's copy of input `i` made before an in-place op overwrites it, made (and kept)
+    /// only when input `j` requires grad: the generated code's `original_self =
+    /// self.clone()` for `mul_` and `div_`, whose `other`'s gradient reads `self`.
+    OriginalInputFor(usize, usize),
 }
 
 impl Saved {
@@ -65,9 +69,10 @@ impl Saved {
     pub fn made_bytes(self, inputs: &[crate::graph::TensorId], sizes: &[i128]) -> Option<i128> {
         match self {
             Saved::Extra(bytes) => Some(bytes),
-            Saved::CopyOfInput(k) | Saved::CopyOfInputFor(k, _) | Saved::CopyOfInputForParams(k) => {
-                inputs.get(k).map(|t| sizes[t.0 as usize])
-            }
+            Saved::CopyOfInput(k)
+            | Saved::CopyOfInputFor(k, _)
+            | Saved::CopyOfInputForParams(k)
+            | Saved::OriginalInputFor(k, _) => inputs.get(k).map(|t| sizes[t.0 as usize]),
             Saved::Input(_) | Saved::Output(_) | Saved::InputFor(..) | Saved::InputForParams(_) => None,
         }
         .filter(|&bytes| bytes > 0)
@@ -77,7 +82,7 @@ impl Saved {
     /// says (by tensor id), and its parameters are trained or not.
     pub fn kept(self, inputs: &[crate::graph::TensorId], requires_grad: &[bool], params_trained: bool) -> bool {
         match self {
-            Saved::InputFor(_, j) | Saved::CopyOfInputFor(_, j) => {
+            Saved::InputFor(_, j) | Saved::CopyOfInputFor(_, j) | Saved::OriginalInputFor(_, j) => {
                 inputs.get(j).is_some_and(|t| requires_grad[t.0 as usize])
             }
             Saved::InputForParams(_) | Saved::CopyOfInputForParams(_) => params_trained,
@@ -89,9 +94,17 @@ impl Saved {
     pub fn unconditional(self) -> Saved {
         match self {
             Saved::InputFor(k, _) | Saved::InputForParams(k) => Saved::Input(k),
-            Saved::CopyOfInputFor(k, _) | Saved::CopyOfInputForParams(k) => Saved::CopyOfInput(k),
+            Saved::CopyOfInputFor(k, _) | Saved::CopyOfInputForParams(k) | Saved::OriginalInputFor(k, _) => {
+                Saved::CopyOfInput(k)
+            }
             other => other,
         }
+    }
+
+    /// Whether the kernel makes this tensor even when autograd does not keep it (a copy a
+    /// `matmul` needs to run); autograd's own copies are made only to be kept.
+    pub fn made_when_unkept(self) -> bool {
+        !matches!(self, Saved::OriginalInputFor(..))
     }
 }
 
@@ -534,12 +547,15 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // derivatives.yaml: `mul` gives each operand the gradient times the other; `div` gives
         // `self` the gradient over `other` and `other` one that reads both.
         // `outer` is `a.reshape(-1, 1) * b`: `mul`'s saves, of views of its operands.
+        // In place, what `b`'s gradient reads of `a` is autograd's copy of it made before the
+        // op overwrites it (measured: torch 2.15 `div_` saves a new tensor, `a`'s size).
         Op::Mul | Op::Div | Op::Outer => {
             let scalar_operand = node.inputs.len() < 2;
+            let a = if inplace() { Saved::OriginalInputFor(0, 1) } else { Saved::InputFor(0, 1) };
             let saved: &[Saved] = match node.op {
                 _ if scalar_operand => &[],
-                Op::Mul | Op::Outer => &[Saved::InputFor(0, 1), Saved::InputFor(1, 0)],
-                _ => &[Saved::InputFor(0, 1), Saved::Input(1)],
+                Op::Mul | Op::Outer => &[a, Saved::InputFor(1, 0)],
+                _ => &[a, Saved::Input(1)],
             };
             let memory = OpMemory { grad: GradFlow::Broadcast, ..fresh(saved) };
             if inplace() { OpMemory { alias: Some(0), ..memory } } else { memory }
@@ -596,10 +612,23 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // the tensor itself when the run gives it that dtype already (the simulation decides,
         // since the dtypes are the precision policy's).
         Op::To | Op::TypeAs => OpMemory { grad_inputs: 1, ..fresh(&[]) },
-        // `topk` keeps its int64 indices; `gather` keeps its input and index.
-        Op::Topk => fresh(&[Saved::Output(1)]),
+        // `topk` and `sort` keep their int64 indices; `gather` keeps its input and index;
+        // `x[indices]` keeps the indices, and its backward writes the gradient into zeros of
+        // `x`'s size (`index_backward`); only `x` gets a gradient (measured: torch 2.15's
+        // saved tensors of `TopkBackward0`, `SortBackward0`, `IndexBackward0`).
+        Op::Topk | Op::Sort => fresh(&[Saved::Output(1)]),
         Op::Gather => fresh(&[Saved::Input(0), Saved::Input(1)]),
+        Op::Index => OpMemory { grad_inputs: 1, ..fresh(&[Saved::Input(1)]) },
+        Op::IndexPut if inplace() => OpMemory { saved: SavedList::new(&[Saved::Input(1)]), ..alias_all(GradFlow::New) },
+        Op::IndexPut => fresh(&[Saved::Input(1)]),
         Op::OneHot | Op::Arange => fresh(&[]),
+        // No gradient: counts, an uninitialized tensor, integer quotients.
+        Op::Histc | Op::EmptyLike | Op::FloorDivide => OpMemory { grad_inputs: 0, ..fresh(&[]) },
+        // derivatives.yaml: `_grouped_mm` gives `self` the gradient times `mat2` and `mat2`
+        // one that reads `self`, each saved only for the other's gradient, and keeps the
+        // offsets; its backward computes `mat2`'s gradient in `mat2`'s layout, so a weight
+        // passed transposed gets a row-major gradient (measured: torch 2.15, CPU).
+        Op::GroupedMm => fresh(&[Saved::InputFor(0, 1), Saved::InputFor(1, 0), Saved::Input(2)]),
         // What the declaration says: the inputs `saves` names, and `saved_bytes` more.
         Op::Kernel => {
             let mut saved = SavedList::new(&[]);

@@ -300,6 +300,9 @@ impl<'db> Elaborator<'db, '_> {
         let result = result?;
         let value = match result {
             Some(mut values) if values.len() == 1 => values.remove(0),
+            // A value unknown after an earlier error (or a symbolic branch) makes the whole
+            // result unknown, which an assignment to several names accepts quietly.
+            Some(values) if values.iter().any(|v| matches!(v, Value::Unknown)) => Value::Unknown,
             Some(values) => Value::Tensors(
                 values.into_iter().filter_map(|v| if let Value::Tensor(t) = v { Some(t) } else { None }).collect(),
             ),

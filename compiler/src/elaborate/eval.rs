@@ -543,7 +543,11 @@ impl<'db> Elaborator<'db, '_> {
                 let sites = [("a", lhs.id), ("b", rhs.id)];
                 self.apply_with_sites(Op::Matmul, e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
             }
-            (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(a), Tensor(b)) => {
+            (
+                op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv),
+                Tensor(a),
+                Tensor(b),
+            ) => {
                 let name = elementwise_op(op);
                 let [a_name, b_name, inplace] = self.operator_names.clone();
                 let mut args = Args::default();
@@ -553,7 +557,11 @@ impl<'db> Elaborator<'db, '_> {
                 let sites = [("a", lhs.id), ("b", rhs.id)];
                 self.apply_with_sites(name, e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
             }
-            (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Tensor(t), Int(_) | Float(_))
+            (
+                op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv),
+                Tensor(t),
+                Int(_) | Float(_),
+            )
             | (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Int(_) | Float(_), Tensor(t)) => {
                 let name = elementwise_op(op);
                 self.apply_op(name, e.id, ctx, self.scalar_args(t))?

@@ -457,6 +457,7 @@ fn elementwise_op(op: BinaryOp) -> Op {
         BinaryOp::Add => Op::Add,
         BinaryOp::Sub => Op::Sub,
         BinaryOp::Mul => Op::Mul,
+        BinaryOp::FloorDiv => Op::FloorDivide,
         _ => Op::Div,
     }
 }

@@ -462,10 +462,16 @@ pub fn code_lenses(db: &dyn Db, file: SourceFile, chosen: Option<&ScenarioRef>) 
 /// The parameters, with the trainable ones when some are frozen: `8.04 G params (13.63 M
 /// trainable)`.
 fn params(r: &ScenarioReport) -> String {
+    let mut kinds = Vec::new();
     if r.trainable_params < r.params {
-        format!("{} params ({} trainable)", count(r.params), count(r.trainable_params))
-    } else {
-        format!("{} params", count(r.params))
+        kinds.push(format!("{} trainable", count(r.trainable_params)));
+    }
+    if r.active_params < r.params {
+        kinds.push(format!("{} active", count(r.active_params)));
+    }
+    match kinds.is_empty() {
+        true => format!("{} params", count(r.params)),
+        false => format!("{} params ({})", count(r.params), kinds.join(", ")),
     }
 }
 
@@ -494,11 +500,18 @@ pub fn scenario_summary(db: &dyn Db, scenario: &ScenarioRef) -> Option<String> {
         syntax_tree(db, file).iter().position(|i| matches!(i, Item::Scenario(s) if s.name.text == scenario.name))?;
     let r = report_of(db, file, index as u32)?;
     let batch = r.batch.map(|b| format!(", batch {b}")).unwrap_or_default();
-    let frozen = if r.trainable_params < r.params {
-        format!(" ({} trainable, {} frozen)", thousands(r.trainable_params), thousands(r.params - r.trainable_params))
-    } else {
-        String::new()
-    };
+    let mut kinds = Vec::new();
+    if r.trainable_params < r.params {
+        kinds.push(format!(
+            "{} trainable, {} frozen",
+            thousands(r.trainable_params),
+            thousands(r.params - r.trainable_params)
+        ));
+    }
+    if r.active_params < r.params {
+        kinds.push(format!("{} active per token", thousands(r.active_params)));
+    }
+    let frozen = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join("; ")) };
     let cache = if r.kv_cache_bytes > 0 {
         format!("\n\nkv cache {} after the step ({} at the peak)", bytes(r.kv_cache_bytes), bytes(r.ledgers.kv_cache))
     } else {

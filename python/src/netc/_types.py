@@ -81,6 +81,7 @@ class Scenario(TypedDict):
     batch: Optional[int]
     params: int
     trainable_params: int
+    active_params: int
     macs: int
     device: str
     peak_bytes: int

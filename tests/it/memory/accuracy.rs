@@ -104,8 +104,14 @@ pub const LLM_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_ll
 pub type LlmModel = (&'static str, &'static str, &'static str);
 
 /// The LLM set's models, the zoo's own written from transformers' modeling files.
-pub const LLM_MODELS: &[LlmModel] =
-    &[("llama_small", "use std.models.llama\n", "llama(vocab=32000, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632")];
+pub const LLM_MODELS: &[LlmModel] = &[
+    ("llama_small", "use std.models.llama\n", "llama(vocab=32000, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632"),
+    (
+        "mixtral_small",
+        "use std.models.mixtral\n",
+        "mixtral(vocab=32000, d=1024, layers=4, heads=16, kv_heads=8, ffn=3584, experts=8, top_k=2",
+    ),
+];
 
 /// A measured LLM scenario: its name in memory_llm.json, `infer` or `train`, the model
 /// arguments it adds, and its settings, where `{batch}` and `{seq}` are the size's (the

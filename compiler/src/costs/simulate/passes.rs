@@ -145,7 +145,8 @@ pub(super) fn run_forward(
                     made = made.saturating_add(bytes);
                 }
             }
-            requires_grad[out.0 as usize] = needs_grad;
+            // Integer and bool tensors never require grad (topk's and sort's indices).
+            requires_grad[out.0 as usize] = needs_grad && graph.tensor(out).dtype.is_float();
         }
         let mut extra_saved = Vec::new();
         // Copies the kernel made that autograd does not keep.
@@ -202,7 +203,7 @@ pub(super) fn run_forward(
             for s in behaviour.saved.as_slice() {
                 if !s.kept(inputs, &requires_grad, run.trains(i)) {
                     // A copy the kernel made that nothing keeps is freed when it returns.
-                    if let Some(bytes) = s.made_bytes(inputs, &run.sizes) {
+                    if let Some(bytes) = s.made_bytes(inputs, &run.sizes).filter(|_| s.made_when_unkept()) {
                         unkept.push(store.alloc(bytes, Category::Activations));
                     }
                     continue;
@@ -242,7 +243,7 @@ pub(super) fn run_forward(
         if !records {
             scratch.append(&mut extra_saved);
             if behaviour.extras_always_made {
-                for s in behaviour.saved.as_slice() {
+                for s in behaviour.saved.as_slice().iter().filter(|s| s.made_when_unkept()) {
                     if let Some(bytes) = s.made_bytes(inputs, &run.sizes) {
                         scratch.push(store.alloc(bytes, Category::Activations));
                     }
@@ -341,11 +342,19 @@ pub(super) fn recompute(
         store.at_node(j);
         let behaviour = &run.behaviours[j];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
+        // A `parameter` or `buffer` op reads module state: the recomputation binds it to the
+        // state's storage, as the forward pass does, and allocates nothing.
+        let state = match node.op {
+            Op::Parameter => run.params.of_node[j].map(|(s, _)| s),
+            Op::Buffer => run.params.buffer_of_node[j],
+            _ => None,
+        };
         for &out in outputs {
             // A view or an in-place result holds its base's storage as long as the program
             // holds it, as in the forward pass: an in-place op's input can be dropped (`y`
             // rebound by `y = add(y, x, inplace=true)`) while its result lives on.
-            let s = match behaviour.alias.and_then(|a| inputs.get(a)).and_then(|&t| storage(t, &recomputed)) {
+            let base = behaviour.alias.and_then(|a| inputs.get(a)).and_then(|&t| storage(t, &recomputed));
+            let s = match base.or(state) {
                 Some(base) => {
                     store.hold(base);
                     base
@@ -497,9 +506,25 @@ pub(super) fn run_backward(
             if let Some((_, elements)) = run.params.of_node[i].filter(|_| run.trains(i)) {
                 let index = run.params.index_of_node[i];
                 let bytes = run.grad_bytes(elements, run.params.all[index].fp32);
-                match grads[index] {
-                    None => grads[index] = Some(store.alloc(bytes, Category::Gradients)),
-                    Some(_) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
+                // A `parameter` op's output is the parameter itself: the gradient that reaches
+                // it is what AccumulateGrad stores as `.grad`, stolen when nothing else holds
+                // it (`use_count() <= 1`), else copied; one that reaches it again is added in
+                // place. Measured: transformers' stacked experts, tests/fixtures/ops/measure_moe.py.
+                let incoming = match (node.op, upstream) {
+                    (Op::Parameter, Some(g)) if store.holds[g] == 1 && store.bytes[g] == bytes => Some(g),
+                    _ => None,
+                };
+                match (grads[index], incoming) {
+                    (None, Some(g)) => {
+                        if let Some(&o) = outputs.first() {
+                            grad_of[o.0 as usize] = None;
+                        }
+                        store.recategorize(g, Category::Gradients);
+                        grads[index] = Some(g);
+                    }
+                    (None, None) => grads[index] = Some(store.alloc(bytes, Category::Gradients)),
+                    (Some(_), _) if node.op == Op::Parameter => {}
+                    (Some(_), _) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
                 }
             }
             if let Some(&x) = inputs.first().filter(|x| forward.requires_grad[x.0 as usize]) {

@@ -103,6 +103,15 @@ impl Store {
         }
     }
 
+    /// Books a live storage to another ledger (a gradient autograd hands to a parameter).
+    pub(super) fn recategorize(&mut self, s: usize, category: Category) {
+        if self.live[s] && !self.overflowed {
+            self.totals[self.category[s] as usize] -= self.bytes[s];
+            self.totals[category as usize] += self.bytes[s];
+        }
+        self.category[s] = category;
+    }
+
     /// Records a possible peak just after an allocation.
     pub(super) fn check(&mut self, op: &str, site: Option<&Site>) {
         if !self.peaks {

@@ -613,11 +613,8 @@ impl<'a> ItemChecker<'a> {
                 match (l, r) {
                     (Int, Int) => Some(Int),
                     (Int | Float, Int | Float) => Some(Float),
-                    (Tensor, Tensor | Int | Float) | (Int | Float, Tensor)
-                        if !matches!(op, BinaryOp::Rem | BinaryOp::FloorDiv) =>
-                    {
-                        Some(Tensor)
-                    }
+                    (Tensor, Tensor | Int | Float) if op != BinaryOp::Rem => Some(Tensor),
+                    (Int | Float, Tensor) if !matches!(op, BinaryOp::Rem | BinaryOp::FloorDiv) => Some(Tensor),
                     _ => None,
                 }
             }

@@ -140,6 +140,13 @@ pub(super) fn parameter(args: &Args) -> OpOutcome {
         return Err(error(format!("a parameter's dimensions must be positive, found {bad}")).blame("shape", "here"));
     }
     let numel = product(&shape)?;
+    let active = args.int("active").unwrap_or(k(0));
+    if let (Some(a), Some(slices)) = (active.known(), shape.first().and_then(|d| d.known()))
+        && !(0..=slices).contains(&a)
+    {
+        return Err(error(format!("`active` names {a} of the parameter's {slices} slices"))
+            .blame("active", format!("valid: 0 (all) to {slices}")));
+    }
     Ok(OpResult {
         outputs: vec![TensorType::new(DType::F32, shape)],
         weights: vec![Weight { name: "weight", numel }],
@@ -194,4 +201,39 @@ pub(super) fn kernel(args: &Args) -> OpOutcome {
     let params = args.int("params")?;
     let weights = if params.known() == Some(0) { Vec::new() } else { vec![Weight { name: "weight", numel: params }] };
     Ok(OpResult { outputs: vec![TensorType::new(dtype, shape)], weights, buffers: Vec::new(), macs: args.int("macs")? })
+}
+
+/// `grouped_mm(x, w, offs)` (`F.grouped_mm` with 2-D `x` and 3-D `w`, as a mixture of
+/// experts runs it): `x: [S, K]` rows sorted by group, `w: [G, K, N]` one matrix per group,
+/// `offs: [G]` the integer end of each group's rows -> `[S, N]` in `x`'s dtype. Every row is
+/// multiplied by one matrix, so the MACs are `S * K * N` whatever the groups' sizes.
+pub(super) fn grouped_mm(args: &Args) -> OpOutcome {
+    let x = rank(args, "x", &[2], "[S, K] for grouped_mm")?;
+    let w = rank(args, "w", &[3], "[G, K, N] for grouped_mm")?;
+    let offs = rank(args, "offs", &[1], "[G] of group ends for grouped_mm")?;
+    if x.shape[1].certainly_differs(&w.shape[1]) {
+        return Err(error(format!(
+            "cannot multiply {x} by the matrices of {w}: the inner dimensions differ ({} and {})",
+            x.shape[1], w.shape[1]
+        ))
+        .blame("x", format!("{x}"))
+        .blame("w", format!("{w}")));
+    }
+    if offs.dtype.is_float() || offs.dtype == DType::Bool {
+        return Err(
+            error(format!("grouped_mm's offsets must be integers, found {offs}")).blame("offs", format!("{offs}"))
+        );
+    }
+    if offs.shape[0].certainly_differs(&w.shape[0]) {
+        return Err(error(format!("grouped_mm has {} groups of matrices but {} offsets", w.shape[0], offs.shape[0]))
+            .blame("offs", format!("{offs}"))
+            .blame("w", format!("{w}")));
+    }
+    let macs = x.shape[0].mul(&x.shape[1]).ok()?.mul(&w.shape[2]).ok()?;
+    Ok(OpResult {
+        outputs: vec![TensorType::new(x.dtype, vec![x.shape[0].clone(), w.shape[2].clone()])],
+        weights: Vec::new(),
+        buffers: Vec::new(),
+        macs,
+    })
 }

@@ -88,3 +88,66 @@ pub(super) fn outer(args: &Args) -> OpOutcome {
     }
     Ok(OpResult::one(TensorType::new(a.dtype, vec![a.shape[0].clone(), b.shape[0].clone()])))
 }
+
+/// `sort(x, dim)`: the values along `dim` in order (`x`'s type) and their int64 indices.
+pub(super) fn sort(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    axis(args, "dim", x.rank())?;
+    Ok(OpResult {
+        outputs: vec![x.clone(), TensorType::new(DType::I64, x.shape.clone())],
+        weights: Vec::new(),
+        buffers: Vec::new(),
+        macs: k(0),
+    })
+}
+
+/// Requires an integer index tensor (PyTorch's advanced indexing takes int64 or int32; a
+/// bool mask would make a size that depends on the data).
+fn integer_index<'a>(args: &'a Args, name: &str, op: &str) -> Result<&'a TensorType, OpError> {
+    let index = args.tensor(name)?;
+    if !matches!(index.dtype, DType::I64 | DType::I32) {
+        return Err(error(format!("{op} needs an i64 or i32 index, found {index}"))
+            .blame(name, format!("{index}"))
+            .help("a bool mask selects a number of rows known only from the data"));
+    }
+    Ok(index)
+}
+
+/// `index(x, indices)`, `x[indices]`: the rows of `x` (along its first dimension) at each
+/// index, `indices.shape + x.shape[1:]`.
+pub(super) fn index(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let indices = integer_index(args, "indices", "index")?;
+    if x.rank() == 0 {
+        return Err(error(format!("cannot index a scalar {x}")).blame("x", format!("{x}")));
+    }
+    let shape = indices.shape.iter().chain(&x.shape[1..]).cloned().collect();
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
+/// `index_put(x, indices, values)`, `x[indices] = values`: `x`'s type; `values` broadcasts
+/// to the rows it writes (`indices.shape + x.shape[1:]`).
+pub(super) fn index_put(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let indices = integer_index(args, "indices", "index_put")?;
+    let values = args.tensor("values")?;
+    if x.rank() == 0 {
+        return Err(error(format!("cannot index a scalar {x}")).blame("x", format!("{x}")));
+    }
+    let rows: Vec<Dim> = indices.shape.iter().chain(&x.shape[1..]).cloned().collect();
+    let written = TensorType::new(x.dtype, rows);
+    let fits = broadcast(values, &written).is_ok_and(|b| {
+        b.shape.len() == written.shape.len() && !b.shape.iter().zip(&written.shape).any(|(a, b)| a.certainly_differs(b))
+    });
+    if !fits {
+        return Err(error(format!("index_put writes {written} but the values are {values}"))
+            .blame("values", format!("{values}"))
+            .blame("indices", format!("{indices}")));
+    }
+    Ok(OpResult::one(x.clone()))
+}
+
+/// `empty_like(x)`: a tensor of `x`'s type.
+pub(super) fn empty_like(args: &Args) -> OpOutcome {
+    Ok(OpResult::one(args.tensor("x")?.clone()))
+}

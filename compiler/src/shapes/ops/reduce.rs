@@ -65,6 +65,23 @@ pub(super) fn reduce(args: &Args, reduction: Reduction) -> OpOutcome {
 pub(super) fn cumsum(args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
     axis(args, "dim", x.rank())?;
-    let dtype = if x.dtype.is_float() { x.dtype } else { DType::I64 };
+    // PyTorch accumulates an integer tensor in int64 unless told a dtype.
+    let dtype = match args.str("dtype") {
+        Ok(name) if !name.is_empty() => args.dtype("dtype")?,
+        _ if x.dtype.is_float() => x.dtype,
+        _ => DType::I64,
+    };
     Ok(OpResult::one(TensorType::new(dtype, x.shape.clone())))
+}
+
+/// `histc(x, bins, min, max)`: `[bins]` counts of `x`'s elements, in `x`'s dtype.
+pub(super) fn histc(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let bins = args.int("bins")?;
+    at_least(args, "bins", &bins, 1)?;
+    let (min, max) = (args.float("min")?, args.float("max")?);
+    if min > max {
+        return Err(error(format!("histc's range is empty: min {min} is above max {max}")).blame("max", "here"));
+    }
+    Ok(OpResult::one(TensorType::new(x.dtype, vec![bins])))
 }
