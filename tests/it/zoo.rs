@@ -393,6 +393,17 @@ fn qwen2_5_family() {
     }
 }
 
+/// Mistral 7B v0.3 (std.models.mistral: Llama's model, transformers 5.24's
+/// `MistralForCausalLM`, no sliding window): its published 7,248,023,552 parameters (the
+/// Hub's `safetensors` total) and Llama's formula for them, and its MACs.
+#[test]
+fn mistral_7b() {
+    assert_eq!(llama_params(32_768, 4096, 32, 32, 8, 14_336), 7_248_023_552);
+    let (params, macs) = figures("mistral", "mistral_7b()", Some(4096));
+    assert_eq!(params, 7_248_023_552);
+    assert_eq!(macs, llama_macs(4096, 32_768, 4096, 32, 32, 8, 14_336));
+}
+
 /// Mixtral (std.models.mixtral: Llama's model with a sparse mixture of experts for the MLP,
 /// transformers 5.24's `MixtralForCausalLM`): Mixtral 8x7B's published 46,702,792,704
 /// parameters and its 12,879,925,248 active ones (2 of 8 experts a token: Mistral's "12.9B
