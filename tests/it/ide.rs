@@ -988,6 +988,34 @@ fn hover_on_a_scenario_shows_frozen_parameters_and_the_kv_cache() {
 }
 
 #[test]
+fn hover_on_a_scenario_shows_a_mixtures_active_parameters() {
+    // 4 experts of feed-forward 16 on d 8 (384 parameters each: gate-and-up 256, down 128),
+    // top 2: a token reads 768 of their 1,536, and all of the router's 32 and the head's 72.
+    let actual = hover(
+        r#"
+        use std.blocks
+        model moe() {
+            input x: f32[N, 8, 8]
+            h = moe_sparse_block(x, 4, 2, 16, false)
+            return linear(h, 8)
+        }
+        infer ro$0ute { model moe  batch 2  no_grad  eval }
+        "#,
+    );
+    insta::assert_snapshot!(actual, @r"
+        infer route { model moe  batch 2  no_grad  eval }
+              ^^^^^
+        ```net
+        infer route
+        ```
+
+        model `moe`, batch 2: 1,640 params (872 active per token), 13.82 K MACs per forward pass
+
+        peak … (memory figures)
+        ");
+}
+
+#[test]
 fn hover_on_a_keyword_argument_shows_the_parameter() {
     let actual = hover(
         r#"
