@@ -23,6 +23,9 @@ keyword_enum! {
         ConvTranspose2d = "conv_transpose2d",
         /// `nn.Linear`.
         Linear = "linear",
+        /// bitsandbytes' `Linear4bit`: a linear layer whose weight is stored in 4 bits (NF4 or
+        /// FP4, block scales, optionally double-quantized) and dequantized to multiply.
+        Linear4bit = "linear4bit",
         /// `torch.matmul` (`@`).
         Matmul = "matmul",
         /// `torch.bmm`.
@@ -185,6 +188,8 @@ keyword_enum! {
         Outer = "outer",
         /// `Tensor.contiguous`.
         Contiguous = "contiguous",
+        /// `Tensor.clone`: a copy.
+        Clone = "clone",
         /// A kernel the model declares by what it costs (a custom CUDA kernel, an op netc has
         /// no rule for): its output, parameters, MACs, saved inputs and workspace as given.
         Kernel = "kernel",
@@ -261,7 +266,7 @@ impl Op {
         use Op::*;
         match self {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d => Family::Conv,
-            Linear => Family::Linear,
+            Linear | Linear4bit => Family::Linear,
             Matmul | Bmm | Einsum | GroupedMm => Family::Matmul,
             Embedding => Family::Embedding,
             BatchNorm | BatchNorm1d => Family::BatchNorm,
@@ -271,7 +276,7 @@ impl Op {
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
             Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | Slice | Expand | Select | Narrow
-            | Contiguous => Family::Layout,
+            | Contiguous | Clone => Family::Layout,
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer => Family::Arithmetic,
             Mean | Sum | Amax | Cumsum | Histc => Family::Reduce,
@@ -290,8 +295,8 @@ impl Op {
     pub fn autocast(self) -> Autocast {
         use Op::*;
         match self {
-            Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Matmul | Bmm | Einsum | Sdpa | Attention | Lstm
-            | Gru => Autocast::Half,
+            Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Linear4bit | Matmul | Bmm | Einsum | Sdpa
+            | Attention | Lstm | Gru => Autocast::Half,
             Softmax | LogSoftmax | LayerNorm | GroupNorm | RmsNorm | CrossEntropy | Mse | Sum | Cumsum | Exp | Log
             | Rsqrt | Pow => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
@@ -302,7 +307,7 @@ impl Op {
             | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype
             // itself): it runs in its operands' dtype.
-            GroupedMm => Autocast::Promote,
+            GroupedMm | Clone => Autocast::Promote,
         }
     }
 }

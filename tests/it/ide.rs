@@ -293,6 +293,7 @@ fn completion_of_an_op_name_being_typed() {
         "#,
     );
     insta::assert_snapshot!(actual, @r"
+        Op         clone          op clone(x: tensor) -> tensor
         Op         concat         op concat(xs: [tensor], dim: int = 1) -> tensor
         Op         contiguous     op contiguous(x: tensor) -> tensor
         Op         conv1d         op conv1d(x: tensor, out_channels: int, k: int, stride: int = 1, pad: int = 0, dilation: int = 1, groups: int = 1, bias: bool = true) -> tensor
@@ -354,7 +355,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 85 Op)
+        (and 87 Op)
         ");
 }
 
@@ -423,7 +424,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 85 Op)
+        (and 87 Op)
         ");
 }
 
@@ -469,7 +470,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 85 Op)
+        (and 87 Op)
         "#);
 }
 

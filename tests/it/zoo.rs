@@ -628,4 +628,28 @@ fn readme_language_model_answers() {
     assert_eq!(answers(full).0, "75.1 GiB");
     let a100 = text.replace("cache dynamic  device rtx4090", "cache dynamic  device a100_80gb");
     assert_eq!(answers(a100).2, Some(63));
+    // QLoRA: the same adapters over NF4 double-quantized projections. Its weights: the bf16
+    // embedding and head (128,256 x 4096 each, 2.0 GiB) and norms, the float32 adapters, and
+    // 4-bit storage of the 32 layers' 7 projections (bitsandbytes' layout,
+    // `four_bit_storage`).
+    let qlora = text.replace(
+        "lora_targets=\"q_proj,k_proj,v_proj,o_proj\")",
+        "lora_targets=\"q_proj,k_proj,v_proj,o_proj\", quant=\"nf4\", double_quant=true)",
+    );
+    assert_eq!(answers(qlora.clone()).0, "9.7 GiB");
+    let four_bit: i128 = [d * d, d * kv, d * kv, d * d, d * 14_336, d * 14_336, d * 14_336]
+        .iter()
+        .map(|&n| netc::costs::simulate::four_bit_storage(n, true))
+        .sum();
+    let stored = 2 * 128_256 * d * 2 + (2 * 32 + 1) * d * 2 + trainable * 4 + 32 * four_bit;
+    assert_eq!(netc::units::bytes(stored), "5.4 GiB");
+    let mut db = Database::new();
+    let file = db.set_file(FileName::new("qlora.net"), qlora);
+    let r = report(&db, &[file], None);
+    assert_eq!(r.scenarios.iter().find(|s| s.name == "lora").expect("lora").ledgers.weights, stored);
+    let lora = syntax_tree(&db, file)
+        .iter()
+        .position(|i| matches!(i, Item::Scenario(s) if s.name.text == "lora"))
+        .expect("lora") as u32;
+    assert_eq!(fit(&db, file, lora, Axis::Seq).expect("a fit").largest, Some(9436));
 }

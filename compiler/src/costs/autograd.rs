@@ -459,6 +459,10 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // weight requires grad) and so copies it; autograd keeps the copy.
         Op::Linear if linear_copies(node, graph, layouts) => fresh(&[Saved::CopyOfInputForParams(0)]),
         Op::Linear => fresh(&[Saved::InputForParams(0)]),
+        // bitsandbytes' `MatMul4Bit` keeps the packed weight (module state) and not the
+        // input: the weight has no gradient. The input's gradient is a new tensor.
+        Op::Linear4bit => OpMemory { grad_inputs: 1, ..fresh(&[]) },
+        Op::Clone => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         // `matmul` folds batched operands into `bmm`'s (or `mm`'s) dimensions with `reshape`:
         // an operand whose strides do not fold is copied, and the copy is what is saved.
         Op::Matmul | Op::Bmm => {

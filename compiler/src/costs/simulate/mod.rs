@@ -214,10 +214,24 @@ impl Run<'_> {
     }
 
     /// Whether node `i` uses weights that are trained (not frozen): its own, or a weight tied
-    /// to another node's (`share=`, whose storage that node owns).
+    /// to another node's (`share=`, whose storage that node owns). A 4-bit weight never is.
     fn trains(&self, i: usize) -> bool {
         let node = &self.graph.nodes[i];
-        !node.origin.frozen && !node.result.weights.is_empty()
+        !node.origin.frozen && !node.result.weights.is_empty() && node.op != Op::Linear4bit
+    }
+
+    /// The bytes node `i`'s `elements` parameters are stored in: a 4-bit layer's weight as
+    /// bitsandbytes packs it ([`four_bit_storage`]) and its bias as any parameter; the
+    /// precision policy's otherwise.
+    fn stored_param_bytes(&self, i: usize, elements: i128) -> i128 {
+        let node = &self.graph.nodes[i];
+        let fp32 = node.origin.fp32;
+        if node.op != Op::Linear4bit {
+            return self.param_bytes(elements, fp32);
+        }
+        let weight =
+            node.result.weights.iter().find(|w| w.name == "weight").map_or(0, |w| known(Some(w.numel.clone())));
+        four_bit_storage(weight, double_quant(node)).saturating_add(self.param_bytes(elements - weight, fp32))
     }
 
     /// Transient bytes around a node's use of its weights: an all-gather of the full
@@ -232,8 +246,52 @@ impl Run<'_> {
         if self.config.precision == Precision::Int8 && !fp32 {
             bytes = product(&[elements, 4]).saturating_add(bytes);
         }
+        let node_ref = &self.graph.nodes[node];
+        if node_ref.op == Op::Linear4bit
+            && let Some(&x) = node_ref.inputs.first()
+        {
+            bytes = bytes.saturating_add(self.dequantized_weight(node_ref, x));
+        }
         bytes
     }
+
+    /// What a 4-bit layer holds while it multiplies (bitsandbytes 0.50's default `gemm_4bit`
+    /// in forward, `dequantize_4bit` in backward): its weight dequantized to the input's dtype
+    /// and, double-quantized, its float32 block scales. On CUDA at most 4 rows run the fused
+    /// kernel, which dequantizes in registers.
+    fn dequantized_weight(&self, node: &crate::graph::Node, x: crate::graph::TensorId) -> i128 {
+        let weight =
+            node.result.weights.iter().find(|w| w.name == "weight").map_or(0, |w| known(Some(w.numel.clone())));
+        let input = self.graph.tensor(x);
+        let (elements, width) = (known(input.numel()), input.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1));
+        let rows = elements / width;
+        if self.config.mode.device.kind == super::devices::DeviceKind::Cuda && rows <= 4 {
+            return 0;
+        }
+        let element = if elements > 0 { self.sizes[x.0 as usize] / elements } else { 2 };
+        let scales = if double_quant(node) { product(&[ceil_div(weight, 64), 4]) } else { 0 };
+        product(&[weight, element]).saturating_add(scales)
+    }
+}
+
+/// Whether a `linear4bit` node double-quantizes its block scales.
+fn double_quant(node: &crate::graph::Node) -> bool {
+    matches!(node.args.values.get("double_quant"), Some(ArgValue::Bool(true)))
+}
+
+/// The bytes bitsandbytes 0.50 stores a 4-bit weight of `n` elements in (blocks of 64): the
+/// packed weight (two a byte), the 16-entry float32 codebook, and one float32 scale a block,
+/// or double-quantized one byte a block plus a float32 scale per 256 blocks, their 256-entry
+/// float32 code and a float32 offset. Measured: tests/fixtures/ops/measure_qlora.py.
+pub fn four_bit_storage(n: i128, double_quant: bool) -> i128 {
+    let blocks = ceil_div(n, 64);
+    let scales = if double_quant { blocks + 4 * ceil_div(blocks, 256) + 4 * 256 + 4 } else { 4 * blocks };
+    ceil_div(n, 2) + 4 * 16 + scales
+}
+
+/// `ceil(a / b)` of non-negative sizes.
+fn ceil_div(a: i128, b: i128) -> i128 {
+    (a + b - 1) / b
 }
 
 /// The tensors of the implicit loss, `cross_entropy(output, labels)` or transformers'
@@ -463,7 +521,7 @@ fn replay(
         let elements = known(Some(node.params.clone()));
         if elements > 0 {
             let fp32 = node.origin.fp32;
-            let bytes = run.param_bytes(elements, fp32);
+            let bytes = run.stored_param_bytes(i, elements);
             let s = store.alloc(bytes, Category::Parameters);
             run.params.of_node[i] = Some((s, elements));
             run.params.index_of_node[i] = run.params.all.len();

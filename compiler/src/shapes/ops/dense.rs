@@ -203,6 +203,16 @@ pub(super) fn kernel(args: &Args) -> OpOutcome {
     Ok(OpResult { outputs: vec![TensorType::new(dtype, shape)], weights, buffers: Vec::new(), macs: args.int("macs")? })
 }
 
+/// `linear4bit(x, out_features, bias, quant_type, double_quant)`: `linear`'s shape,
+/// parameters and MACs; the 4-bit storage is the simulation's.
+pub(super) fn linear4bit(args: &Args) -> OpOutcome {
+    let quant = args.str("quant_type")?;
+    if !matches!(quant, "nf4" | "fp4") {
+        return Err(error(format!("unknown 4-bit type `{quant}`")).blame("quant_type", "one of nf4, fp4"));
+    }
+    linear(args)
+}
+
 /// `grouped_mm(x, w, offs)` (`F.grouped_mm` with 2-D `x` and 3-D `w`, as a mixture of
 /// experts runs it): `x: [S, K]` rows sorted by group, `w: [G, K, N]` one matrix per group,
 /// `offs: [G]` the integer end of each group's rows -> `[S, N]` in `x`'s dtype. Every row is
