@@ -109,7 +109,7 @@ keyword_enum! {
         RmsProp = "rmsprop",
         /// Adafactor: factored second moments.
         Adafactor = "adafactor",
-        /// 8-bit Adam (bitsandbytes): two one-byte moments.
+        /// 8-bit Adam (bitsandbytes `Adam8bit`, `AdamW8bit`): one-byte moments with block scales.
         Adam8bit = "adam8bit",
     }
 }

@@ -447,7 +447,8 @@ fn a_mixture_of_experts_matches_transformers() {
 /// of `model(input_ids, labels=input_ids)` on the CPU, measured by
 /// tests/fixtures/ops/measure_qlora.py: feed-forward 2048 and vocabulary 2000 at (1, 128) and
 /// (2, 512), and feed-forward 4096 and vocabulary 256 at (2, 512), where the peak is inside
-/// the layers. The weights as stored (`static`: bytes before the run) and the peak.
+/// the layers; two of them again with bitsandbytes' `AdamW8bit` (`optimizer adam8bit`). The
+/// weights as stored (`static`: bytes before the run) and the peak.
 #[test]
 fn qlora_matches_bitsandbytes_and_peft() {
     use netc::costs::scenario_costs;
@@ -456,9 +457,16 @@ fn qlora_matches_bitsandbytes_and_peft() {
         serde_json::from_str(include_str!("../fixtures/ops/measurements_qlora.json")).expect("valid JSON");
     let mut text = String::from("use std.models.llama\n");
     let lora = "lora_r=8, lora_alpha=16, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
-    let cases = measured["train"].as_object().expect("cases");
-    for name in cases.keys() {
-        let wide = name.starts_with("wide_");
+    // Every torch-AdamW case, and two with bitsandbytes' `AdamW8bit` (`optimizer adam8bit`).
+    let mut cases: Vec<(String, &serde_json::Value, &str)> = Vec::new();
+    for (set, optimizer) in [("train", "adamw"), ("train_adamw8bit", "adam8bit")] {
+        for (name, m) in measured[set].as_object().expect("cases") {
+            cases.push((format!("{}{name}", if optimizer == "adamw" { "" } else { "eight_bit_" }), m, optimizer));
+        }
+    }
+    for (name, _, optimizer) in &cases {
+        let name = name.as_str();
+        let wide = name.contains("wide_");
         let (vocab, ffn) = if wide { (256, 4096) } else { (2000, 2048) };
         let quant = if name.contains("fp4") { "fp4" } else { "nf4" };
         let double_quant = name.contains("_dq_");
@@ -466,14 +474,14 @@ fn qlora_matches_bitsandbytes_and_peft() {
         let (batch, seq) = size.split_once("_s").expect("b<batch>_s<seq>");
         text.push_str(&format!(
             "train {name} {{ model llama(vocab={vocab}, d=512, layers=2, heads=8, kv_heads=2, ffn={ffn}, {lora}, \
-             quant=\"{quant}\", double_quant={double_quant})  batch {batch}  seq {seq}  precision bf16  optimizer adamw  \
+             quant=\"{quant}\", double_quant={double_quant})  batch {batch}  seq {seq}  precision bf16  optimizer {optimizer}  \
              loss causal_lm  device cpu }}\n"
         ));
     }
     let (db, file, items) = load("qlora.net", text);
     let mut report = Vec::new();
     let mut off = Vec::new();
-    for (name, m) in cases {
+    for (name, m, _) in &cases {
         let costs = scenario_costs(&db, ItemLoc::new(&db, file, items[name])).as_ref().expect("simulates");
         let simulation = &costs.simulation;
         let (static_bytes, peak) = (simulation.phases[0].start, simulation.peak.bytes);
@@ -536,7 +544,7 @@ fn qlora_matches_bitsandbytes_and_peft() {
     }
     println!("{}", report.join("\n"));
     assert!(off.is_empty(), "off: {off:?}\n{}", report.join("\n"));
-    assert_eq!(cases.len(), 8);
+    assert_eq!(cases.len(), 10);
 }
 
 /// `sdpa` runs the kernel PyTorch 2.15 picks for the device, dtype and shapes, and keeps what

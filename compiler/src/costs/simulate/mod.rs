@@ -208,7 +208,24 @@ impl Run<'_> {
         self.sharded(elements, self.state_element(fp32), self.config.sharding.zero >= 2)
     }
 
+    /// Whether the run makes 8-bit Adam's quantization maps: its optimizer is `adam8bit` and a
+    /// trained tensor has the 4,096 elements that use them. On the CPU they exist from the
+    /// optimizer's construction; on CUDA the first step copies them to the device.
+    fn eight_bit_maps(&self) -> bool {
+        self.config.optimizer == Optimizer::Adam8bit
+            && self.params.all.iter().filter(|p| p.trained).flat_map(|p| &p.tensors).any(|&t| t >= 4096)
+    }
+
+    /// Whether the device is a CUDA GPU.
+    fn on_cuda(&self) -> bool {
+        self.config.mode.device.kind == super::devices::DeviceKind::Cuda
+    }
+
+    /// The optimizer state of one parameter tensor of `elements`.
     fn state_bytes(&self, elements: i128, fp32: bool) -> i128 {
+        if self.config.optimizer == Optimizer::Adam8bit {
+            return self.sharded(eight_bit_adam_state(elements), 1, self.config.sharding.zero >= 1);
+        }
         let per_element = optimizer_state_bytes(self.config.optimizer, self.state_element(fp32));
         self.sharded(elements, per_element, self.config.sharding.zero >= 1)
     }
@@ -265,7 +282,7 @@ impl Run<'_> {
         let input = self.graph.tensor(x);
         let (elements, width) = (known(input.numel()), input.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1));
         let rows = elements / width;
-        if self.config.mode.device.kind == super::devices::DeviceKind::Cuda && rows <= 4 {
+        if self.on_cuda() && rows <= 4 {
             return 0;
         }
         let element = if elements > 0 { self.sizes[x.0 as usize] / elements } else { 2 };
@@ -288,6 +305,20 @@ pub fn four_bit_storage(n: i128, double_quant: bool) -> i128 {
     let scales = if double_quant { blocks + 4 * ceil_div(blocks, 256) + 4 * 256 + 4 } else { 4 * blocks };
     ceil_div(n, 2) + 4 * 16 + scales
 }
+
+/// bitsandbytes 0.50's 8-bit Adam state (`Adam8bit`, `AdamW8bit`, and the paged variants'
+/// bytes) of one parameter tensor of `n` elements: with at least 4,096 elements
+/// (`min_8bit_size`), the two moments in one byte each and a float32 scale per block of 256
+/// for each (`absmax1`, `absmax2`); a smaller tensor keeps float32 moments. The two
+/// 256-entry quantization maps are shared by every tensor ([`EIGHT_BIT_MAPS`]); `step` is a
+/// Python integer. Measured: tests/fixtures/ops/measure_qlora.py.
+pub fn eight_bit_adam_state(n: i128) -> i128 {
+    if n >= 4096 { 2 * n + 2 * 4 * ceil_div(n, 256) } else { 2 * 4 * n }
+}
+
+/// The bytes of 8-bit Adam's two float32 quantization maps (`qmap1`, `qmap2`: the dynamic
+/// and unsigned dynamic maps, 256 entries each), made once for the optimizer.
+pub const EIGHT_BIT_MAPS: i128 = 2 * 256 * 4;
 
 /// `ceil(a / b)` of non-negative sizes.
 fn ceil_div(a: i128, b: i128) -> i128 {
@@ -552,6 +583,12 @@ fn replay(
             line.buffers = line.buffers.saturating_add(bytes);
         }
     }
+    // 8-bit Adam makes its quantization maps when it is constructed, on the host: on the CPU
+    // they exist before the run (on CUDA the first step copies them to the device).
+    if config.training && run.eight_bit_maps() && !run.on_cuda() {
+        store.current_line = LineId::MAX;
+        store.alloc(EIGHT_BIT_MAPS, Category::OptimizerState);
+    }
     // The key/value cache of earlier steps exists before the step, each `kv_cache` call's own.
     if let Some(cache) = &config.cache {
         for (i, node) in graph.nodes.iter().enumerate() {
@@ -700,10 +737,11 @@ fn replay(
     store.end();
     // Gradients and optimizer state per line (training).
     if config.training {
-        for &Param { elements, line, fp32, .. } in run.params.all.iter().filter(|p| p.trained) {
-            let line = lines.line(line);
-            line.gradients = line.gradients.saturating_add(run.grad_bytes(elements, fp32));
-            line.optimizer = line.optimizer.saturating_add(run.state_bytes(elements, fp32));
+        for Param { elements, line, fp32, tensors, .. } in run.params.all.iter().filter(|p| p.trained) {
+            let line = lines.line(*line);
+            line.gradients = line.gradients.saturating_add(run.grad_bytes(*elements, *fp32));
+            let state: i128 = tensors.iter().map(|&t| run.state_bytes(t, *fp32)).sum();
+            line.optimizer = line.optimizer.saturating_add(state);
         }
     }
     (store, lines.finish())

@@ -615,10 +615,15 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
                 store.alloc(state, Category::OptimizerState);
                 store.check(label, None);
             }
-            if matches!(optimizer, Optimizer::Adam | Optimizer::AdamW | Optimizer::Adam8bit) {
+            if matches!(optimizer, Optimizer::Adam | Optimizer::AdamW) {
                 // `state["step"]`: a float32 scalar tensor per parameter tensor.
                 store.alloc(4, Category::OptimizerState);
             }
+        }
+        // 8-bit Adam's quantization maps, copied to the device at the first step (`.to(p.device)`).
+        if run.eight_bit_maps() && run.on_cuda() {
+            store.alloc(super::EIGHT_BIT_MAPS, Category::OptimizerState);
+            store.check(label, None);
         }
         *state_made = true;
     }
@@ -635,7 +640,9 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
         Optimizer::Sgd | Optimizer::Momentum => 0,
         // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): two at once.
         Optimizer::Adam | Optimizer::AdamW => 2,
-        Optimizer::Adagrad | Optimizer::RmsProp | Optimizer::Adafactor | Optimizer::Adam8bit => 1,
+        Optimizer::Adagrad | Optimizer::RmsProp | Optimizer::Adafactor => 1,
+        // bitsandbytes updates in one fused kernel (`optimizer_update_8bit_blockwise`).
+        Optimizer::Adam8bit => 0,
     };
     if per_param_temporaries == 0 {
         store.check(label, None);
