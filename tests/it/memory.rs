@@ -547,6 +547,57 @@ fn qlora_matches_bitsandbytes_and_peft() {
     assert_eq!(cases.len(), 10);
 }
 
+/// The zoo's other transformers families against their own code on the CPU (bfloat16, CPU
+/// semantics), measured by tests/fixtures/ops/measure_hf.py: Qwen2 (std.models.qwen2: biased
+/// q/k/v, the head tied to the embedding) and Mistral (std.models.mistral), 2 layers, at (1,
+/// 128) and (2, 512): full fine-tuning and peft LoRA (r 8 on q, k, v and o) with two torch
+/// AdamW steps, and a prefill that keeps its `DynamicCache`.
+#[test]
+fn transformers_families_match_on_the_cpu() {
+    use netc::costs::scenario_costs;
+    use netc::semantics::files::ItemLoc;
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_hf.json")).expect("valid JSON");
+    let models = [
+        ("qwen2_small", "qwen2", "qwen2(vocab=4000, d=512, layers=2, heads=8, kv_heads=2, ffn=1408, tied=true"),
+        ("mistral_small", "mistral", "mistral(vocab=4000, d=512, layers=2, heads=8, kv_heads=2, ffn=1792"),
+    ];
+    let lora = ", lora_r=8, lora_alpha=16, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+    let mut report = Vec::new();
+    let mut off = Vec::new();
+    for (name, module, call) in models {
+        let mut text = format!("use std.models.{module}\n");
+        let mut names = Vec::new();
+        for (size, runs) in measured["models"][name].as_object().expect("sizes") {
+            let (batch, seq) = size.trim_start_matches('b').split_once("_s").expect("b<batch>_s<seq>");
+            for (run, peak) in runs.as_object().expect("runs") {
+                let (kind, args, settings) = match run.as_str() {
+                    "train_full_bf16" => ("train", "", "optimizer adamw  loss causal_lm"),
+                    "train_lora_bf16" => ("train", lora, "optimizer adamw  loss causal_lm"),
+                    _ => ("infer", "", "no_grad  eval  cache dynamic"),
+                };
+                let scenario = format!("{size}__{run}");
+                text.push_str(&format!(
+                    "{kind} {scenario} {{ model {call}{args})  batch {batch}  seq {seq}  precision bf16  {settings}  device cpu }}\n"
+                ));
+                names.push((scenario, peak.as_i64().expect("a peak") as i128));
+            }
+        }
+        let (db, file, items) = load(&format!("{name}.net"), text);
+        for (scenario, expected) in names {
+            let costs = scenario_costs(&db, ItemLoc::new(&db, file, items[&scenario])).as_ref().expect("simulates");
+            let peak = costs.simulation.peak.bytes;
+            report.push(format!("{name} {scenario}: netc {peak}, transformers {expected} ({:+})", peak - expected));
+            if peak != expected {
+                off.push(format!("{name} {scenario}"));
+            }
+        }
+    }
+    println!("{}", report.join("\n"));
+    assert!(off.is_empty(), "off: {off:?}\n{}", report.join("\n"));
+    assert_eq!(report.len(), 12);
+}
+
 /// `sdpa` runs the kernel PyTorch 2.15 picks for the device, dtype and shapes, and keeps what
 /// that kernel keeps. One attention layer (tests/fixtures/ops/attention.net, N 4, T 100,
 /// E 256, 4 heads), measured per kernel by tests/fixtures/ops/measure_sdpa.py: CPU flash (the

@@ -547,9 +547,25 @@ fn replay(
 
     // Parameters and buffers exist before anything runs.
     store.node_lines = lines.of_node.clone();
+    // The owner of each tied weight (the first op given its `share` key): the ops that share
+    // it use its storage, and in backward each adds a gradient to it.
+    let mut owners: HashMap<&str, usize> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         store.at_node(i);
         let elements = known(Some(node.params.clone()));
+        let key = match node.args.values.get("share") {
+            Some(ArgValue::Str(key)) if !key.is_empty() => Some(key.as_str()),
+            _ => None,
+        };
+        if let (0, Some(key)) = (elements, key)
+            && let Some(&owner) = owners.get(key)
+        {
+            run.params.of_node[i] = run.params.of_node[owner];
+            run.params.index_of_node[i] = run.params.index_of_node[owner];
+        }
+        if let (true, Some(key)) = (elements > 0, key) {
+            owners.entry(key).or_insert(i);
+        }
         if elements > 0 {
             let fp32 = node.origin.fp32;
             let bytes = run.stored_param_bytes(i, elements);

@@ -410,6 +410,11 @@ pub(super) fn run_backward(
     // Gradient storages of tensors, shared when a gradient passes through (views, add).
     // Gradient storage by tensor.
     let mut grad_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];
+    // The parameters whose gradient this pass made: a weight used twice (`share=`) gets two,
+    // which the engine sums out of place in the accumulator's input buffer (`old + new`)
+    // before `AccumulateGrad` stores the sum; a gradient from an earlier micro-batch is
+    // added to in place.
+    let mut made_here = vec![false; grads.len()];
     let mut root_grad = None;
     if let Some(o) = output {
         // dloss (a scalar), then the gradients of log_softmax and of the logits.
@@ -467,6 +472,7 @@ pub(super) fn run_backward(
             store.at_node(i);
         }
         let has_grad = outputs.iter().any(|o| grad_of[o.0 as usize].is_some());
+        let mut weight_sums: Vec<(usize, i128, Option<usize>)> = Vec::new();
         // Gradients of inputs that already have one: each contribution is summed into a new
         // tensor once the op is done, as autograd's InputBuffer does (`old + new`).
         let mut contributions: Vec<(TensorId, usize)> = Vec::new();
@@ -523,9 +529,16 @@ pub(super) fn run_backward(
                         grads[index] = Some(g);
                     }
                     (None, None) => grads[index] = Some(store.alloc(bytes, Category::Gradients)),
+                    // A second gradient in this pass: summed out of place once the op is done.
+                    (Some(_), _) if made_here[index] => {
+                        let contribution =
+                            (node.op != Op::Parameter).then(|| store.alloc(bytes, Category::BackwardTemporaries));
+                        weight_sums.push((index, bytes, contribution));
+                    }
                     (Some(_), _) if node.op == Op::Parameter => {}
                     (Some(_), _) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
                 }
+                made_here[index] = true;
             }
             if let Some(&x) = inputs.first().filter(|x| forward.requires_grad[x.0 as usize]) {
                 for _ in 0..behaviour.backward_scratch {
@@ -541,6 +554,16 @@ pub(super) fn run_backward(
             store.check(&label, Some(&node.origin.stmt));
             for s in fresh {
                 store.release(s);
+            }
+            for (index, bytes, contribution) in weight_sums.drain(..) {
+                let sum = store.alloc(bytes, Category::Gradients);
+                store.check("add (gradient accumulation)", Some(&node.origin.stmt));
+                if let Some(old) = grads[index].replace(sum) {
+                    store.release(old);
+                }
+                if let Some(c) = contribution {
+                    store.release(c);
+                }
             }
         }
         // `validate_outputs` sums each full-size gradient to its input's size, one at a time.
