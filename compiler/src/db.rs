@@ -104,6 +104,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.qwen2", include_str!("../stdlib/std/models/qwen2.net")),
     ("std.models.mixtral", include_str!("../stdlib/std/models/mixtral.net")),
     ("std.models.mistral", include_str!("../stdlib/std/models/mistral.net")),
+    ("std.models.phi3", include_str!("../stdlib/std/models/phi3.net")),
     ("std.models.mobilenet", include_str!("../stdlib/std/models/mobilenet.net")),
     ("std.models.resnet", include_str!("../stdlib/std/models/resnet.net")),
     ("std.models.unet", include_str!("../stdlib/std/models/unet.net")),

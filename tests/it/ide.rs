@@ -697,6 +697,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.mistral standard-library module
         Module     std.models.mixtral standard-library module
         Module     std.models.mobilenet standard-library module
+        Module     std.models.phi3 standard-library module
         Module     std.models.qwen2 standard-library module
         Module     std.models.resnet standard-library module
         Module     std.models.unet standard-library module

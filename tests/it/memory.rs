@@ -549,7 +549,8 @@ fn qlora_matches_bitsandbytes_and_peft() {
 
 /// The zoo's other transformers families against their own code on the CPU (bfloat16, CPU
 /// semantics), measured by tests/fixtures/ops/measure_hf.py: Qwen2 (std.models.qwen2: biased
-/// q/k/v, the head tied to the embedding) and Mistral (std.models.mistral), 2 layers, at (1,
+/// q/k/v, the head tied to the embedding), Phi-3 (std.models.phi3: fused q/k/v and gate/up
+/// projections) and Mistral (std.models.mistral), 2 layers, at (1,
 /// 128) and (2, 512): full fine-tuning and peft LoRA (r 8 on q, k, v and o) with two torch
 /// AdamW steps, and a prefill that keeps its `DynamicCache`.
 #[test]
@@ -561,8 +562,8 @@ fn transformers_families_match_on_the_cpu() {
     let models = [
         ("qwen2_small", "qwen2", "qwen2(vocab=4000, d=512, layers=2, heads=8, kv_heads=2, ffn=1408, tied=true"),
         ("mistral_small", "mistral", "mistral(vocab=4000, d=512, layers=2, heads=8, kv_heads=2, ffn=1792"),
+        ("phi3_small", "phi3", "phi3(vocab=4000, d=512, layers=2, heads=8, kv_heads=2, ffn=1792"),
     ];
-    let lora = ", lora_r=8, lora_alpha=16, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
     let mut report = Vec::new();
     let mut off = Vec::new();
     for (name, module, call) in models {
@@ -571,9 +572,12 @@ fn transformers_families_match_on_the_cpu() {
         for (size, runs) in measured["models"][name].as_object().expect("sizes") {
             let (batch, seq) = size.trim_start_matches('b').split_once("_s").expect("b<batch>_s<seq>");
             for (run, peak) in runs.as_object().expect("runs") {
+                // Phi-3 fuses q, k and v: peft targets `qkv_proj` and `o_proj`.
+                let targets = if module == "phi3" { "qkv_proj,o_proj" } else { "q_proj,k_proj,v_proj,o_proj" };
+                let lora = format!(", lora_r=8, lora_alpha=16, lora_dropout=0.05, lora_targets=\"{targets}\"");
                 let (kind, args, settings) = match run.as_str() {
                     "train_full_bf16" => ("train", "", "optimizer adamw  loss causal_lm"),
-                    "train_lora_bf16" => ("train", lora, "optimizer adamw  loss causal_lm"),
+                    "train_lora_bf16" => ("train", lora.as_str(), "optimizer adamw  loss causal_lm"),
                     _ => ("infer", "", "no_grad  eval  cache dynamic"),
                 };
                 let scenario = format!("{size}__{run}");
@@ -595,7 +599,7 @@ fn transformers_families_match_on_the_cpu() {
     }
     println!("{}", report.join("\n"));
     assert!(off.is_empty(), "off: {off:?}\n{}", report.join("\n"));
-    assert_eq!(report.len(), 12);
+    assert_eq!(report.len(), 18);
 }
 
 /// `sdpa` runs the kernel PyTorch 2.15 picks for the device, dtype and shapes, and keeps what

@@ -404,6 +404,17 @@ fn mistral_7b() {
     assert_eq!(macs, llama_macs(4096, 32_768, 4096, 32, 32, 8, 14_336));
 }
 
+/// Phi-3.5-mini (std.models.phi3: Llama's model with Phi-3's fused `qkv_proj` and
+/// `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`): its published 3,821,079,552
+/// parameters, Llama's formula (the fused projections hold the same weights), and its MACs.
+#[test]
+fn phi3_5_mini() {
+    assert_eq!(llama_params(32_064, 3072, 32, 32, 32, 8192), 3_821_079_552);
+    let (params, macs) = figures("phi3", "phi3_5_mini()", Some(2048));
+    assert_eq!(params, 3_821_079_552);
+    assert_eq!(macs, llama_macs(2048, 32_064, 3072, 32, 32, 32, 8192));
+}
+
 /// Mixtral (std.models.mixtral: Llama's model with a sparse mixture of experts for the MLP,
 /// transformers 5.24's `MixtralForCausalLM`): Mixtral 8x7B's published 46,702,792,704
 /// parameters and its 12,879,925,248 active ones (2 of 8 experts a token: Mistral's "12.9B

@@ -555,16 +555,6 @@ pub(super) fn run_backward(
             for s in fresh {
                 store.release(s);
             }
-            for (index, bytes, contribution) in weight_sums.drain(..) {
-                let sum = store.alloc(bytes, Category::Gradients);
-                store.check("add (gradient accumulation)", Some(&node.origin.stmt));
-                if let Some(old) = grads[index].replace(sum) {
-                    store.release(old);
-                }
-                if let Some(c) = contribution {
-                    store.release(c);
-                }
-            }
         }
         // `validate_outputs` sums each full-size gradient to its input's size, one at a time.
         for input in broadcast {
@@ -591,6 +581,18 @@ pub(super) fn run_backward(
             store.release(s);
         }
         forward.saved[i].clear();
+        // The engine then adds what the op returned for a tied weight into the accumulator's
+        // input buffer, out of place.
+        for (index, bytes, contribution) in weight_sums.drain(..) {
+            let sum = store.alloc(bytes, Category::Gradients);
+            store.check("add (gradient accumulation)", Some(&node.origin.stmt));
+            if let Some(old) = grads[index].replace(sum) {
+                store.release(old);
+            }
+            if let Some(c) = contribution {
+                store.release(c);
+            }
+        }
         // Then each second contribution is summed with the gradient so far, into a new tensor
         // (PyTorch's `InputBuffer::add` runs `old + new` out of place; measured: the peak of a
         // LoRA layer without dropout, tests/fixtures/ops/measure_lora.py, is this `add`).
