@@ -481,6 +481,7 @@ codes! {
     BudgetOverDevice = ("L0016", "budget-over-device", Warning, "a budget larger than the scenario's device"),
     SdpaKernelUnavailable = ("L0017", "sdpa-kernel-unavailable", Error, "an `sdpa` forcing an attention kernel that cannot run in the scenario"),
     Float32KvCache = ("L0018", "float32-kv-cache", Warning, "a key/value cache held in float32 where a half-precision model would halve it"),
+    FullFineTuningOverBudget = ("L0019", "full-fine-tuning-over-budget", Warning, "a training scenario that updates every parameter over its budget, whose weights alone fit"),
     // Files: E04xx.
     UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
     NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),

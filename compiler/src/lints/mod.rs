@@ -15,6 +15,7 @@ mod budget_over_device;
 mod cudnn_benchmark_tight;
 mod device_memory_exceeded;
 mod float32_kv_cache;
+mod full_fine_tuning_over_budget;
 mod host_over_budget;
 mod int8_activations_dominate;
 mod large_workspace;
@@ -76,6 +77,7 @@ pub const LINTS: &[&dyn Lint] = &[
     &device_memory_exceeded::DeviceMemoryExceeded,
     &budget_over_device::BudgetOverDevice,
     &sdpa_kernel_unavailable::SdpaKernelUnavailable,
+    &full_fine_tuning_over_budget::FullFineTuningOverBudget,
 ];
 
 /// What a scenario lint sees.
