@@ -141,6 +141,9 @@ pub struct ScenarioReport {
     pub active_params: i128,
     /// Multiply-accumulates of one forward pass over the whole batch.
     pub macs: i128,
+    /// Of them, those of one token (the forward pass's over `batch x seq` tokens), for a
+    /// scenario with a `seq`: a mixture of experts' runs its top-k experts only.
+    pub macs_per_token: Option<i128>,
     /// The device preset.
     pub device: String,
     /// The allocated peak: live tensor bytes at the worst moment (what PyTorch's
@@ -464,6 +467,12 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         active_params: graph.active_params().as_ref().map_or(0, known),
         // With gradient accumulation the graph is one micro-batch; the step runs them all.
         macs: graph.macs().as_ref().map_or(0, known) * setup.run.grad_accum.max(1),
+        macs_per_token: match (setup.batch, setup.dims.get("S")) {
+            (Some(batch), Some(&seq)) if batch > 0 && seq > 0 => {
+                Some(graph.macs().as_ref().map_or(0, known) / (batch * seq))
+            }
+            _ => None,
+        },
         device: costs.device.name().to_string(),
         peak_bytes: peak.bytes,
         reserved_bytes: costs.reserved,
@@ -844,8 +853,9 @@ fn totals(s: &ScenarioReport) -> String {
         kinds.push(format!("{} active per token", thousands(s.active_params)));
     }
     let trainable = if kinds.is_empty() { String::new() } else { format!(" ({})", kinds.join(", ")) };
+    let per_token = s.macs_per_token.map(|m| format!(" ({} a token)", count(m))).unwrap_or_default();
     format!(
-        "{} params{trainable}, {} MACs; activations at the peak {}{outside}",
+        "{} params{trainable}, {} MACs{per_token}; activations at the peak {}{outside}",
         thousands(s.params),
         count(s.macs),
         bytes(s.ledgers.activations)

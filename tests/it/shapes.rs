@@ -877,6 +877,7 @@ fn report_json_schema() {
         "params",
         "trainable_params",
         "active_params",
+        "macs_per_token",
         "macs",
         "device",
         "peak_bytes",

@@ -454,6 +454,7 @@ fn mixtral_family_and_moe() {
     let (s, d, ffn) = (512, 1024, 3584);
     let per_layer = 2 * d * d + 2 * d * 8 * 64 + 2 * 3 * d * ffn + 8 * d;
     assert_eq!(small_run.macs, decoder_macs(s, 4, d, per_layer, 32_000));
+    assert_eq!(small_run.macs_per_token, Some(small_run.macs / 512));
 }
 
 // ---------------------------------------------------------------------------------------

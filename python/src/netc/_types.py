@@ -60,6 +60,7 @@ class Line(TypedDict):
     shape: str
     params: int
     macs: int
+    macs_per_token: Optional[int]
     output_bytes: int
     activation_bytes: int
     workspace_bytes: int
