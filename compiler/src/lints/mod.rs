@@ -18,6 +18,7 @@ mod float32_kv_cache;
 mod full_fine_tuning_over_budget;
 mod host_over_budget;
 mod int8_activations_dominate;
+mod kv_cache_over_budget;
 mod large_workspace;
 mod linear_dominates;
 mod missing_eval;
@@ -78,6 +79,7 @@ pub const LINTS: &[&dyn Lint] = &[
     &budget_over_device::BudgetOverDevice,
     &sdpa_kernel_unavailable::SdpaKernelUnavailable,
     &full_fine_tuning_over_budget::FullFineTuningOverBudget,
+    &kv_cache_over_budget::KvCacheOverBudget,
 ];
 
 /// What a scenario lint sees.
@@ -85,6 +87,8 @@ pub struct ScenarioContext<'a> {
     /// The database.
     pub db: &'a dyn Db,
     /// The file declaring the scenario.
+    pub source: SourceFile,
+    /// Its name.
     pub file: &'a FileName,
     /// The scenario's item index.
     pub item: u32,
@@ -279,8 +283,16 @@ pub fn scenario_lints<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Vec<Diagnostic
     };
     let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return Vec::new() };
     let file = *loc.file(db);
-    let cx =
-        crate::lints::ScenarioContext { db, file: file.name(db), item: *loc.index(db), scenario, setup, graph, costs };
+    let cx = crate::lints::ScenarioContext {
+        db,
+        source: file,
+        file: file.name(db),
+        item: *loc.index(db),
+        scenario,
+        setup,
+        graph,
+        costs,
+    };
     crate::lints::LINTS.iter().flat_map(|lint| lint.check_scenario(&cx)).collect()
 }
 
