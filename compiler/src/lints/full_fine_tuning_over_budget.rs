@@ -48,11 +48,7 @@ impl Lint for FullFineTuningOverBudget {
         if !run.training || !trains_everything || run.zero > 0 || run.fsdp {
             return Vec::new();
         }
-        let (limit, what, key) = match (cx.costs.budget, cx.costs.device.capacity) {
-            (Some(budget), _) => (budget, "its budget".to_string(), "budget"),
-            (None, Some(capacity)) => (capacity, format!("device `{}`", cx.costs.device.name()), "device"),
-            (None, None) => return Vec::new(),
-        };
+        let Some((limit, what, key)) = cx.limit() else { return Vec::new() };
         let total = cx.costs.total;
         let b = &cx.costs.simulation.peak.breakdown;
         let state = b.gradients.saturating_add(b.optimizer_ledger());

@@ -40,11 +40,7 @@ impl Lint for KvCacheOverBudget {
         if run.training || run.cache.is_none() {
             return Vec::new();
         }
-        let (limit, what, key) = match (cx.costs.budget, cx.costs.device.capacity) {
-            (Some(budget), _) => (budget, "its budget".to_string(), "budget"),
-            (None, Some(capacity)) => (capacity, format!("device `{}`", cx.costs.device.name()), "device"),
-            (None, None) => return Vec::new(),
-        };
+        let Some((limit, what, key)) = cx.limit() else { return Vec::new() };
         let total = cx.costs.total;
         let cache = cx.costs.simulation.peak.breakdown.kv_cache;
         if total <= limit || cache == 0 || total.saturating_sub(cache) > limit {

@@ -157,6 +157,16 @@ impl ScenarioContext<'_> {
             && nodes.iter().any(|n| n.origin.inner_call != 0)
     }
 
+    /// What the scenario must fit in: its budget, or without one its device's memory; with
+    /// how a message names it (`its budget`, ``device `rtx4090` ``) and the setting to point at.
+    pub fn limit(&self) -> Option<(i128, String, &'static str)> {
+        match (self.costs.budget, self.costs.device.capacity) {
+            (Some(budget), _) => Some((budget, "its budget".to_string(), "budget")),
+            (None, Some(capacity)) => Some((capacity, format!("device `{}`", self.costs.device.name()), "device")),
+            (None, None) => None,
+        }
+    }
+
     /// Where the peak happens, for labels.
     pub fn peak_site(&self) -> Option<&Site> {
         self.costs.simulation.peak.site.as_ref()
