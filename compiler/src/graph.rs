@@ -135,6 +135,19 @@ pub struct Node {
     pub origin: Arc<Origin>,
 }
 
+impl Node {
+    /// Whether the op's own weights are trained: it has some, it is not `frozen(...)`, and
+    /// they are not 4-bit (bitsandbytes' `Params4bit` has no gradient).
+    pub fn trains_weights(&self) -> bool {
+        !self.result.weights.is_empty() && !self.origin.frozen && self.op != Op::Linear4bit
+    }
+
+    /// The elements of the op's weight named `weight` (0 without one).
+    pub fn weight_elements(&self) -> i128 {
+        self.result.weights.iter().find(|w| w.name == "weight").and_then(|w| w.numel.known()).unwrap_or(0)
+    }
+}
+
 impl PartialEq for Node {
     fn eq(&self, other: &Self) -> bool {
         // Graphs share nodes: a node compared with itself is found by its address.

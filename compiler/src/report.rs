@@ -457,13 +457,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         model: model_name,
         batch: setup.batch,
         params: graph.params().as_ref().map_or(0, known),
-        // A 4-bit layer's weight is never trained (bitsandbytes' `Params4bit`).
-        trainable_params: graph
-            .nodes
-            .iter()
-            .filter(|n| !n.origin.frozen && n.op != crate::op::Op::Linear4bit)
-            .map(|n| known(&n.params))
-            .sum(),
+        trainable_params: graph.nodes.iter().filter(|n| n.trains_weights()).map(|n| known(&n.params)).sum(),
         active_params: graph.active_params().as_ref().map_or(0, known),
         // With gradient accumulation the graph is one micro-batch; the step runs them all.
         macs: graph.macs().as_ref().map_or(0, known) * setup.run.grad_accum.max(1),

@@ -547,6 +547,24 @@ fn qlora_matches_bitsandbytes_and_peft() {
     assert_eq!(cases.len(), 10);
 }
 
+/// A 4-bit layer's weight is never trained, whether or not the model marks it `frozen(...)`
+/// (bitsandbytes' `Params4bit` has no gradient): no gradient, no optimizer state, not in the
+/// trainable count.
+#[test]
+fn a_4bit_weight_is_never_trained() {
+    use netc::report::report;
+    let text = "model bare() {\n    input x: bf16[N, 256]\n    return linear(linear4bit(x, 256, bias=false), 10)\n}\n\
+                model marked() {\n    input x: bf16[N, 256]\n    return linear(frozen(linear4bit(x, 256, bias=false)), 10)\n}\n\
+                train a { model bare()  batch 4  precision bf16  optimizer adamw  device cpu }\n\
+                train b { model marked()  batch 4  precision bf16  optimizer adamw  device cpu }\n";
+    let (db, file, _) = load("four_bit.net", text.to_string());
+    let r = report(&db, &[file], None);
+    let [bare, marked] = &r.scenarios[..] else { panic!("two reports") };
+    // The head's 2,570 parameters are the trained ones.
+    assert_eq!((bare.trainable_params, marked.trainable_params), (2570, 2570));
+    assert_eq!((bare.peak_bytes, bare.ledgers), (marked.peak_bytes, marked.ledgers));
+}
+
 /// The zoo's other transformers families against their own code on the CPU (bfloat16, CPU
 /// semantics), measured by tests/fixtures/ops/measure_hf.py: Qwen2 (std.models.qwen2: biased
 /// q/k/v, the head tied to the embedding), Phi-3 (std.models.phi3: fused q/k/v and gate/up

@@ -642,8 +642,10 @@ fn readme_language_model_answers() {
     assert_eq!(answers(a100).2, Some(63));
     // QLoRA: the same adapters over NF4 double-quantized projections. Its weights: the bf16
     // embedding and head (128,256 x 4096 each, 2.0 GiB) and norms, the float32 adapters, and
-    // 4-bit storage of the 32 layers' 7 projections (bitsandbytes' layout,
-    // `four_bit_storage`).
+    // the 32 layers' 7 projections as bitsandbytes 0.50 stores them: two 4-bit codes a byte,
+    // a 16-entry float32 codebook, a byte per block of 64, a float32 scale per 256 blocks,
+    // the 256-entry float32 code of those bytes and their offset (measured to the byte in
+    // memory.rs, `qlora_matches_bitsandbytes_and_peft`).
     let qlora = text.replace(
         "lora_targets=\"q_proj,k_proj,v_proj,o_proj\")",
         "lora_targets=\"q_proj,k_proj,v_proj,o_proj\", quant=\"nf4\", double_quant=true)",
@@ -651,7 +653,10 @@ fn readme_language_model_answers() {
     assert_eq!(answers(qlora.clone()).0, "9.7 GiB");
     let four_bit: i128 = [d * d, d * kv, d * kv, d * d, d * 14_336, d * 14_336, d * 14_336]
         .iter()
-        .map(|&n| netc::costs::simulate::four_bit_storage(n, true))
+        .map(|&n: &i128| {
+            let blocks = (n + 63) / 64;
+            n / 2 + 16 * 4 + blocks + (blocks + 255) / 256 * 4 + 256 * 4 + 4
+        })
         .sum();
     let stored = 2 * 128_256 * d * 2 + (2 * 32 + 1) * d * 2 + trainable * 4 + 32 * four_bit;
     assert_eq!(netc::units::bytes(stored), "5.4 GiB");

@@ -43,7 +43,7 @@ impl Lint for FullFineTuningOverBudget {
         let run = &cx.setup.run;
         let nodes = &cx.graph.nodes;
         let trains_everything = nodes.iter().any(|n| !n.result.weights.is_empty())
-            && nodes.iter().all(|n| n.result.weights.is_empty() || !n.origin.frozen);
+            && nodes.iter().all(|n| n.result.weights.is_empty() || n.trains_weights());
         // Sharded state is another remedy already taken.
         if !run.training || !trains_everything || run.zero > 0 || run.fsdp {
             return Vec::new();

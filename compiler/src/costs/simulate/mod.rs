@@ -21,8 +21,8 @@ use crate::diagnostics::FileName;
 use crate::graph::{Graph, Node, Site, TensorId};
 use crate::knobs::{CacheKind, ConvAlgorithm, Loss, Optimizer, Precision};
 use crate::op::{Autocast, Family, Op};
-use crate::shapes::DType;
 use crate::shapes::ops::{ArgValue, cache_length, cached_tokens};
+use crate::shapes::{DType, Dim};
 
 use super::autograd::{GradFlow, Mode, Saved, memory};
 use super::layout::Layouts;
@@ -233,8 +233,7 @@ impl Run<'_> {
     /// Whether node `i` uses weights that are trained (not frozen): its own, or a weight tied
     /// to another node's (`share=`, whose storage that node owns). A 4-bit weight never is.
     fn trains(&self, i: usize) -> bool {
-        let node = &self.graph.nodes[i];
-        !node.origin.frozen && !node.result.weights.is_empty() && node.op != Op::Linear4bit
+        self.graph.nodes[i].trains_weights()
     }
 
     /// The bytes node `i`'s `elements` parameters are stored in: a 4-bit layer's weight as
@@ -246,8 +245,7 @@ impl Run<'_> {
         if node.op != Op::Linear4bit {
             return self.param_bytes(elements, fp32);
         }
-        let weight =
-            node.result.weights.iter().find(|w| w.name == "weight").map_or(0, |w| known(Some(w.numel.clone())));
+        let weight = node.weight_elements();
         four_bit_storage(weight, double_quant(node)).saturating_add(self.param_bytes(elements - weight, fp32))
     }
 
@@ -277,8 +275,7 @@ impl Run<'_> {
     /// and, double-quantized, its float32 block scales. On CUDA at most 4 rows run the fused
     /// kernel, which dequantizes in registers.
     fn dequantized_weight(&self, node: &crate::graph::Node, x: crate::graph::TensorId) -> i128 {
-        let weight =
-            node.result.weights.iter().find(|w| w.name == "weight").map_or(0, |w| known(Some(w.numel.clone())));
+        let weight = node.weight_elements();
         let input = self.graph.tensor(x);
         let (elements, width) = (known(input.numel()), input.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1));
         let rows = elements / width;
@@ -286,7 +283,7 @@ impl Run<'_> {
             return 0;
         }
         let element = if elements > 0 { self.sizes[x.0 as usize] / elements } else { 2 };
-        let scales = if double_quant(node) { product(&[ceil_div(weight, 64), 4]) } else { 0 };
+        let scales = if double_quant(node) { product(&[div_up(weight, 64), 4]) } else { 0 };
         product(&[weight, element]).saturating_add(scales)
     }
 }
@@ -300,10 +297,10 @@ fn double_quant(node: &crate::graph::Node) -> bool {
 /// packed weight (two a byte), the 16-entry float32 codebook, and one float32 scale a block,
 /// or double-quantized one byte a block plus a float32 scale per 256 blocks, their 256-entry
 /// float32 code and a float32 offset. Measured: tests/fixtures/ops/measure_qlora.py.
-pub fn four_bit_storage(n: i128, double_quant: bool) -> i128 {
-    let blocks = ceil_div(n, 64);
-    let scales = if double_quant { blocks + 4 * ceil_div(blocks, 256) + 4 * 256 + 4 } else { 4 * blocks };
-    ceil_div(n, 2) + 4 * 16 + scales
+fn four_bit_storage(n: i128, double_quant: bool) -> i128 {
+    let blocks = div_up(n, 64);
+    let scales = if double_quant { blocks + 4 * div_up(blocks, 256) + 4 * 256 + 4 } else { 4 * blocks };
+    div_up(n, 2) + 4 * 16 + scales
 }
 
 /// bitsandbytes 0.50's 8-bit Adam state (`Adam8bit`, `AdamW8bit`, and the paged variants'
@@ -313,16 +310,16 @@ pub fn four_bit_storage(n: i128, double_quant: bool) -> i128 {
 /// 256-entry quantization maps are shared by every tensor ([`EIGHT_BIT_MAPS`]); `step` is a
 /// Python integer. Measured: tests/fixtures/ops/measure_qlora.py.
 pub fn eight_bit_adam_state(n: i128) -> i128 {
-    if n >= 4096 { 2 * n + 2 * 4 * ceil_div(n, 256) } else { 2 * 4 * n }
+    if n >= 4096 { 2 * n + 2 * 4 * div_up(n, 256) } else { 2 * 4 * n }
 }
 
 /// The bytes of 8-bit Adam's two float32 quantization maps (`qmap1`, `qmap2`: the dynamic
 /// and unsigned dynamic maps, 256 entries each), made once for the optimizer.
 pub const EIGHT_BIT_MAPS: i128 = 2 * 256 * 4;
 
-/// `ceil(a / b)` of non-negative sizes.
-fn ceil_div(a: i128, b: i128) -> i128 {
-    (a + b - 1) / b
+/// `ceil(a / b)` of known sizes, by the shape layer's rule (`Dim::ceil_div`).
+fn div_up(a: i128, b: i128) -> i128 {
+    Dim::Known(a).ceil_div(&Dim::Known(b)).and_then(|d| d.known()).unwrap_or(i128::MAX)
 }
 
 /// The tensors of the implicit loss, `cross_entropy(output, labels)` or transformers'
@@ -577,7 +574,7 @@ fn replay(
             if tensors.iter().sum::<i128>() != elements {
                 tensors = vec![elements];
             }
-            let trained = !node.origin.frozen;
+            let trained = node.trains_weights();
             run.params.all.push(Param { elements, tensors, line: lines.of_node[i], trained, fp32 });
             let line = lines.line(lines.of_node[i]);
             line.weights = line.weights.saturating_add(bytes);
