@@ -309,7 +309,7 @@ fn four_bit_storage(n: i128, double_quant: bool) -> i128 {
 /// for each (`absmax1`, `absmax2`); a smaller tensor keeps float32 moments. The two
 /// 256-entry quantization maps are shared by every tensor ([`EIGHT_BIT_MAPS`]); `step` is a
 /// Python integer. Measured: tests/fixtures/ops/measure_qlora.py.
-pub fn eight_bit_adam_state(n: i128) -> i128 {
+fn eight_bit_adam_state(n: i128) -> i128 {
     if n >= 4096 { 2 * n + 2 * 4 * div_up(n, 256) } else { 2 * 4 * n }
 }
 
