@@ -99,6 +99,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.convnext", include_str!("../stdlib/std/models/convnext.net")),
     ("std.models.densenet", include_str!("../stdlib/std/models/densenet.net")),
     ("std.models.efficientnet", include_str!("../stdlib/std/models/efficientnet.net")),
+    ("std.models.gemma2", include_str!("../stdlib/std/models/gemma2.net")),
     ("std.models.gpt2", include_str!("../stdlib/std/models/gpt2.net")),
     ("std.models.llama", include_str!("../stdlib/std/models/llama.net")),
     ("std.models.qwen2", include_str!("../stdlib/std/models/qwen2.net")),

@@ -182,6 +182,24 @@ keyword_enum! {
         GroupedMm = "grouped_mm",
         /// `torch.floor_divide`, `//` on tensors.
         FloorDivide = "floor_divide",
+        /// `torch.lt`, `<` on tensors.
+        Lt = "lt",
+        /// `torch.le`, `<=` on tensors.
+        Le = "le",
+        /// `torch.gt`, `>` on tensors.
+        Gt = "gt",
+        /// `torch.ge`, `>=` on tensors.
+        Ge = "ge",
+        /// `torch.eq`, `==` on tensors.
+        Eq = "eq",
+        /// `torch.ne`, `!=` on tensors.
+        Ne = "ne",
+        /// `torch.bitwise_and`, `&` on tensors (the logical and of two masks).
+        BitwiseAnd = "bitwise_and",
+        /// `Tensor.new_zeros`: zeros of a given shape in another tensor's dtype (or a given one).
+        NewZeros = "new_zeros",
+        /// `Tensor.new_ones`: ones of a given shape in another tensor's dtype (or a given one).
+        NewOnes = "new_ones",
         /// `torch.arange`.
         Arange = "arange",
         /// `torch.outer`.
@@ -227,6 +245,9 @@ pub enum Family {
     /// Elementwise arithmetic between tensors, and choosing between them by a mask
     /// (`masked_fill`, `where`).
     Arithmetic,
+    /// Elementwise comparisons and the logical operations on their masks: bool results,
+    /// no gradient.
+    Compare,
     /// Reductions over dimensions, scans along one (`cumsum`) and histograms (`histc`).
     Reduce,
     /// Elementwise math on one tensor (exponentials, logarithms, trigonometry, powers).
@@ -234,7 +255,7 @@ pub enum Family {
     /// Selecting, ranking and encoding elements by index (`topk`, `sort`, `gather`,
     /// `index`, `index_put`, `one_hot`).
     Index,
-    /// Tensors made from sizes alone (`arange`, `empty_like`).
+    /// Tensors made from sizes alone (`arange`, `empty_like`, `new_zeros`, `new_ones`).
     Factory,
     /// Upsampling and interpolation.
     Resize,
@@ -279,10 +300,11 @@ impl Op {
             | Contiguous | Clone => Family::Layout,
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer => Family::Arithmetic,
+            Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => Family::Compare,
             Mean | Sum | Amax | Cumsum | Histc => Family::Reduce,
             Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow | To | TypeAs => Family::Math,
             Topk | Sort | Gather | Index | IndexPut | OneHot => Family::Index,
-            Arange | EmptyLike => Family::Factory,
+            Arange | EmptyLike | NewZeros | NewOnes => Family::Factory,
             Kernel => Family::Declared,
             Upsample | Interpolate => Family::Resize,
             Attention | Sdpa => Family::Attention,
@@ -304,7 +326,8 @@ impl Op {
             | Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | Slice | Parameter | Buffer | Add
             | Mul | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath
             | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel
-            | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide => Autocast::Promote,
+            | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide | Lt | Le | Gt | Ge
+            | Eq | Ne | BitwiseAnd | NewZeros | NewOnes => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype
             // itself): it runs in its operands' dtype.
             GroupedMm | Clone => Autocast::Promote,

@@ -355,7 +355,8 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 87 Op)
+        Builtin    past_seen_tokens past_seen_tokens()
+        (and 96 Op)
         ");
 }
 
@@ -424,7 +425,8 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 87 Op)
+        Builtin    past_seen_tokens past_seen_tokens()
+        (and 96 Op)
         ");
 }
 
@@ -470,7 +472,8 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    checkpoint     checkpoint(block(x, ...))
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
-        (and 87 Op)
+        Builtin    past_seen_tokens past_seen_tokens()
+        (and 96 Op)
         "#);
 }
 
@@ -692,6 +695,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.convnext standard-library module
         Module     std.models.densenet standard-library module
         Module     std.models.efficientnet standard-library module
+        Module     std.models.gemma2 standard-library module
         Module     std.models.gpt2 standard-library module
         Module     std.models.llama standard-library module
         Module     std.models.mistral standard-library module

@@ -620,6 +620,67 @@ fn transformers_families_match_on_the_cpu() {
     assert_eq!(report.len(), 18);
 }
 
+/// Gemma 2 (std.models.gemma2) against transformers 5.24's own `Gemma2ForCausalLM` on the CPU
+/// (bfloat16; its eager, softcapped attention), measured by tests/fixtures/ops/measure_gemma2.py:
+/// 2 layers (one sliding-window layer of window 128, one global), at (1, 128) and (2, 512):
+/// full fine-tuning with and without checkpointing per decoder layer, peft LoRA (r 8 on q, k,
+/// v and o), a prefill that keeps its `DynamicCache`, and one decode step after a prefill of
+/// `seq` tokens (at 512 the sliding layer's cache holds the prompt's storage, then 128 tokens).
+/// Training is exact, but for checkpointing at (2, 512): 4,096 B under, the positions
+/// (`position_ids`) each checkpointed layer holds as an argument it does not read. Inference
+/// is 8 B under: the `_sliding_window_tensor` (an int64 scalar) each sliding layer's cache makes.
+#[test]
+fn gemma2_matches_transformers_on_the_cpu() {
+    use netc::costs::scenario_costs;
+    use netc::semantics::files::ItemLoc;
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_gemma2.json")).expect("valid JSON");
+    let call =
+        "gemma2(vocab=4000, d=512, layers=2, heads=8, kv_heads=4, head_dim=64, ffn=1536, window=128, scaling=0.125";
+    let lora = ", lora_r=8, lora_alpha=16, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+    let mut text = "use std.models.gemma2\n".to_string();
+    let mut names = Vec::new();
+    for (size, runs) in measured["gemma2_small"].as_object().expect("sizes") {
+        let (batch, seq) = size.trim_start_matches('b').split_once("_s").expect("b<batch>_s<seq>");
+        for (run, peak) in runs.as_object().expect("runs") {
+            let train = "precision bf16  optimizer adamw  loss causal_lm";
+            let (kind, args, settings) = match run.as_str() {
+                "train_full_bf16" => ("train", "", format!("seq {seq}  {train}")),
+                "train_full_ckpt_bf16" => ("train", "", format!("seq {seq}  {train}  checkpoint")),
+                "train_lora_bf16" => ("train", lora, format!("seq {seq}  {train}")),
+                "infer_prefill_bf16" => {
+                    ("infer", "", format!("seq {seq}  precision bf16  no_grad  eval  cache dynamic"))
+                }
+                _ => ("infer", "", format!("seq 1  context {seq}  precision bf16  no_grad  eval  cache dynamic")),
+            };
+            let scenario = format!("{size}__{run}");
+            text.push_str(&format!(
+                "{kind} {scenario} {{ model {call}{args})  batch {batch}  {settings}  device cpu }}\n"
+            ));
+            names.push((scenario, peak.as_i64().expect("a peak") as i128));
+        }
+    }
+    let (db, file, items) = load("gemma2_small.net", text);
+    let mut report = Vec::new();
+    let mut off = Vec::new();
+    for (scenario, expected) in names {
+        let costs = scenario_costs(&db, ItemLoc::new(&db, file, items[&scenario])).as_ref().expect("simulates");
+        let peak = costs.simulation.peak.bytes;
+        report.push(format!("{scenario}: netc {peak}, transformers {expected} ({:+})", peak - expected));
+        let under = match scenario.as_str() {
+            "b2_s512__train_full_ckpt_bf16" => 4096,
+            s if s.contains("infer") => 8,
+            _ => 0,
+        };
+        if peak != expected - under {
+            off.push(scenario);
+        }
+    }
+    println!("{}", report.join("\n"));
+    assert!(off.is_empty(), "off: {off:?}\n{}", report.join("\n"));
+    assert_eq!(report.len(), 10);
+}
+
 /// `sdpa` runs the kernel PyTorch 2.15 picks for the device, dtype and shapes, and keeps what
 /// that kernel keeps. One attention layer (tests/fixtures/ops/attention.net, N 4, T 100,
 /// E 256, 4 heads), measured per kernel by tests/fixtures/ops/measure_sdpa.py: CPU flash (the
@@ -1145,6 +1206,34 @@ train b {{ model m()  batch 8  optimizer sgd }}
     let outer = peaks_of_scenarios(model("outer(u, v)"));
     let written = peaks_of_scenarios(model("reshape(u, [32, 1]) * v"));
     assert_eq!(outer, written);
+}
+
+/// A sliding-window cache layer (`kv_cache(x, window=w)`, transformers'
+/// `DynamicSlidingWindowLayer`) returns the last `w - 1` cached tokens with the new ones, and
+/// its cache after the step is that concatenation's storage; before the step it is the
+/// storage a prefill of `context` tokens left (the stored view keeps all of it, measured:
+/// tests/fixtures/ops/measure_gemma2.py, a 512-token prompt holds 512 tokens in a window-128
+/// layer, 128 after one decode step). `past_seen_tokens()` is the scenario's `context`.
+#[test]
+fn a_sliding_window_cache_keeps_window_minus_one_tokens() {
+    let source = "model m() {\n    input x: f32[N, 2, S, 8]\n    k = kv_cache(x, window=4)\n    \
+                  return k * past_seen_tokens()\n}\n\
+                  infer decode { model m()  batch 1  seq 1  context 10  cache dynamic  no_grad  eval }\n\
+                  infer early { model m()  batch 1  seq 1  context 2  cache dynamic  no_grad  eval }\n";
+    let (db, file, items) = load("window.net", source.to_string());
+    let step = |name: &str| {
+        let loc = netc::semantics::files::ItemLoc::new(&db, file, items[name]);
+        let costs = netc::costs::scenario_costs(&db, loc).as_ref().expect("simulates");
+        (costs.simulation.peak.bytes, costs.simulation.kv_cache_bytes())
+    };
+    // One token is 2 x 8 f32 elements, 64 B.
+    let (peak, cache) = step("decode");
+    assert_eq!(cache, 4 * 64, "3 kept tokens and the new one");
+    // At the append: the input, the prompt's 10 tokens and the new cache (the old one is
+    // freed before the product).
+    assert_eq!(peak, 64 + 10 * 64 + 4 * 64);
+    let (_, cache) = step("early");
+    assert_eq!(cache, 3 * 64, "within the window: every token");
 }
 
 /// A paged cache (vLLM's blocks) holds each sequence's whole context rounded up to its

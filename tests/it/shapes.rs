@@ -369,6 +369,35 @@ fn added_ops_shapes() {
     }
 }
 
+/// The ops transformers builds its masks with (std.models.gemma2's `hf_eager_mask`): tensor
+/// comparisons (`<=`, `>`, ...: bool, broadcast, a number on the right), `bitwise_and`, and
+/// `new_zeros` / `new_ones` in the dtype of a tensor or a named one.
+#[test]
+fn mask_ops_shapes() {
+    let src = "model masks() {\n    input h: bf16[N, S, 64]\n    input q: i64[1, 1, S, 1]\n    input kv: i64[1, 1, 1, T]\n\
+               \x20   a = kv <= q\n    b = kv > q - 4\n    c = bitwise_and(new_ones(q, [], dtype=\"bool\"), b)\n\
+               \x20   d = bitwise_and(c, a)\n    e = h < 0.5\n    f = h == h\n    g = h != 1\n    i = q >= kv\n    j = q < kv\n\
+               \x20   m = where(expand(d, [N, 1, S, T]), new_zeros(h, []), -1.0)\n    return m\n}\n";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "masks");
+    let expected: [(&str, &[&str]); 9] = [
+        ("le", &["bool[1, 1, S, T]"]),
+        ("gt", &["bool[1, 1, S, T]"]),
+        ("bitwise_and", &["bool[1, 1, S, T]", "bool[1, 1, S, T]"]),
+        ("new_ones", &["bool[]"]),
+        ("new_zeros", &["bf16[]"]),
+        ("lt", &["bool[N, S, 64]", "bool[1, 1, S, T]"]),
+        ("eq", &["bool[N, S, 64]"]),
+        ("ne", &["bool[N, S, 64]"]),
+        ("where", &["bf16[N, 1, S, T]"]),
+    ];
+    for (op, types) in expected {
+        assert_eq!(outputs_of(&graph, op), types, "{op}");
+    }
+    assert_eq!(outputs_of(&graph, "ge"), ["bool[1, 1, S, T]"]);
+}
+
 /// The ops a mixture of experts runs (tests/fixtures/ops/moe.net: `moe_sparse_block` of 4
 /// experts of 32, top 2, on `[N, 16, 64]`: T = 16 N tokens, S = 32 N routed rows), each
 /// output's type: the router's f32 weights and i64 experts, the sorted ids and permutation,
@@ -480,6 +509,10 @@ case!(
     return x
 }
 "#
+);
+case!(
+    bitwise_and_of_floats_and_a_bad_shape,
+    "model m() {\n    input x: f32[N, 8]\n    input y: bool[N, 3]\n    a = bitwise_and(x < 0.0, x)\n    b = new_zeros(x, [4, -2])\n    return x <= y\n}\n"
 );
 case!(histc_with_an_empty_range, "model m() {\n    input x: f32[S]\n    return histc(x, bins=8, min=7, max=0)\n}\n");
 case!(

@@ -404,6 +404,36 @@ fn mistral_7b() {
     assert_eq!(macs, llama_macs(4096, 32_768, 4096, 32, 32, 8, 14_336));
 }
 
+/// Gemma 2 (std.models.gemma2, transformers 5.24's `Gemma2ForCausalLM`): the parameter
+/// counts of 2B, 9B and 27B as transformers builds them from their published configs
+/// (tests/fixtures/ops/measure_gemma2.py, on the meta device), the formula for them (the
+/// tied embedding, `d * hd * (2 heads + 2 kv_heads)` attention and `3 d ffn` MLP weights and
+/// four norms a layer, the final norm), and the MACs of a sequence: eager attention's two
+/// matrix products over every query and key (`heads * hd` wide, not `d`).
+#[test]
+fn gemma2_family() {
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_gemma2.json")).expect("valid JSON");
+    let params = |d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        256_000 * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + 4 * d) + d
+    };
+    let macs = |s: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        s * (layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn) + 256_000 * d) + layers * 2 * s * s * heads * hd
+    };
+    let cases = [
+        ("gemma2_2b", (2304, 26, 8, 4, 256, 9216)),
+        ("gemma2_9b", (3584, 42, 16, 8, 256, 14_336)),
+        ("gemma2_27b", (4608, 46, 32, 16, 128, 36_864)),
+    ];
+    for (name, (d, layers, heads, kv, hd, ffn)) in cases {
+        let published = measured["params"][name].as_i64().expect("a count") as i128;
+        assert_eq!(params(d, layers, heads, kv, hd, ffn), published, "{name}: the formula");
+        let (ours, ours_macs) = figures("gemma2", &format!("{name}()"), Some(512));
+        assert_eq!(ours, published, "{name}");
+        assert_eq!(ours_macs, macs(512, d, layers, heads, kv, hd, ffn), "{name}: MACs");
+    }
+}
+
 /// Phi-3.5-mini (std.models.phi3: Llama's model with Phi-3's fused `qkv_proj` and
 /// `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`): its published 3,821,079,552
 /// parameters, Llama's formula (the fused projections hold the same weights), and its MACs.

@@ -626,8 +626,20 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         Op::IndexPut if inplace() => OpMemory { saved: SavedList::new(&[Saved::Input(1)]), ..alias_all(GradFlow::New) },
         Op::IndexPut => fresh(&[Saved::Input(1)]),
         Op::OneHot | Op::Arange => fresh(&[]),
-        // No gradient: counts, an uninitialized tensor, integer quotients.
-        Op::Histc | Op::EmptyLike | Op::FloorDivide => OpMemory { grad_inputs: 0, ..fresh(&[]) },
+        // No gradient: counts, an uninitialized tensor, integer quotients, comparisons and
+        // their masks, filled tensors.
+        Op::Histc
+        | Op::EmptyLike
+        | Op::FloorDivide
+        | Op::Lt
+        | Op::Le
+        | Op::Gt
+        | Op::Ge
+        | Op::Eq
+        | Op::Ne
+        | Op::BitwiseAnd
+        | Op::NewZeros
+        | Op::NewOnes => OpMemory { grad_inputs: 0, ..fresh(&[]) },
         // derivatives.yaml: `_grouped_mm` gives `self` the gradient times `mat2` and `mat2`
         // one that reads `self`, each saved only for the other's gradient, and keeps the
         // offsets; its backward computes `mat2`'s gradient in `mat2`'s layout, so a weight

@@ -107,6 +107,9 @@ impl<'db> Elaborator<'db, '_> {
             self.pending = Marks::default();
             return value;
         }
+        if builtin == Builtin::PastSeenTokens {
+            return Ok(Value::Int(Dim::Known(self.request.cache.unwrap_or(0))));
+        }
         if builtin == Builtin::Len {
             let Some(arg) = args.first() else { return Ok(Value::Unknown) };
             return Ok(match self.eval_in(&arg.value, env, ctx)? {

@@ -451,6 +451,20 @@ impl<'db> Elaborator<'db, '_> {
                 self.undecided += 1;
                 Unknown
             }
+            // A comparison of tensors (or of a tensor with a number) is a mask.
+            (op, Tensor(a), Tensor(b)) if comparison_op(op).is_some() => {
+                let [a_name, b_name, _] = self.operator_names.clone();
+                let mut args = Args::default();
+                args.values.insert(a_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[a.0 as usize])));
+                args.values.insert(b_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[b.0 as usize])));
+                let sites = [("a", lhs.id), ("b", rhs.id)];
+                let name = comparison_op(op).unwrap_or(Op::Eq);
+                self.apply_with_sites(name, e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
+            }
+            (op, Tensor(t), Int(_) | Float(_)) if comparison_op(op).is_some() => {
+                let name = comparison_op(op).unwrap_or(Op::Eq);
+                self.apply_op(name, e.id, ctx, self.scalar_args(t))?
+            }
             (BinaryOp::Or, Bool(a), Bool(b)) => Bool(a || b),
             (BinaryOp::And, Bool(a), Bool(b)) => Bool(a && b),
             (BinaryOp::Eq | BinaryOp::Ne, a, b) if !matches!(a, Int(_)) || !matches!(b, Int(_)) => {
@@ -569,6 +583,19 @@ impl<'db> Elaborator<'db, '_> {
             _ => Unknown,
         })
     }
+}
+
+/// The op a comparison operator applies to tensors.
+fn comparison_op(op: BinaryOp) -> Option<Op> {
+    Some(match op {
+        BinaryOp::Lt => Op::Lt,
+        BinaryOp::Le => Op::Le,
+        BinaryOp::Gt => Op::Gt,
+        BinaryOp::Ge => Op::Ge,
+        BinaryOp::Eq => Op::Eq,
+        BinaryOp::Ne => Op::Ne,
+        _ => return None,
+    })
 }
 
 /// Whether `expr` reads the name `name` (a dimension of an input's declared shape).

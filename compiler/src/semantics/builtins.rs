@@ -26,12 +26,23 @@ pub enum Builtin {
     /// policy (`module.float()` after `model.bfloat16()`, as peft keeps LoRA adapters); its
     /// value is the call's.
     Fp32,
+    /// `past_seen_tokens()`: the tokens the run's KV cache holds before this forward pass
+    /// (the scenario's `context`; 0 without a cache), as transformers'
+    /// `past_key_values.get_seq_length()`.
+    PastSeenTokens,
 }
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 6] =
-        [Builtin::Min, Builtin::Max, Builtin::Len, Builtin::Checkpoint, Builtin::Frozen, Builtin::Fp32];
+    pub const ALL: [Builtin; 7] = [
+        Builtin::Min,
+        Builtin::Max,
+        Builtin::Len,
+        Builtin::Checkpoint,
+        Builtin::Frozen,
+        Builtin::Fp32,
+        Builtin::PastSeenTokens,
+    ];
 
     /// The built-in function called `name`, if any.
     pub fn from_name(name: &str) -> Option<Builtin> {
@@ -47,6 +58,7 @@ impl Builtin {
             Builtin::Checkpoint => "checkpoint",
             Builtin::Frozen => "frozen",
             Builtin::Fp32 => "fp32",
+            Builtin::PastSeenTokens => "past_seen_tokens",
         }
     }
 
@@ -59,6 +71,7 @@ impl Builtin {
             Builtin::Checkpoint => "checkpoint(block(x, ...))",
             Builtin::Frozen => "frozen(block(x, ...))",
             Builtin::Fp32 => "fp32(block(x, ...))",
+            Builtin::PastSeenTokens => "past_seen_tokens()",
         }
     }
 
@@ -78,6 +91,9 @@ impl Builtin {
             Builtin::Fp32 => {
                 "Keeps the parameters a call (of a block, an op or a `repeat`) creates in float32 whatever the scenario's precision, as `module.float()` after `model.bfloat16()`: peft's LoRA adapters on a half base (`autocast_adapter_dtype=True`), transformers' `_keep_in_fp32_modules`. Their gradients and optimizer state are float32 too; the ops that read them need float32 inputs, as in PyTorch (cast with `to(x, \"f32\")`). Its value is the call's."
             }
+            Builtin::PastSeenTokens => {
+                "The tokens the run's KV cache holds before this forward pass, as transformers' `past_key_values.get_seq_length()`: the scenario's `context` when it sets a `cache`, else 0. A model written from transformers makes its positions (`arange(S) + past_seen_tokens()`) and its masks' key/value lengths from it."
+            }
             Builtin::Checkpoint => {
                 "Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's."
             }
@@ -94,9 +110,12 @@ impl Builtin {
     pub fn keeps_first(self, ordering: std::cmp::Ordering) -> bool {
         match self {
             Builtin::Min => ordering != std::cmp::Ordering::Greater,
-            Builtin::Max | Builtin::Len | Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32 => {
-                ordering != std::cmp::Ordering::Less
-            }
+            Builtin::Max
+            | Builtin::Len
+            | Builtin::Checkpoint
+            | Builtin::Frozen
+            | Builtin::Fp32
+            | Builtin::PastSeenTokens => ordering != std::cmp::Ordering::Less,
         }
     }
 }

@@ -111,6 +111,12 @@ impl<'a> ItemChecker<'a> {
                 Some(format!("give the values by position: `{}`", builtin.signature()));
             return ValueKind::Unknown;
         }
+        if builtin == Builtin::PastSeenTokens {
+            if !args.is_empty() {
+                self.error(Code::TooManyArguments, id, "`past_seen_tokens` takes no arguments".to_string());
+            }
+            return ValueKind::Int;
+        }
         if builtin == Builtin::Len {
             match kinds {
                 [ValueKind::IntList | ValueKind::TensorList | ValueKind::Unknown] => {}

@@ -585,6 +585,15 @@ impl<'a> ItemChecker<'a> {
         {
             return if l == Unknown { r } else { l };
         }
+        let comparison =
+            matches!(op, BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge);
+        // A comparison with a tensor is a mask (a bool tensor).
+        if comparison && (l == Tensor || r == Tensor) {
+            let other = if l == Tensor { r } else { l };
+            if matches!(other, Tensor | Int | Float | Unknown) {
+                return Tensor;
+            }
+        }
         if l == Unknown || r == Unknown {
             return match op {
                 BinaryOp::Or

@@ -150,14 +150,23 @@ pub fn cache_length(args: &Args, out: &TensorType) -> Option<i128> {
     out.shape.get(d)?.known()
 }
 
-/// `kv_cache(x, dim)`: `x` with the tokens already cached (the hidden [`CACHED_TOKENS`]
-/// argument) added along `dim`, or `x` itself without a cache.
+/// `kv_cache(x, dim, window)`: `x` with the tokens already cached (the hidden
+/// [`CACHED_TOKENS`] argument; a sliding window's layer keeps `window - 1` of them at most)
+/// added along `dim`, or `x` itself without a cache.
 pub(super) fn kv_cache(args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
     let d = axis(args, "dim", x.rank())?;
+    let window = args.known_int("window").unwrap_or(0);
+    if window < 0 {
+        return Err(error(format!("a sliding window of {window} tokens")).blame("window", "must not be negative"));
+    }
     let mut out = x.clone();
     if let Some(ArgValue::Int(cached)) = args.values.get(CACHED_TOKENS) {
-        out.shape[d] = out.shape[d].add(cached).ok()?;
+        let kept = match (window, cached.known()) {
+            (w, Some(c)) if w > 0 => Dim::Known(c.min(w - 1)),
+            _ => cached.clone(),
+        };
+        out.shape[d] = out.shape[d].add(&kept).ok()?;
     }
     Ok(OpResult::one(out))
 }

@@ -1,6 +1,7 @@
 //! The rules of elementwise math on one tensor (`exp`, `log`, `sin`, `cos`, `sqrt`, `rsqrt`,
-//! `neg`, `pow`), of choosing elements by a mask (`masked_fill`, `where`) and of stochastic
-//! depth (`drop_path`): every one keeps its input's shape.
+//! `neg`, `pow`), of choosing elements by a mask (`masked_fill`, `where`), of comparisons and
+//! their masks (`lt`, ..., `bitwise_and`), of filled tensors (`new_zeros`, `new_ones`) and of
+//! stochastic depth (`drop_path`).
 
 use super::*;
 
@@ -67,6 +68,41 @@ pub(super) fn where_(args: &Args) -> OpOutcome {
     };
     let out = broadcast(&ab, c).map_err(|e| e.blame("condition", format!("{c}")))?;
     Ok(OpResult::one(TensorType::new(ab.dtype, out.shape)))
+}
+
+/// A comparison (`a < b`, ...) or `bitwise_and(a, b)`: the broadcast of the two shapes, bool.
+/// `b` may be a number (`x > 0`); `bitwise_and` needs bool or integer operands.
+pub(super) fn compare(op: Op, args: &Args) -> OpOutcome {
+    let a = args.tensor("a")?;
+    let out = match args.get("b")? {
+        ArgValue::Tensor(b) => broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?,
+        ArgValue::Float(_) | ArgValue::Int(_) => a.clone(),
+        _ => return Err(error("`b` must be a tensor or a number").blame("b", "neither")),
+    };
+    if op == Op::BitwiseAnd {
+        for name in ["a", "b"] {
+            if let ArgValue::Tensor(t) = args.get(name)?
+                && t.dtype.is_float()
+            {
+                return Err(error(format!("bitwise_and of a floating-point tensor {t}"))
+                    .blame(name, format!("{t}"))
+                    .help("`&` takes bool masks or integers"));
+            }
+        }
+    }
+    Ok(OpResult::one(out.with_dtype(DType::Bool)))
+}
+
+/// `new_zeros(x, shape, dtype)`, `new_ones(...)`: a new tensor of `shape`, of `x`'s dtype
+/// unless `dtype` names another.
+pub(super) fn new_filled(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let shape = args.ints("shape")?;
+    if let Some(bad) = shape.iter().filter_map(|d| d.known()).find(|&d| d < 0) {
+        return Err(error(format!("a tensor's dimensions must not be negative, found {bad}")).blame("shape", "here"));
+    }
+    let dtype = if args.str("dtype")?.is_empty() { x.dtype } else { args.dtype("dtype")? };
+    Ok(OpResult::one(TensorType::new(dtype, shape)))
 }
 
 /// `drop_path(x, p, mode)`: `x`'s shape; `p` a probability, `mode` `"row"` or `"batch"`.

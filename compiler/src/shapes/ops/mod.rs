@@ -381,6 +381,8 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         DropPath => drop_path(args),
         MaskedFill => masked_fill(args),
         Where => where_(args),
+        Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => compare(op, args),
+        NewZeros | NewOnes => new_filled(args),
         Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow => elementwise_math(op, args),
         Topk => topk(args),
         Sort => sort(args),
