@@ -43,10 +43,14 @@ fn main() {
         println!("{}", accuracy::table(&zoo));
         println!("{}", accuracy::summary(&zoo));
     }
-    let llm = accuracy::llm_cases(accuracy::LLM_MODELS, accuracy::LLM_SCENARIOS);
+    let llm = accuracy::llm_cases(accuracy::LLM_FIXTURE, accuracy::LLM_MODELS, accuracy::LLM_SCENARIOS);
     println!("The LLM set (memory_llm.json), a100_80gb:\n");
     println!("{}", accuracy::table(&llm));
     println!("{}", accuracy::summary(&llm));
+    let families = accuracy::llm_cases(accuracy::LLM_FAMILIES_FIXTURE, accuracy::LLM_FAMILIES, accuracy::LLM_SCENARIOS);
+    println!("Two more families in the LLM set's harness (memory_llm_families.json), a100_80gb:\n");
+    println!("{}", accuracy::table(&families));
+    println!("{}", accuracy::summary(&families));
 }
 
 /// One row per model and scenario of the precision set: the error of the peak and of the

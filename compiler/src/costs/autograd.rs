@@ -78,6 +78,17 @@ impl Saved {
         .filter(|&bytes| bytes > 0)
     }
 
+    /// The input a copy is made of, for the copies an op makes of its inputs.
+    pub fn copied_input(self) -> Option<usize> {
+        match self {
+            Saved::CopyOfInput(k)
+            | Saved::CopyOfInputFor(k, _)
+            | Saved::CopyOfInputForParams(k)
+            | Saved::OriginalInputFor(k, _) => Some(k),
+            _ => None,
+        }
+    }
+
     /// Whether autograd keeps this when the node's inputs require grad as `requires_grad`
     /// says (by tensor id), and its parameters are trained or not.
     pub fn kept(self, inputs: &[crate::graph::TensorId], requires_grad: &[bool], params_trained: bool) -> bool {

@@ -98,6 +98,24 @@ pub const PRECISION_SCENARIOS: &[Scenario] = &[
 /// The LLM set's figures (results_llm.json: Hugging Face transformers models, CUDA semantics).
 pub const LLM_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm.json");
 
+/// Two more transformers families measured by the same harness (measure_llm.py with
+/// `gemma2_small` added and its `qwen_small`; see the fixture README).
+pub const LLM_FAMILIES_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_families.json");
+
+/// The families of memory_llm_families.json and the zoo calls that build them.
+pub const LLM_FAMILIES: &[LlmModel] = &[
+    (
+        "gemma2_small",
+        "use std.models.gemma2\n",
+        "gemma2(vocab=32000, d=1152, layers=4, heads=8, kv_heads=4, head_dim=128, ffn=4608, window=512, scaling=0.08838834764831845",
+    ),
+    (
+        "qwen_small",
+        "use std.models.qwen2\n",
+        "qwen2(vocab=151936, d=1536, layers=8, heads=12, kv_heads=2, ffn=8960, tied=true",
+    ),
+];
+
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
 /// the model call its scenarios run, without the parentheses' end (`llama(vocab=32000, ...`),
 /// so that a scenario can add its arguments.
@@ -155,8 +173,8 @@ pub const LLM_SCENARIOS: &[LlmScenario] = &[
 
 /// Runs every case of the LLM set that `scenarios` names, on `a100_80gb` (the harness's
 /// emulated sm80 rules), as [`cases_of`] does; a size is `b<batch>_s<seq>`.
-pub fn llm_cases(models: &[LlmModel], scenarios: &[LlmScenario]) -> Vec<Case> {
-    let fixture: Value = serde_json::from_str(LLM_FIXTURE).expect("the fixture parses");
+pub fn llm_cases(fixture: &str, models: &[LlmModel], scenarios: &[LlmScenario]) -> Vec<Case> {
+    let fixture: Value = serde_json::from_str(fixture).expect("the fixture parses");
     let mut out = Vec::new();
     for (model, text, call) in models {
         for (size, figures) in fixture["models"][model]["sizes"].as_object().expect("sizes") {

@@ -201,9 +201,16 @@ pub(super) fn run_forward(
                 saved[i].push(s);
             }
             for s in behaviour.saved.as_slice() {
+                // A copy of an input autocast cast is a copy of the half cast (matmul's
+                // contiguous copy of a transposed float32 operand is a half one).
+                let made_bytes =
+                    |s: &Saved| match s.copied_input().and_then(|k| input_copies.iter().find(|(j, _)| *j == k)) {
+                        Some(&(_, copy)) => Some(store.bytes[copy]),
+                        None => s.made_bytes(inputs, &run.sizes),
+                    };
                 if !s.kept(inputs, &requires_grad, run.trains(i)) {
                     // A copy the kernel made that nothing keeps is freed when it returns.
-                    if let Some(bytes) = s.made_bytes(inputs, &run.sizes).filter(|_| s.made_when_unkept()) {
+                    if let Some(bytes) = made_bytes(s).filter(|_| s.made_when_unkept()) {
                         unkept.push(store.alloc(bytes, Category::Activations));
                     }
                     continue;
@@ -221,7 +228,7 @@ pub(super) fn run_forward(
                         None => inputs.get(k).and_then(|t| storage_of[t.0 as usize]),
                     },
                     Saved::Output(k) => outputs.get(k).and_then(|t| storage_of[t.0 as usize]),
-                    made => made.made_bytes(inputs, &run.sizes).map(|bytes| {
+                    made => made_bytes(&made).map(|bytes| {
                         let s = store.alloc(bytes, Category::Activations);
                         extra_saved.push(s);
                         s
