@@ -17,8 +17,8 @@ use netc::report::{ScenarioReport, bytes, scenario_report};
 
 use self::accuracy::{
     CPU_FIXTURE, CUDA_FIXTURE, Case, LLM_FAMILIES, LLM_FAMILIES_FIXTURE, LLM_FIXTURE, LLM_MODELS, LLM_SCENARIOS,
-    PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE, ZOO_CUDA_FIXTURE, cases, cases_of,
-    llm_cases, load, summary, table,
+    LLM_SLIDING_SDPA, PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE, ZOO_CUDA_FIXTURE, cases,
+    cases_of, llm_cases, load, summary, table,
 };
 
 /// Asserts that every case is within the bar; prints the table either way.
@@ -149,7 +149,7 @@ fn llm_peaks_match_transformers() {
 #[test]
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
-    assert_eq!(cases.len(), 30);
+    assert_eq!(cases.len(), 60);
     let report = format!("{}{}", table(&cases), summary(&cases));
     println!("{report}");
     let off: Vec<_> = cases
@@ -162,6 +162,27 @@ fn more_llm_families_match_transformers() {
         .map(|c| format!("{} {} {}", c.model, c.batch, c.scenario))
         .collect();
     assert!(off.is_empty(), "off: {off:?}\n{report}");
+}
+
+/// Mistral with a sliding window of 1,024 tokens (transformers' SDPA path with a mask past the
+/// window), which netc does not model: the zoo's `mistral(...)` attends without a mask, as it
+/// does below the window. At (1, 512) every case is the unwindowed model's, exact; the cases
+/// past the window are printed and pinned (spec/memory.md, section 6.4, gives the misses).
+#[test]
+fn sliding_window_sdpa_is_not_modelled() {
+    let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_SLIDING_SDPA, LLM_SCENARIOS);
+    assert_eq!(cases.len(), 15);
+    println!("{}{}", table(&cases), summary(&cases));
+    for c in &cases {
+        let what = format!("{} {}: {:+.3}%", c.batch, c.scenario, 100.0 * c.error());
+        match (c.batch.as_str(), c.scenario.starts_with("train")) {
+            // Below the window no mask is made: the unwindowed model's figures.
+            ("b1_s512", true) => assert!(c.error().abs() < 1e-5, "{what}"),
+            // Past it, SDPA gets a mask and the keys and values are repeated: netc is far under.
+            ("b4_s2048", _) if c.scenario != "infer_decode_bf16" => assert!(c.error() < -0.3, "{what}"),
+            _ => {}
+        }
+    }
 }
 
 /// The zoo's models that the precision set measured (its torchvision ResNet-18, VGG-16,
@@ -1239,7 +1260,7 @@ train b {{ model m()  batch 8  optimizer sgd }}
 #[test]
 fn a_sliding_window_cache_keeps_window_minus_one_tokens() {
     let source = "model m() {\n    input x: f32[N, 2, S, 8]\n    k = kv_cache(x, window=4)\n    \
-                  return k * past_seen_tokens()\n}\n\
+                  v = kv_cache(x * 2.0, window=4)\n    return k * v * past_seen_tokens()\n}\n\
                   infer decode { model m()  batch 1  seq 1  context 10  cache dynamic  no_grad  eval }\n\
                   infer early { model m()  batch 1  seq 1  context 2  cache dynamic  no_grad  eval }\n";
     let (db, file, items) = load("window.net", source.to_string());
@@ -1250,12 +1271,13 @@ fn a_sliding_window_cache_keeps_window_minus_one_tokens() {
     };
     // One token is 2 x 8 f32 elements, 64 B.
     let (peak, cache) = step("decode");
-    assert_eq!(cache, 4 * 64, "3 kept tokens and the new one");
-    // At the append: the input, the prompt's 10 tokens and the new cache (the old one is
-    // freed before the product).
-    assert_eq!(peak, 64 + 10 * 64 + 4 * 64);
+    assert_eq!(cache, 2 * 4 * 64, "3 kept tokens and the new one, keys and values");
+    // At the values' append: the input and `x * 2.0`, the prompt's 10 keys and 10 values
+    // (`update` rebinds `self.keys` and `self.values` after both concatenations) and the new
+    // keys and values.
+    assert_eq!(peak, 2 * 64 + 2 * 10 * 64 + 2 * 4 * 64);
     let (_, cache) = step("early");
-    assert_eq!(cache, 3 * 64, "within the window: every token");
+    assert_eq!(cache, 2 * 3 * 64, "within the window: every token");
 }
 
 /// A paged cache (vLLM's blocks) holds each sequence's whole context rounded up to its

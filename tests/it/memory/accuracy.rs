@@ -98,8 +98,8 @@ pub const PRECISION_SCENARIOS: &[Scenario] = &[
 /// The LLM set's figures (results_llm.json: Hugging Face transformers models, CUDA semantics).
 pub const LLM_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm.json");
 
-/// Two more transformers families measured by the same harness (measure_llm.py with
-/// `gemma2_small` added and its `qwen_small`; see the fixture README).
+/// More transformers families measured by the same harness (measure_llm.py with Gemma 2,
+/// Phi-3 and Mistral configs added, and its `qwen_small`; see the fixture README).
 pub const LLM_FAMILIES_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_families.json");
 
 /// The families of memory_llm_families.json and the zoo calls that build them.
@@ -114,7 +114,22 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.qwen2\n",
         "qwen2(vocab=151936, d=1536, layers=8, heads=12, kv_heads=2, ffn=8960, tied=true",
     ),
+    ("phi3_small", "use std.models.phi3\n", "phi3(vocab=32064, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632"),
+    (
+        "mistral_small",
+        "use std.models.mistral\n",
+        "mistral(vocab=32768, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632",
+    ),
 ];
+
+/// Mistral with a sliding window of 1,024 tokens (memory_llm_families.json's
+/// `mistral_swa_small`): past the window transformers passes SDPA a mask, which netc does not
+/// model; the zoo's `mistral(...)` runs every layer unmasked.
+pub const LLM_SLIDING_SDPA: &[LlmModel] = &[(
+    "mistral_swa_small",
+    "use std.models.mistral\n",
+    "mistral(vocab=32768, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632",
+)];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
 /// the model call its scenarios run, without the parentheses' end (`llama(vocab=32000, ...`),

@@ -51,6 +51,9 @@ pub(super) fn run_forward(
     let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
     let mut recorded_segments: std::collections::HashSet<u32> = std::collections::HashSet::new();
     let mut cast_cache: HashMap<CastKey<'_>, usize> = HashMap::new();
+    // A sliding-window layer's old keys, freed with its old values: `update` rebinds
+    // `self.keys` and `self.values` after both concatenations.
+    let mut old_window_keys: Option<usize> = None;
     for (i, node) in graph.nodes.iter().enumerate() {
         if i % CHECK_EVERY == 0 {
             (run.check)();
@@ -114,7 +117,18 @@ pub(super) fn run_forward(
             if cache.kind == CacheKind::Dynamic
                 && let Some(old) = before
             {
-                store.release(old);
+                if windowed(node) {
+                    match old_window_keys.take() {
+                        // The values' append: both old storages go.
+                        Some(keys) => {
+                            store.release(keys);
+                            store.release(old);
+                        }
+                        None => old_window_keys = Some(old),
+                    }
+                } else {
+                    store.release(old);
+                }
             }
             release_dropped(run, store, storage_of, i);
             continue;
@@ -726,4 +740,9 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
             store.release(p);
         }
     }
+}
+
+/// Whether a `kv_cache` node is a sliding-window layer's (`window` > 0).
+fn windowed(node: &crate::graph::Node) -> bool {
+    matches!(node.args.values.get("window"), Some(ArgValue::Int(w)) if w.known().is_some_and(|w| w > 0))
 }
