@@ -445,25 +445,28 @@ impl<'db> Elaborator<'db, '_> {
         ctx: &Ctx,
     ) -> Result<Value, Stop> {
         use Value::*;
+        // An arithmetic operator or a comparison on a tensor (and a tensor or a number on the
+        // right) is an elementwise op; a comparison's result is a mask.
+        if let Some(name) = tensor_op(op) {
+            match (&l, &r) {
+                (Tensor(a), Tensor(b)) => {
+                    let [a_name, b_name, inplace] = self.operator_names.clone();
+                    let mut args = Args::default();
+                    args.values.insert(a_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[a.0 as usize])));
+                    args.values.insert(b_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[b.0 as usize])));
+                    args.values.insert(inplace, ArgValue::Bool(false));
+                    let sites = [("a", lhs.id), ("b", rhs.id)];
+                    return self.apply_with_sites(name, e.id, ctx, (args, vec![*a, *b]), Blame::Pairs(&sites));
+                }
+                (Tensor(t), Int(_) | Float(_)) => return self.apply_op(name, e.id, ctx, self.scalar_args(*t)),
+                _ => {}
+            }
+        }
         Ok(match (op, l, r) {
             (_, Unknown, _) | (_, _, Unknown) => {
                 // An operand of a tensor op, or of a value something else will consume.
                 self.undecided += 1;
                 Unknown
-            }
-            // A comparison of tensors (or of a tensor with a number) is a mask.
-            (op, Tensor(a), Tensor(b)) if comparison_op(op).is_some() => {
-                let [a_name, b_name, _] = self.operator_names.clone();
-                let mut args = Args::default();
-                args.values.insert(a_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[a.0 as usize])));
-                args.values.insert(b_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[b.0 as usize])));
-                let sites = [("a", lhs.id), ("b", rhs.id)];
-                let name = comparison_op(op).unwrap_or(Op::Eq);
-                self.apply_with_sites(name, e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
-            }
-            (op, Tensor(t), Int(_) | Float(_)) if comparison_op(op).is_some() => {
-                let name = comparison_op(op).unwrap_or(Op::Eq);
-                self.apply_op(name, e.id, ctx, self.scalar_args(t))?
             }
             (BinaryOp::Or, Bool(a), Bool(b)) => Bool(a || b),
             (BinaryOp::And, Bool(a), Bool(b)) => Bool(a && b),
@@ -557,45 +560,13 @@ impl<'db> Elaborator<'db, '_> {
                 let sites = [("a", lhs.id), ("b", rhs.id)];
                 self.apply_with_sites(Op::Matmul, e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
             }
-            (
-                op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv),
-                Tensor(a),
-                Tensor(b),
-            ) => {
-                let name = elementwise_op(op);
-                let [a_name, b_name, inplace] = self.operator_names.clone();
-                let mut args = Args::default();
-                args.values.insert(a_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[a.0 as usize])));
-                args.values.insert(b_name, ArgValue::Tensor(Arc::clone(&self.graph.tensors[b.0 as usize])));
-                args.values.insert(inplace, ArgValue::Bool(false));
-                let sites = [("a", lhs.id), ("b", rhs.id)];
-                self.apply_with_sites(name, e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
-            }
-            (
-                op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv),
-                Tensor(t),
-                Int(_) | Float(_),
-            )
-            | (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Int(_) | Float(_), Tensor(t)) => {
-                let name = elementwise_op(op);
+            (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Int(_) | Float(_), Tensor(t)) => {
+                let name = tensor_op(op).unwrap_or(Op::Add);
                 self.apply_op(name, e.id, ctx, self.scalar_args(t))?
             }
             _ => Unknown,
         })
     }
-}
-
-/// The op a comparison operator applies to tensors.
-fn comparison_op(op: BinaryOp) -> Option<Op> {
-    Some(match op {
-        BinaryOp::Lt => Op::Lt,
-        BinaryOp::Le => Op::Le,
-        BinaryOp::Gt => Op::Gt,
-        BinaryOp::Ge => Op::Ge,
-        BinaryOp::Eq => Op::Eq,
-        BinaryOp::Ne => Op::Ne,
-        _ => return None,
-    })
 }
 
 /// Whether `expr` reads the name `name` (a dimension of an input's declared shape).

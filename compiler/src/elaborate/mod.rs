@@ -451,15 +451,23 @@ impl<'db> Elaborator<'db, '_> {
     }
 }
 
-/// The op an arithmetic operator applies to tensors.
-fn elementwise_op(op: BinaryOp) -> Op {
-    match op {
+/// The elementwise op an arithmetic or comparison operator applies to tensors (`%`, `@`,
+/// `and`, `or` have none).
+fn tensor_op(op: BinaryOp) -> Option<Op> {
+    Some(match op {
         BinaryOp::Add => Op::Add,
         BinaryOp::Sub => Op::Sub,
         BinaryOp::Mul => Op::Mul,
+        BinaryOp::Div => Op::Div,
         BinaryOp::FloorDiv => Op::FloorDivide,
-        _ => Op::Div,
-    }
+        BinaryOp::Lt => Op::Lt,
+        BinaryOp::Le => Op::Le,
+        BinaryOp::Gt => Op::Gt,
+        BinaryOp::Ge => Op::Ge,
+        BinaryOp::Eq => Op::Eq,
+        BinaryOp::Ne => Op::Ne,
+        BinaryOp::Rem | BinaryOp::MatMul | BinaryOp::And | BinaryOp::Or => return None,
+    })
 }
 
 /// The tensors among values (lists of tensors flattened).
