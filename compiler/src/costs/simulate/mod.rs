@@ -21,7 +21,7 @@ use crate::diagnostics::FileName;
 use crate::graph::{Graph, Node, Site, TensorId};
 use crate::knobs::{CacheKind, ConvAlgorithm, Loss, Optimizer, Precision};
 use crate::op::{Autocast, Family, Op};
-use crate::shapes::ops::{ArgValue, cache_length, cached_tokens};
+use crate::shapes::ops::{ArgValue, cache_length, cache_window, cached_tokens};
 use crate::shapes::{DType, Dim};
 
 use super::autograd::{GradFlow, Mode, Saved, memory};

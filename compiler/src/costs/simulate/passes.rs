@@ -117,7 +117,7 @@ pub(super) fn run_forward(
             if cache.kind == CacheKind::Dynamic
                 && let Some(old) = before
             {
-                if windowed(node) {
+                if cache_window(&node.args) > 0 {
                     match old_window_keys.take() {
                         // The values' append: both old storages go.
                         Some(keys) => {
@@ -740,9 +740,4 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
             store.release(p);
         }
     }
-}
-
-/// Whether a `kv_cache` node is a sliding-window layer's (`window` > 0).
-fn windowed(node: &crate::graph::Node) -> bool {
-    matches!(node.args.values.get("window"), Some(ArgValue::Int(w)) if w.known().is_some_and(|w| w > 0))
 }

@@ -144,6 +144,11 @@ pub fn cached_tokens(args: &Args) -> Option<i128> {
     }
 }
 
+/// A `kv_cache` call's sliding window (`window`; 0 for a full-attention layer's cache).
+pub fn cache_window(args: &Args) -> i128 {
+    args.known_int("window").unwrap_or(0)
+}
+
 /// The tokens along a `kv_cache` call's `dim` in `out`, its result: the cache after it.
 pub fn cache_length(args: &Args, out: &TensorType) -> Option<i128> {
     let d = axis(args, "dim", out.rank()).ok()?;
@@ -156,7 +161,7 @@ pub fn cache_length(args: &Args, out: &TensorType) -> Option<i128> {
 pub(super) fn kv_cache(args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
     let d = axis(args, "dim", x.rank())?;
-    let window = args.known_int("window").unwrap_or(0);
+    let window = cache_window(args);
     if window < 0 {
         return Err(error(format!("a sliding window of {window} tokens")).blame("window", "must not be negative"));
     }

@@ -30,7 +30,7 @@ pub use self::dense::{broadcast, matmul};
 use self::einsum::einsum;
 use self::index::*;
 use self::layout::*;
-pub use self::layout::{CACHED_TOKENS, cache_length, cached_tokens};
+pub use self::layout::{CACHED_TOKENS, cache_length, cache_window, cached_tokens};
 use self::math::*;
 use self::norm::*;
 use self::reduce::*;
