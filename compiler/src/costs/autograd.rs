@@ -442,8 +442,10 @@ pub fn identity() -> OpMemory {
 /// `layouts` holds the strides of the tensors made before `node`.
 pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpMemory {
     // TensorIterator lays an elementwise result out in its input's dimension order.
-    let elementwise =
-        matches!(node.op.family(), Family::Activation | Family::Arithmetic | Family::Dropout | Family::Math);
+    let elementwise = matches!(
+        node.op.family(),
+        Family::Activation | Family::Arithmetic | Family::Compare | Family::Dropout | Family::Math
+    );
     let fresh = |saved: &[Saved]| OpMemory {
         alias: None,
         layout: if elementwise { OutputLayout::LikeInput } else { OutputLayout::Contiguous },
