@@ -48,14 +48,9 @@ fn main() {
     println!("{}", accuracy::table(&llm));
     println!("{}", accuracy::summary(&llm));
     let families = accuracy::llm_cases(accuracy::LLM_FAMILIES_FIXTURE, accuracy::LLM_FAMILIES, accuracy::LLM_SCENARIOS);
-    println!("Two more families in the LLM set's harness (memory_llm_families.json), a100_80gb:\n");
+    println!("More families in the LLM set's harness (memory_llm_families.json), a100_80gb:\n");
     println!("{}", accuracy::table(&families));
     println!("{}", accuracy::summary(&families));
-    let sliding =
-        accuracy::llm_cases(accuracy::LLM_FAMILIES_FIXTURE, accuracy::LLM_SLIDING_SDPA, accuracy::LLM_SCENARIOS);
-    println!("Mistral with a sliding window of 1,024 (not modelled: SDPA with a mask), a100_80gb:\n");
-    println!("{}", accuracy::table(&sliding));
-    println!("{}", accuracy::summary(&sliding));
 }
 
 /// One row per model and scenario of the precision set: the error of the peak and of the

@@ -703,6 +703,39 @@ infer serve { model m()  batch 1  seq 256 }
 );
 
 case!(
+    e0501_sdpa_mask_of_integers,
+    r#"model m() {
+    input q: f32[N, 8, S, 64]
+    input m: i64[N, 1, S, S]
+    return sdpa(q, q, q, mask=m)
+}
+infer serve { model m()  batch 1  seq 256 }
+"#
+);
+
+case!(
+    e0501_sdpa_mask_that_grows_the_weights,
+    r#"model m() {
+    input q: f32[N, 8, S, 64]
+    input m: bool[N, 16, S, S]
+    return sdpa(q, q, q, mask=m)
+}
+infer serve { model m()  batch 1  seq 256 }
+"#
+);
+
+case!(
+    e0501_sdpa_mask_and_causal,
+    r#"model m() {
+    input q: f32[N, 8, S, 64]
+    input m: bool[1, 1, S, S]
+    return sdpa(q, q, q, mask=m, causal=true)
+}
+infer serve { model m()  batch 1  seq 256 }
+"#
+);
+
+case!(
     e0502_unbound_dimension,
     r#"model seg(classes: int = 21) {
     input image: f32[N, 3, H, W]

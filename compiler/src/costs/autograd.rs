@@ -176,8 +176,8 @@ pub struct Scratch {
     pub not_recording: i128,
 }
 
-/// The most tensors an op saves (`sdpa`: q, k, v, the output and the log-sum-exp).
-const MAX_SAVED: usize = 5;
+/// The most tensors an op saves (`sdpa`: q, k, v, the output, the log-sum-exp and a mask).
+const MAX_SAVED: usize = 6;
 
 /// What autograd saves for one op, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -250,6 +250,8 @@ pub fn sdpa_call(node: &Node, graph: &Graph, mode: &Mode) -> Option<sdpa::SdpaCa
         head_dims: (last(q, 1), last(k, 1), last(v, 1)),
         lengths: (last(q, 2), last(k, 2)),
         causal: flag(node, "causal"),
+        // The mask, when given, is the fourth input (parameters in declaration order).
+        masked: node.inputs.len() > 3,
         requires_grad: mode.grad,
         head_groups: match (q.rank(), k.rank()) {
             (rq, rk) if rq >= 3 && rk >= 3 && flag(node, "enable_gqa") => {
@@ -261,6 +263,66 @@ pub fn sdpa_call(node: &Node, graph: &Graph, mode: &Mode) -> Option<sdpa::SdpaCa
     })
 }
 
+/// The tensors `scaled_dot_product_attention` makes of its mask before the kernel runs.
+struct SdpaMask {
+    /// Bytes of the mask the kernel is given, when made here (0 when the caller's is passed
+    /// as it is): a bool mask made additive, autocast's half copy of a float32 one, or the
+    /// efficient kernel's padded copy.
+    made: i128,
+    /// Bytes made and freed before the kernel runs (the unpadded additive mask).
+    transient: i128,
+}
+
+/// What the mask costs (attention.cpp, PyTorch 2.15): `convert_boolean_attn_mask` makes a
+/// bool mask additive, `torch.where(mask, 0, -inf)` in q's dtype, a new dense tensor of the
+/// mask's shape (its expanded dimensions materialized: traced on the CPU); a float32 mask
+/// under autocast is cast to the half dtype first (a copy as large). The efficient kernel's
+/// `preprocess_mask` pads one whose strides are not multiples of 8 (`aligned_tensor<8>`) by
+/// `8 - last % 8` keys (`pad_bias`: a dense copy), then expands it to `[N, H, Tq, Tk]` (a
+/// view).
+fn sdpa_mask(
+    node: &Node,
+    graph: &Graph,
+    mode: &Mode,
+    layouts: &Layouts,
+    call: &sdpa::SdpaCall,
+    backend: sdpa::SdpaBackend,
+) -> SdpaMask {
+    use crate::shapes::DType;
+    let Some(&mask) = node.inputs.get(3) else { return SdpaMask { made: 0, transient: 0 } };
+    let element = match call.dtype {
+        sdpa::KernelDtype::Half | sdpa::KernelDtype::BFloat16 => 2,
+        sdpa::KernelDtype::Float => 4,
+        sdpa::KernelDtype::Double => 8,
+    };
+    let dtype = graph.tensor(mask).dtype;
+    let autocast_cast = matches!(mode.precision, Precision::Amp | Precision::AmpBf16) && dtype == DType::F32;
+    let shape = layouts.shape_and_strides(graph, mask);
+    let (made, strides) = if dtype == DType::Bool || autocast_cast {
+        let shape = shape.as_ref().map(|(shape, _)| shape.clone()).unwrap_or_default();
+        // Row-major: TensorIterator orders the output as the mask's non-broadcast dimensions,
+        // which an expanded mask's are (traced: `[2, 1, 16, 16]` from strides `(0, 256, 16, 1)`).
+        let order: Vec<i128> = (0..shape.len() as i128).rev().collect();
+        let dense = dense_like(&order, &shape);
+        (product(&[numel(graph, mask), element]), Some((shape, dense)))
+    } else {
+        (0, shape)
+    };
+    if backend != sdpa::SdpaBackend::Efficient {
+        return SdpaMask { made, transient: 0 };
+    }
+    let Some((shape, strides)) = strides else { return SdpaMask { made, transient: 0 } };
+    let aligned = strides.split_last().is_some_and(|(last, leading)| *last == 1 && leading.iter().all(|s| s % 8 == 0));
+    if aligned || shape.is_empty() {
+        return SdpaMask { made, transient: 0 };
+    }
+    let last = shape[shape.len() - 1];
+    let rows: i128 = shape[..shape.len() - 1].iter().product();
+    let size = if made > 0 { element } else { dtype.size() as i128 };
+    let padded = product(&[rows, last + (8 - last % 8), size]);
+    SdpaMask { made: padded, transient: made }
+}
+
 /// `_scaled_dot_product_attention_math` (attention.cpp), op by op: `q_s = q * sqrt(scale)`
 /// (held to the end), `k_s = k.transpose(-2, -1) * sqrt(scale)`, `attn = matmul(q_s, k_s)`,
 /// `attn = _safe_softmax(attn)`, `matmul(attn, v)`; with `is_causal` a float mask made from a
@@ -269,7 +331,14 @@ pub fn sdpa_call(node: &Node, graph: &Graph, mode: &Mode) -> Option<sdpa::SdpaCa
 /// cast back. Each `matmul` copies an operand its batch dimensions do not fold in (the
 /// transposed `[N, T, H, D]` views every attention module makes), and saves the copy.
 /// Measured on CPU float32 (tests/fixtures/ops/measurements_sdpa.json, `math`).
-fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, call: &sdpa::SdpaCall) -> OpMemory {
+fn math_attention(
+    node: &Node,
+    graph: &Graph,
+    mode: &Mode,
+    layouts: &Layouts,
+    call: &sdpa::SdpaCall,
+    mask_made: i128,
+) -> OpMemory {
     use sdpa::KernelDtype;
     let upcast = mode.device.kind == super::devices::DeviceKind::Cuda
         && matches!(call.dtype, KernelDtype::Half | KernelDtype::BFloat16);
@@ -295,7 +364,9 @@ fn math_attention(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, ca
         _ => 0,
     };
     let wb = product(&[heads, tq, tk, element]);
-    let mask = if call.causal { product(&[tq, tk, element]) } else { 0 };
+    // The causal mask the path makes, or the additive mask made of the caller's (held to the
+    // end: it is added to the scores in place).
+    let mask = if call.causal { product(&[tq, tk, element]) } else { mask_made };
     // The float32 copies of q, k and v that an upcast call works on, held to the end.
     let sum = |parts: &[i128]| parts.iter().fold(0i128, |total, &b| total.saturating_add(b));
     let upcast_copies = if upcast { sum(&[qb, kb, vb]) } else { 0 };
@@ -682,11 +753,25 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
             let backend = sdpa::select(mode.device, &call, forced).unwrap_or(sdpa::SdpaBackend::Math);
             let (tq, _) = call.lengths;
             let rows = if call.head_dims.0 > 0 { numel(graph, node.inputs[0]) / call.head_dims.0 } else { 0 };
+            let mask = sdpa_mask(node, graph, mode, layouts, &call, backend);
             if backend != sdpa::SdpaBackend::Math {
                 let extras = sdpa::fused_extras(mode.device, backend, rows, tq);
-                // The efficient kernel computes its log-sum-exp only for a backward.
+                let mut saved = SavedList::new(&[Saved::Input(0), Saved::Input(1), Saved::Input(2), Saved::Output(0)]);
+                // The kernel saves the mask it is given: the additive one made here, else the
+                // caller's.
+                saved.push(Saved::Extra(extras.saturating_add(mask.made)));
+                if mask.made == 0 && call.masked {
+                    saved.push(Saved::Input(3));
+                }
+                // The efficient kernel computes its log-sum-exp only for a backward, but a mask
+                // made here is made whenever it runs: held while it runs when nothing records it.
+                let efficient = backend == sdpa::SdpaBackend::Efficient;
                 return OpMemory {
-                    extras_always_made: backend != sdpa::SdpaBackend::Efficient,
+                    extras_always_made: !efficient,
+                    scratch: Scratch {
+                        recording: mask.transient,
+                        not_recording: mask.transient.saturating_add(if efficient { mask.made } else { 0 }),
+                    },
                     // The efficient kernel allocates `[N, T, H, D]`; the others lay their output
                     // out like q (measured: tests/fixtures/ops/measurements_sdpa.json, `layouts`).
                     layout: match backend {
@@ -694,16 +779,11 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
                         sdpa::SdpaBackend::Efficient => OutputLayout::HeadsInterleaved,
                         _ => OutputLayout::LikeInput,
                     },
-                    ..fresh(&[
-                        Saved::Input(0),
-                        Saved::Input(1),
-                        Saved::Input(2),
-                        Saved::Output(0),
-                        Saved::Extra(extras),
-                    ])
+                    saved,
+                    ..fresh(&[])
                 };
             }
-            math_attention(node, graph, mode, layouts, &call)
+            math_attention(node, graph, mode, layouts, &call, mask.made)
         }
         Op::Attention => {
             let x = node.inputs.first().map(|&t| graph.tensor(t));

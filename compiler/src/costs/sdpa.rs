@@ -2,8 +2,10 @@
 //! for backward: PyTorch picks it at run time from the device, the dtype and the shapes
 //! (`sdp::select_sdp_backend` in aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, and
 //! `select_sdp_backend_cpp` in sdp_utils_cpp.cpp, PyTorch 2.15), walking a priority order
-//! and taking the first kernel whose constraints hold. netc's `sdpa` has no attention mask,
-//! no dropout and no nested tensors, so the constraints on those always pass.
+//! and taking the first kernel whose constraints hold. netc's `sdpa` has no dropout and no
+//! nested tensors, so the constraints on those always pass; a mask rules out FlashAttention
+//! on CUDA (`check_for_attn_mask`), and every kernel that takes one checks only its shape,
+//! which the shape rule has checked.
 
 use super::devices::{Device, DeviceKind};
 
@@ -88,6 +90,8 @@ pub struct SdpaCall {
     pub lengths: (i128, i128),
     /// `is_causal`.
     pub causal: bool,
+    /// An `attn_mask` is given (FlashAttention on CUDA takes none).
+    pub masked: bool,
     /// Whether an input requires grad (autograd records the call).
     pub requires_grad: bool,
     /// Query heads per key/value head under `enable_gqa` (1 without): every fused kernel
@@ -148,6 +152,7 @@ fn can_use(device: &Device, call: &SdpaCall, backend: SdpaBackend) -> bool {
                 && sm_between(device, (8, 0), (12, 1))
                 && head_ok_for_training
                 && (!call.causal || tq == tk)
+                && !call.masked
                 && call.dtype.is_low_precision()
         }
         (DeviceKind::Cuda, SdpaBackend::Efficient) => {
@@ -157,8 +162,10 @@ fn can_use(device: &Device, call: &SdpaCall, backend: SdpaBackend) -> bool {
                 KernelDtype::BFloat16 => major >= 8,
                 KernelDtype::Double => false,
             };
+            // `check_batch_size_and_num_heads_dense<false>`: no grouped heads.
             sm_between(device, (5, 0), (12, 1))
                 && call.four_d
+                && call.head_groups <= 1
                 && dq == dk
                 && dq > 0
                 && dq % alignment == 0
@@ -238,6 +245,7 @@ mod tests {
             head_dims: (d, d, d),
             lengths: (1024, 1024),
             causal: true,
+            masked: false,
             requires_grad: true,
             head_groups: 1,
         }
@@ -276,6 +284,28 @@ mod tests {
         for (model, dtype, d, expected) in cases {
             let got = select(Device::preset(model), &call(dtype, d), None);
             assert_eq!(got, expected, "{model:?} {dtype:?} head {d}");
+        }
+    }
+
+    /// A mask rules out FlashAttention on CUDA (`check_for_attn_mask`), not the CPU's flash
+    /// kernel, the efficient kernel or cuDNN's; the efficient kernel takes no grouped heads
+    /// (`check_batch_size_and_num_heads_dense<false>`), so fp32 GQA on CUDA runs the math path.
+    #[test]
+    fn a_mask_and_grouped_heads_rule_out_kernels() {
+        use KernelDtype::*;
+        use SdpaBackend::*;
+        let masked = |dtype, d| SdpaCall { masked: true, causal: false, ..call(dtype, d) };
+        let grouped = |dtype, d| SdpaCall { head_groups: 4, ..call(dtype, d) };
+        let cases = [
+            (DeviceModel::A100_80gb, masked(BFloat16, 64), Some(Efficient)),
+            (DeviceModel::H100_80gb, masked(BFloat16, 128), Some(Cudnn)),
+            (DeviceModel::Cpu, masked(Float, 64), Some(Flash)),
+            (DeviceModel::A100_80gb, grouped(BFloat16, 64), Some(Flash)),
+            (DeviceModel::A100_80gb, grouped(Float, 64), Some(Math)),
+            (DeviceModel::T4, grouped(Half, 64), Some(Math)),
+        ];
+        for (model, c, expected) in cases {
+            assert_eq!(select(Device::preset(model), &c, None), expected, "{model:?} {c:?}");
         }
     }
 

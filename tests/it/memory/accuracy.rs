@@ -120,16 +120,15 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.mistral\n",
         "mistral(vocab=32768, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632",
     ),
+    // Mistral with a sliding window of 1,024 tokens (Mistral v0.1's kind of config): past the
+    // window transformers passes SDPA a mask (keys and values repeated, the memory-efficient
+    // kernel, the additive mask saved).
+    (
+        "mistral_swa_small",
+        "use std.models.mistral\n",
+        "mistral(vocab=32768, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632, window=1024",
+    ),
 ];
-
-/// Mistral with a sliding window of 1,024 tokens (memory_llm_families.json's
-/// `mistral_swa_small`): past the window transformers passes SDPA a mask, which netc does not
-/// model; the zoo's `mistral(...)` runs every layer unmasked.
-pub const LLM_SLIDING_SDPA: &[LlmModel] = &[(
-    "mistral_swa_small",
-    "use std.models.mistral\n",
-    "mistral(vocab=32768, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632",
-)];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
 /// the model call its scenarios run, without the parentheses' end (`llama(vocab=32000, ...`),

@@ -104,11 +104,56 @@ pub(super) fn sdpa(args: &Args) -> OpOutcome {
         }
     }
     let batch = product(&q.shape[..r - 2])?;
+    if sdpa_mask(args, q, tk)? && args.bool("causal").unwrap_or(false) {
+        // `_scaled_dot_product_attention_math`: "Explicit attn_mask should not be set when
+        // is_causal=True"; the fused kernels would ignore one of the two.
+        return Err(error("an attention mask and `causal=true` together")
+            .blame("mask", "a mask")
+            .blame("causal", "causal")
+            .help("fold the causal pattern into the mask, or leave the mask out"));
+    }
     let mut shape = q.shape.clone();
     shape[r - 1] = v.shape[r - 1].clone();
     // Q K^T and A V: B H Tq Tk (d + dv).
     let macs = batch.mul(tq).ok()?.mul(tk).ok()?.mul(&d.add(&v.shape[r - 1]).ok()?).ok()?;
     Ok(OpResult { outputs: vec![TensorType::new(q.dtype, shape)], weights: Vec::new(), buffers: Vec::new(), macs })
+}
+
+/// Checks `sdpa`'s `mask` (`attn_mask`): 0.0, the default, is none; a tensor must be bool (kept
+/// where true) or float (added to the scores; float32 or q's dtype, as `validate_sdpa_input`
+/// takes) and broadcast to the attention weights' `[..., Tq, Tk]` without growing them.
+/// Whether there is a mask.
+fn sdpa_mask(args: &Args, q: &TensorType, tk: &Dim) -> Result<bool, OpError> {
+    let mask = match args.values.get("mask") {
+        None => return Ok(false),
+        Some(ArgValue::Tensor(mask)) => mask,
+        Some(ArgValue::Float(f)) if *f == 0.0 => return Ok(false),
+        Some(ArgValue::Int(d)) if *d == k(0) => return Ok(false),
+        Some(_) => {
+            return Err(error("an attention mask is a tensor (bool, or float added to the scores)")
+                .blame("mask", "not a tensor")
+                .help("leave `mask` out (or 0.0) for no mask"));
+        }
+    };
+    if !(mask.dtype == DType::Bool || mask.dtype == DType::F32 || mask.dtype == q.dtype) {
+        return Err(error(format!(
+            "an attention mask is bool, float32 or q's dtype ({}), found {}",
+            q.dtype.name(),
+            mask.dtype.name()
+        ))
+        .blame("mask", format!("{mask}")));
+    }
+    let r = q.rank();
+    let mut weights = q.shape.clone();
+    weights[r - 1] = tk.clone();
+    let weights = TensorType::new(q.dtype, weights);
+    let grown = |b: &TensorType| b.rank() > weights.rank() || b.shape.iter().zip(&weights.shape).any(|(x, y)| x != y);
+    match dense::broadcast(mask, &weights) {
+        Ok(b) if !grown(&b) => Ok(true),
+        _ => Err(error(format!("the mask {mask} does not broadcast to the attention weights {weights}"))
+            .blame("mask", format!("{mask}"))
+            .help("a mask is `[..., Tq, Tk]` with sizes of 1 where it is shared (heads, batch)")),
+    }
 }
 
 /// LSTM (4 gates) and GRU (3 gates), batch-first, as torch.nn.LSTM / torch.nn.GRU.
