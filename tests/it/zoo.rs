@@ -394,14 +394,21 @@ fn qwen2_5_family() {
 }
 
 /// Mistral 7B v0.3 (std.models.mistral: Llama's model, transformers 5.24's
-/// `MistralForCausalLM`, no sliding window): its published 7,248,023,552 parameters (the
-/// Hub's `safetensors` total) and Llama's formula for them, and its MACs.
+/// `MistralForCausalLM`, no sliding window) and v0.1 (a window of 4,096): their published
+/// 7,248,023,552 and 7,241,732,096 parameters (the Hub's `safetensors` totals) and Llama's
+/// formula for them, and their MACs.
 #[test]
 fn mistral_7b() {
     assert_eq!(llama_params(32_768, 4096, 32, 32, 8, 14_336), 7_248_023_552);
     let (params, macs) = figures("mistral", "mistral_7b()", Some(4096));
     assert_eq!(params, 7_248_023_552);
     assert_eq!(macs, llama_macs(4096, 32_768, 4096, 32, 32, 8, 14_336));
+    // v0.1: a vocabulary of 32000; at 4,096 tokens its window is reached, and attention under
+    // the mask over repeated keys and values does the same products.
+    assert_eq!(llama_params(32_000, 4096, 32, 32, 8, 14_336), 7_241_732_096);
+    let (params, macs) = figures("mistral", "mistral_7b_v0_1()", Some(4096));
+    assert_eq!(params, 7_241_732_096);
+    assert_eq!(macs, llama_macs(4096, 32_000, 4096, 32, 32, 8, 14_336));
 }
 
 /// Gemma 2 (std.models.gemma2, transformers 5.24's `Gemma2ForCausalLM`): the parameter
@@ -434,15 +441,19 @@ fn gemma2_family() {
     }
 }
 
-/// Phi-3.5-mini (std.models.phi3: Llama's model with Phi-3's fused `qkv_proj` and
-/// `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`): its published 3,821,079,552
-/// parameters, Llama's formula (the fused projections hold the same weights), and its MACs.
+/// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
+/// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
+/// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the
+/// fused projections hold the same weights), and the MACs (at 2,048 tokens, past
+/// Phi-3-mini-4k's window).
 #[test]
 fn phi3_5_mini() {
     assert_eq!(llama_params(32_064, 3072, 32, 32, 32, 8192), 3_821_079_552);
-    let (params, macs) = figures("phi3", "phi3_5_mini()", Some(2048));
-    assert_eq!(params, 3_821_079_552);
-    assert_eq!(macs, llama_macs(2048, 32_064, 3072, 32, 32, 32, 8192));
+    for call in ["phi3_5_mini()", "phi3_mini_4k()"] {
+        let (params, macs) = figures("phi3", call, Some(2048));
+        assert_eq!(params, 3_821_079_552, "{call}");
+        assert_eq!(macs, llama_macs(2048, 32_064, 3072, 32, 32, 32, 8192), "{call}");
+    }
 }
 
 /// Mixtral (std.models.mixtral: Llama's model with a sparse mixture of experts for the MLP,
