@@ -318,7 +318,7 @@ fn sdpa_mask(
     }
     let last = shape[shape.len() - 1];
     let rows: i128 = shape[..shape.len() - 1].iter().product();
-    let size = if made > 0 { element } else { dtype.size() as i128 };
+    let size = if made > 0 { element } else { dtype.size() };
     let padded = product(&[rows, last + (8 - last % 8), size]);
     SdpaMask { made: padded, transient: made }
 }
