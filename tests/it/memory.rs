@@ -1189,21 +1189,31 @@ fn grouped_query_sdpa_matches_pytorch() {
     let call = |kernel: &str| {
         if kernel == "math" { "gqa_probe(backend=\"math\")".to_string() } else { "gqa_probe()".to_string() }
     };
-    let off = |kernel: &str, batch: &str, run: &str, predicted: i128, measured: i128| {
-        if kernel == "math" && run == "train_sgd" {
-            off_unless_under_by_at_most(measured * 3 / 100, predicted, measured)
-        } else {
-            off_by_more_than_8_bytes(kernel, batch, run, predicted, measured)
-        }
-    };
     assert_measured_cases(
         include_str!("../fixtures/ops/gqa.net"),
         include_str!("../fixtures/ops/measurements_gqa.json"),
         &THREE_SCENARIOS,
         call,
-        off,
+        off_unless_exact_or_math_training_under,
         12,
     );
+}
+
+/// The bar of the attention probes: within 8 B, but the math path's training peak (a model
+/// named `math...`), which is in PyTorch's decomposed backward that netc runs as one op: under,
+/// within 3 %.
+fn off_unless_exact_or_math_training_under(
+    kind: &str,
+    batch: &str,
+    run: &str,
+    predicted: i128,
+    measured: i128,
+) -> bool {
+    if kind.starts_with("math") && run == "train_sgd" {
+        off_unless_under_by_at_most(measured * 3 / 100, predicted, measured)
+    } else {
+        off_by_more_than_8_bytes(kind, batch, run, predicted, measured)
+    }
 }
 
 /// SDPA under a mask (`sdpa(..., mask=m)`, `attn_mask`): a bool sliding-window mask expanded
@@ -1219,19 +1229,12 @@ fn masked_sdpa_matches_pytorch() {
         let backend = if kind.starts_with("math") { "math" } else { "auto" };
         format!("mask_probe(backend=\"{backend}\", additive={})", kind.ends_with("additive"))
     };
-    let off = |kind: &str, batch: &str, run: &str, predicted: i128, measured: i128| {
-        if kind.starts_with("math") && run == "train_sgd" {
-            off_unless_under_by_at_most(measured * 3 / 100, predicted, measured)
-        } else {
-            off_by_more_than_8_bytes(kind, batch, run, predicted, measured)
-        }
-    };
     assert_measured_cases(
         include_str!("../fixtures/ops/mask.net"),
         include_str!("../fixtures/ops/measurements_mask.json"),
         &THREE_SCENARIOS,
         call,
-        off,
+        off_unless_exact_or_math_training_under,
         24,
     );
 }
