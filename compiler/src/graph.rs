@@ -167,6 +167,15 @@ impl PartialEq for Node {
     }
 }
 
+/// A tensor passed to a checkpointed call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentArg {
+    /// The segment the call opened (counting from 1).
+    pub segment: u32,
+    /// The argument.
+    pub tensor: TensorId,
+}
+
 /// The value a statement produced, for per-line shapes of block calls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StmtValue {
@@ -196,6 +205,11 @@ pub struct Graph {
     pub outputs: Vec<TensorId>,
     /// What each executed statement produced.
     pub stmt_values: Vec<StmtValue>,
+    /// The tensors passed to each `checkpoint(...)` call, by segment: PyTorch's checkpoint
+    /// keeps the call's arguments for the recomputation until the segment's backward, read
+    /// or not (transformers' layers get `position_ids` they never read, bound in a
+    /// `partial`).
+    pub segment_args: Vec<SegmentArg>,
     /// Errors found while elaborating.
     pub diagnostics: Vec<Diagnostic>,
     /// For each tensor, the node after which the program holds no reference to it (as

@@ -213,6 +213,12 @@ impl<'db> Elaborator<'db, '_> {
                     .flat_map(|(_, value, _)| value_tensors(value))
                     .map(|&t| (t, self.refs[t.0 as usize] > 0))
                     .collect();
+                // A call that opens a checkpoint segment: the segment keeps its arguments.
+                if self.segment != outer_marks.0 {
+                    let segment = self.segment;
+                    let args = inputs.iter().map(|&(tensor, _)| SegmentArg { segment, tensor });
+                    self.graph.segment_args.extend(args);
+                }
                 if self.chain.is_empty() {
                     self.outer_calls += 1;
                     self.outer_call = self.outer_calls;
@@ -253,6 +259,7 @@ impl<'db> Elaborator<'db, '_> {
                             nodes: (self.graph.nodes.len() as u32, 0),
                             tensors: (self.graph.tensors.len() as u32, 0),
                             stmt_values: (self.graph.stmt_values.len() as u32, 0),
+                            segment_args: (self.graph.segment_args.len() as u32, 0),
                             input_releases: Vec::new(),
                             returned: Vec::new(),
                             result: Value::Unknown,
@@ -331,6 +338,7 @@ impl<'db> Elaborator<'db, '_> {
         record.nodes.1 = self.graph.nodes.len() as u32;
         record.tensors.1 = self.graph.tensors.len() as u32;
         record.stmt_values.1 = self.graph.stmt_values.len() as u32;
+        record.segment_args.1 = self.graph.segment_args.len() as u32;
         record.returned = value_tensors(value)
             .iter()
             .filter(|t| t.0 >= record.tensors.0)

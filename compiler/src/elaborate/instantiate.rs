@@ -73,6 +73,7 @@ pub(super) fn instantiate(symbolic: &Graph, dims: &BTreeMap<String, i128>) -> Op
         batched_inputs: symbolic.batched_inputs.clone(),
         outputs: symbolic.outputs.clone(),
         stmt_values: symbolic.stmt_values.clone(),
+        segment_args: symbolic.segment_args.clone(),
         diagnostics: Vec::new(),
         released_after: symbolic.released_after.clone(),
         undecided: false,

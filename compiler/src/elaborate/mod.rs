@@ -25,7 +25,7 @@ pub use self::queries::{
     Stopped, item_at, model_graph, scenario_graph, scenario_graph_with, shape_diagnostics, stopped,
 };
 
-use crate::graph::{Graph, Node, Origin, Site, SiteMap, StmtValue, TensorId, Value};
+use crate::graph::{Graph, Node, Origin, SegmentArg, Site, SiteMap, StmtValue, TensorId, Value};
 
 /// The database interface of elaboration and of every layer after it: the base
 /// [`crate::db::Db`] and the last elaboration of each model, whose block calls the next one

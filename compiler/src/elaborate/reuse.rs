@@ -301,10 +301,12 @@ pub(super) struct CallRecord {
     /// The tensors of the arguments, in order, and whether the caller held a reference to
     /// each (a tensor nobody else holds is released inside the call when the block drops it).
     pub inputs: Vec<(TensorId, bool)>,
-    /// Its nodes, tensors and statement values: `start..end` of the graph's.
+    /// Its nodes, tensors, statement values and the arguments of the checkpointed calls it
+    /// made: `start..end` of the graph's.
     pub nodes: (u32, u32),
     pub tensors: (u32, u32),
     pub stmt_values: (u32, u32),
+    pub segment_args: (u32, u32),
     /// Input tensors released inside the call, with the number of nodes the call had made
     /// by then.
     pub input_releases: Vec<(TensorId, u32)>,

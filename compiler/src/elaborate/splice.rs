@@ -145,6 +145,7 @@ impl<'db> Elaborator<'db, '_> {
         let (n0, t0, s0) =
             (self.graph.nodes.len() as u32, self.graph.tensors.len() as u32, self.graph.stmt_values.len() as u32);
         let (old_n0, old_t0, old_s0) = (record.nodes.0, record.tensors.0, record.stmt_values.0);
+        let (a0, old_a0) = (self.graph.segment_args.len() as u32, record.segment_args.0);
         let node = |n: u32| n - old_n0 + n0;
         let tensor = |t: TensorId| {
             if t.0 >= old_t0 {
@@ -196,13 +197,23 @@ impl<'db> Elaborator<'db, '_> {
                 first_new: TensorId(v.first_new.0 - old_t0 + t0),
             });
         }
+        for a in &old.segment_args[old_a0 as usize..record.segment_args.1 as usize] {
+            let copy = SegmentArg { segment: segments.of(a.segment), tensor: tensor(a.tensor) };
+            self.graph.segment_args.push(copy);
+        }
         for &(t, made) in &record.input_releases {
             self.graph.released_after[tensor(t).0 as usize] = Some((n0 + made).saturating_sub(1));
         }
         // The call's records and those of the calls it made, for the next elaboration: the
         // same ones when nothing moved.
         let base = self.calls.len() as u32;
-        let unmoved = !moved && !renumbered && same_ids && n0 == old_n0 && s0 == old_s0 && base == record.nested.0;
+        let unmoved = !moved
+            && !renumbered
+            && same_ids
+            && n0 == old_n0
+            && s0 == old_s0
+            && a0 == old_a0
+            && base == record.nested.0;
         let nested = &previous.calls[record.nested.0 as usize..record.nested.1 as usize];
         for q in nested.iter().chain(std::iter::once(record)) {
             let chain = if moved { rechain(&q.chain) } else { Arc::clone(&q.chain) };
@@ -233,6 +244,7 @@ impl<'db> Elaborator<'db, '_> {
                 nodes: (node(q.nodes.0), node(q.nodes.1)),
                 tensors: (q.tensors.0 - old_t0 + t0, q.tensors.1 - old_t0 + t0),
                 stmt_values: (q.stmt_values.0 - old_s0 + s0, q.stmt_values.1 - old_s0 + s0),
+                segment_args: (q.segment_args.0 - old_a0 + a0, q.segment_args.1 - old_a0 + a0),
                 input_releases: q.input_releases.iter().map(|&(t, made)| (tensor(t), made)).collect(),
                 returned: q.returned.iter().map(|&(t, released)| (tensor(t), released.map(node))).collect(),
                 result: remap(&q.result, &tensor),

@@ -107,12 +107,26 @@ fn segments(graph: &Graph, config: &Config) -> Vec<u32> {
         return vec![0; graph.nodes.len()];
     }
     match config.segments {
-        Segments::Marked => {
-            let marked = graph.nodes.iter().any(|n| n.origin.segment != 0);
-            graph.nodes.iter().map(|n| if marked { n.origin.segment } else { n.origin.outer_call }).collect()
-        }
+        Segments::Marked if marked_segments(graph) => graph.nodes.iter().map(|n| n.origin.segment).collect(),
+        Segments::Marked => graph.nodes.iter().map(|n| n.origin.outer_call).collect(),
         Segments::Inner => graph.nodes.iter().map(|n| n.origin.inner_call).collect(),
     }
+}
+
+/// Whether the model marks calls with `checkpoint(...)`.
+fn marked_segments(graph: &Graph) -> bool {
+    graph.nodes.iter().any(|n| n.origin.segment != 0)
+}
+
+/// The arguments of each segment's call, when the segments are the calls the model marks.
+fn segment_args(graph: &Graph, config: &Config) -> HashMap<u32, Vec<TensorId>> {
+    let mut args: HashMap<u32, Vec<TensorId>> = HashMap::new();
+    if config.checkpoint && config.training && config.segments == Segments::Marked && marked_segments(graph) {
+        for a in &graph.segment_args {
+            args.entry(a.segment).or_default().push(a.tensor);
+        }
+    }
+    args
 }
 
 /// The tensors dropped after each node, in tensor order; release points past the last node
@@ -157,8 +171,13 @@ struct Run<'a> {
     params: Params,
     /// The checkpoint segment of each node (0: none).
     segment: Vec<u32>,
+    /// The arguments of each marked segment's `checkpoint(...)` call (empty when the segments
+    /// are not the marked calls).
+    segment_args: HashMap<u32, Vec<TensorId>>,
     /// The node that made each tensor (`None` for inputs).
     producer: Vec<Option<usize>>,
+    /// For each node, whether it opens a sliding-window cache layer ([`opens_sliding_layer`]).
+    opens_sliding_layer: Vec<bool>,
     /// The tensors the program drops after each node (the elaborator's release points).
     releases: Groups,
 }
@@ -316,6 +335,28 @@ fn eight_bit_adam_state(n: i128) -> i128 {
 /// The bytes of 8-bit Adam's two float32 quantization maps (`qmap1`, `qmap2`: the dynamic
 /// and unsigned dynamic maps, 256 entries each), made once for the optimizer.
 pub const EIGHT_BIT_MAPS: i128 = 2 * 256 * 4;
+
+/// Bytes of the int64 `_sliding_window_tensor` each `DynamicSlidingWindowLayer` of a dynamic
+/// cache makes on the device when it is first updated (transformers 5.24's cache_utils.py),
+/// held with the cache.
+pub const SLIDING_WINDOW_TENSOR: i128 = 8;
+
+/// For each node, whether it is the first `kv_cache` call of a sliding-window layer (a
+/// layer's keys are appended before its values): the call that makes its
+/// [`SLIDING_WINDOW_TENSOR`].
+fn opens_sliding_layer(graph: &Graph, cache: Option<&Cache>) -> Vec<bool> {
+    let dynamic = cache.is_some_and(|c| c.kind == CacheKind::Dynamic);
+    let mut windowed = 0usize;
+    graph
+        .nodes
+        .iter()
+        .map(|node| {
+            let sliding = dynamic && node.op == Op::KvCache && cache_window(&node.args) > 0;
+            windowed += usize::from(sliding);
+            sliding && windowed % 2 == 1
+        })
+        .collect()
+}
 
 /// `ceil(a / b)` of known sizes, by the shape layer's rule (`Dim::ceil_div`).
 fn div_up(a: i128, b: i128) -> i128 {
@@ -530,6 +571,8 @@ fn replay(
             cache_of_node: vec![None; graph.nodes.len()],
         },
         segment: segments(graph, config),
+        segment_args: segment_args(graph, config),
+        opens_sliding_layer: opens_sliding_layer(graph, config.cache.as_ref()),
         producer: {
             let mut producer = vec![None; graph.tensors.len()];
             for (i, node) in graph.nodes.iter().enumerate() {
@@ -608,6 +651,10 @@ fn replay(
             store.at_node(i);
             let Some(bytes) = cache_before(graph, node, &run.sizes, cache) else { continue };
             run.params.cache_of_node[i] = (bytes > 0).then(|| store.alloc(bytes, Category::KvCache));
+            // A sliding layer filled by an earlier step made its window tensor then.
+            if bytes > 0 && run.opens_sliding_layer[i] {
+                store.alloc(SLIDING_WINDOW_TENSOR, Category::Activations);
+            }
         }
     }
     let mut storage_of: Vec<Option<usize>> = vec![None; graph.tensors.len()];

@@ -66,7 +66,8 @@ pub(super) fn run_forward(
         let needs_grad = recording
             && (run.trains(i) || behaviour.differentiable(inputs).iter().any(|t| requires_grad[t.0 as usize]));
         // Inside a checkpoint segment nothing is saved; the segment keeps its inputs, every
-        // tensor it reads from outside: non-reentrant `checkpoint` keeps the call's arguments
+        // tensor it reads from outside and every argument of a marked call (held from its
+        // first node): non-reentrant `checkpoint` keeps the call's arguments
         // for the recomputation (HF's layers: the rotary tables and positions too, bound in a
         // `partial`), whichever of its ops read them (measured: a checkpointed Llama keeps
         // its `[1, S]` positions and both rotary tables, tests/fixtures/calibration/memory_llm.json).
@@ -76,6 +77,18 @@ pub(super) fn run_forward(
             recorded_segments.insert(segment);
         }
         if recording && segment != 0 {
+            // Its first node: the call's arguments, read inside or not.
+            let first = i == 0 || run.segment[i - 1] != segment;
+            let args = if first { run.segment_args.get(&segment).map_or(&[][..], Vec::as_slice) } else { &[] };
+            for &arg in args {
+                if let Some(s) = storage_of[arg.0 as usize] {
+                    let held = segment_inputs.entry(segment).or_default();
+                    if !held.contains(&s) {
+                        store.hold(s);
+                        held.push(s);
+                    }
+                }
+            }
             for &input in inputs {
                 let outside = run.producer[input.0 as usize].is_none_or(|p| run.segment[p] != segment);
                 if outside && let Some(s) = storage_of[input.0 as usize] {
@@ -102,6 +115,11 @@ pub(super) fn run_forward(
             && cached_tokens(&node.args).is_some()
         {
             let before = run.params.cache_of_node[i];
+            // An empty sliding layer's first update makes its window tensor (no tensor of the
+            // graph refers to it: nothing releases it), then appends.
+            if before.is_none() && run.opens_sliding_layer[i] {
+                store.alloc(SLIDING_WINDOW_TENSOR, Category::Activations);
+            }
             let s = match (cache.kind, before) {
                 (CacheKind::Paged, Some(blocks)) => blocks,
                 _ => store.alloc(run.sizes[out.0 as usize], Category::KvCache),
