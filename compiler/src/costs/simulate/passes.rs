@@ -392,7 +392,12 @@ pub(super) fn recompute(
             // A view or an in-place result holds its base's storage as long as the program
             // holds it, as in the forward pass: an in-place op's input can be dropped (`y`
             // rebound by `y = add(y, x, inplace=true)`) while its result lives on.
-            let base = behaviour.alias.and_then(|a| inputs.get(a)).and_then(|&t| storage(t, &recomputed));
+            // A reshape whose input's strides allow no view is a copy, as in the forward pass.
+            let base = behaviour
+                .alias
+                .filter(|_| !run.reshape_copies[j])
+                .and_then(|a| inputs.get(a))
+                .and_then(|&t| storage(t, &recomputed));
             let s = match base.or(state) {
                 Some(base) => {
                     store.hold(base);
