@@ -51,6 +51,10 @@ fn main() {
     println!("More families in the LLM set's harness (memory_llm_families.json), a100_80gb:\n");
     println!("{}", accuracy::table(&families));
     println!("{}", accuracy::summary(&families));
+    let padded = accuracy::llm_cases(accuracy::LLM_PADDED_FIXTURE, accuracy::LLM_PADDED, accuracy::LLM_SCENARIOS);
+    println!("A padded batch in the LLM set's harness (memory_llm_padded.json), a100_80gb:\n");
+    println!("{}", accuracy::table(&padded));
+    println!("{}", accuracy::summary(&padded));
 }
 
 /// One row per model and scenario of the precision set: the error of the peak and of the

@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use netc::report::{ScenarioReport, bytes, scenario_report};
 
 use self::accuracy::{
-    CPU_FIXTURE, CUDA_FIXTURE, Case, LLM_FAMILIES, LLM_FAMILIES_FIXTURE, LLM_FIXTURE, LLM_MODELS, LLM_SCENARIOS,
-    PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE, ZOO_CUDA_FIXTURE, cases, cases_of,
-    llm_cases, load, summary, table,
+    CPU_FIXTURE, CUDA_FIXTURE, Case, LLM_FAMILIES, LLM_FAMILIES_FIXTURE, LLM_FIXTURE, LLM_MODELS, LLM_PADDED,
+    LLM_PADDED_FIXTURE, LLM_SCENARIOS, PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE,
+    ZOO_CUDA_FIXTURE, cases, cases_of, llm_cases, load, summary, table,
 };
 
 /// Asserts that every case is within the bar; prints the table either way.
@@ -172,6 +172,21 @@ fn llm_peaks_match_transformers() {
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
     assert_eq!(cases.len(), 75);
+    assert_within_llm_bar(&cases);
+    assert_llm_peaks_exact(&cases);
+}
+
+/// A padded batch (`model(input_ids, attention_mask=mask)` with zeros in the mask, 64 a row):
+/// transformers makes the mask whatever the sizes, so SDPA attends under it over repeated keys
+/// and values (the efficient kernel, which keeps both and the mask), 671,154,112 B more than the
+/// unpadded batch at (4, 2048) in training. std.models.llama's `llama_padded` at the LLM set's
+/// `llama_small` sizes against the set's harness with `--pad 64`
+/// (tests/fixtures/calibration/memory_llm_padded.json): training and prefill, 12 cases, every
+/// peak exact, in the measured phase.
+#[test]
+fn padded_batches_match_transformers() {
+    let cases = llm_cases(LLM_PADDED_FIXTURE, LLM_PADDED, LLM_SCENARIOS);
+    assert_eq!(cases.len(), 12);
     assert_within_llm_bar(&cases);
     assert_llm_peaks_exact(&cases);
 }

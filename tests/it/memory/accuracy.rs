@@ -102,6 +102,17 @@ pub const LLM_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_ll
 /// Phi-3 and Mistral configs added, and its `qwen_small`; see the fixture README).
 pub const LLM_FAMILIES_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_families.json");
 
+/// memory_llm_padded.json: the LLM set's `llama_small` with a left-padded batch (64 padding
+/// tokens a row in its `attention_mask`), training and prefill.
+pub const LLM_PADDED_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_padded.json");
+
+/// The padded set's model and the zoo call that builds it.
+pub const LLM_PADDED: &[LlmModel] = &[(
+    "llama_small",
+    "use std.models.llama\n",
+    "llama_padded(vocab=32000, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632",
+)];
+
 /// The families of memory_llm_families.json and the zoo calls that build them.
 pub const LLM_FAMILIES: &[LlmModel] = &[
     (
