@@ -103,7 +103,7 @@ pub const LLM_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_ll
 pub const LLM_FAMILIES_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_families.json");
 
 /// memory_llm_padded.json: the LLM set's `llama_small` with a left-padded batch (64 padding
-/// tokens a row in its `attention_mask`), training and prefill.
+/// tokens a row in its `attention_mask`), training, prefill and decode.
 pub const LLM_PADDED_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_padded.json");
 
 /// The padded set's model and the zoo call that builds it.

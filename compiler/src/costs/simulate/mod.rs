@@ -680,15 +680,27 @@ fn replay(
         }
     }
     // `generate()` holds the ids of every token so far (`input_ids`, which it extends by each
-    // new token): with a dynamic cache of earlier steps, `[N, context]` more integer ids.
+    // new token): with a dynamic cache of earlier steps, `[N, context]` more integer ids. An
+    // integer input as wide as the step's ids and the context together already holds them
+    // (generate's `attention_mask`, declared `[N, S + past_seen_tokens()]`).
     if let Some(Cache { kind: CacheKind::Dynamic, context, .. }) = config.cache
         && context > 0
     {
-        for (_, t) in &graph.inputs {
-            let tensor = graph.tensor(*t);
-            if let ([batch, _], false) = (&tensor.shape[..], tensor.dtype.is_float()) {
-                let bytes = product(&[known(Some(batch.clone())), context, tensor.dtype.size()]);
-                store.alloc(bytes, Category::Inputs);
+        let ids: Vec<(&Dim, i128, i128)> = graph
+            .inputs
+            .iter()
+            .filter_map(|(_, t)| {
+                let tensor = graph.tensor(*t);
+                match (&tensor.shape[..], tensor.dtype.is_float()) {
+                    ([batch, width], false) => Some((batch, width.known()?, tensor.dtype.size())),
+                    _ => None,
+                }
+            })
+            .collect();
+        let step = ids.iter().map(|&(_, width, _)| width).min().unwrap_or(0);
+        for &(batch, width, element) in &ids {
+            if width != step + context {
+                store.alloc(product(&[known(Some(batch.clone())), context, element]), Category::Inputs);
             }
         }
     }
