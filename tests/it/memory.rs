@@ -1369,3 +1369,44 @@ fn a_paged_cache_holds_whole_blocks_and_makes_no_copy() {
     let (_, fp8_cache) = step("cache paged  cache_dtype fp8");
     assert_eq!(fp8_cache, 8208 * 8192);
 }
+
+/// A family written outside the stdlib from the mask-free blocks of std.models.llama (its own
+/// `LlamaModel` loop over `llama_decoder_layer`, which passes a layer no mask and no
+/// `position_ids`) costs what the zoo's `llama_for_causal_lm` costs, LoRA training and a
+/// decode step over a cache alike, but for one thing: a checkpointed transformers layer is
+/// passed `position_ids` (`i64[1, S]`) and keeps it until its backward, after the model has
+/// returned, so the zoo's checkpointed peak is `8 S` bytes higher.
+#[test]
+fn a_family_written_with_the_mask_free_llama_blocks_costs_what_the_zoo_does() {
+    let text = r#"use std.models.llama
+model custom() {
+    input input_ids: i64[N, S]
+    inv_freq = fp32(buffer([16], "f32", persistent=false))
+    _original_inv_freq = fp32(buffer([16], "f32", persistent=false))
+    inputs_embeds = frozen(embedding(input_ids, 1000, 256, share="embed_tokens"))
+    s = input_ids.shape[1]
+    position_ids = reshape(arange(s) + 0, [1, s])
+    hidden_states = inputs_embeds
+    cos, sin = llama_rotary_embedding(hidden_states, position_ids, inv_freq)
+    for _ in 0..2 {
+        hidden_states = checkpoint(llama_decoder_layer(hidden_states, cos, sin, 256, 8, 2, 512, 0.00001, 16, 32, 0.05, "q_proj,v_proj"))
+    }
+    hidden_states = llama_rmsnorm(hidden_states, 0.00001, true)
+    return frozen(linear(hidden_states, 1000, bias=false))
+}
+model zoo() {
+    input input_ids: i64[N, S]
+    return llama_for_causal_lm(input_ids, 1000, 256, 2, 8, 2, 512, 0.00001, false, 16, 32, 0.05, "q_proj,v_proj", 0)
+}
+train custom_lora { model custom()  batch 2  seq 128  precision bf16  optimizer adamw  loss causal_lm }
+train zoo_lora { model zoo()  batch 2  seq 128  precision bf16  optimizer adamw  loss causal_lm }
+train custom_lora_ck { model custom()  batch 2  seq 128  precision bf16  optimizer adamw  loss causal_lm  checkpoint }
+train zoo_lora_ck { model zoo()  batch 2  seq 128  precision bf16  optimizer adamw  loss causal_lm  checkpoint }
+infer custom_decode { model custom()  batch 2  seq 1  context 64  precision bf16  no_grad  eval  cache dynamic }
+infer zoo_decode { model zoo()  batch 2  seq 1  context 64  precision bf16  no_grad  eval  cache dynamic }
+"#;
+    let peaks = peaks_of_scenarios(text.to_string());
+    let difference: Vec<(&str, i128)> =
+        peaks.chunks(2).map(|pair| (pair[0].0.as_str(), pair[1].1 - pair[0].1)).collect();
+    assert_eq!(difference, [("custom_lora", 0), ("custom_lora_ck", 8 * 128), ("custom_decode", 0)]);
+}
