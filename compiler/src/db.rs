@@ -103,6 +103,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.gpt2", include_str!("../stdlib/std/models/gpt2.net")),
     ("std.models.llama", include_str!("../stdlib/std/models/llama.net")),
     ("std.models.qwen2", include_str!("../stdlib/std/models/qwen2.net")),
+    ("std.models.qwen3", include_str!("../stdlib/std/models/qwen3.net")),
     ("std.models.mixtral", include_str!("../stdlib/std/models/mixtral.net")),
     ("std.models.mistral", include_str!("../stdlib/std/models/mistral.net")),
     ("std.models.phi3", include_str!("../stdlib/std/models/phi3.net")),

@@ -162,7 +162,8 @@ fn llm_peaks_match_transformers() {
 }
 
 /// Gemma 2 (std.models.gemma2: eager attention, sliding-window layers of 512 tokens), Qwen2
-/// (std.models.qwen2: biased q/k/v, the head tied), Phi-3 (std.models.phi3: fused
+/// (std.models.qwen2: biased q/k/v, the head tied), Qwen3 (std.models.qwen3: a head size of
+/// its own, RMS norms over the queries' and keys' heads), Phi-3 (std.models.phi3: fused
 /// projections; peft's q/k/v/o targets adapt its `o_proj` alone) and Mistral
 /// (std.models.mistral), without a window and with one of 1,024 tokens (past it, at (4, 2048)
 /// and in the 8,192-token decode, SDPA with a mask), against their transformers code in the
@@ -171,7 +172,7 @@ fn llm_peaks_match_transformers() {
 #[test]
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
-    assert_eq!(cases.len(), 75);
+    assert_eq!(cases.len(), 90);
     assert_within_llm_bar(&cases);
     assert_llm_peaks_exact(&cases);
 }

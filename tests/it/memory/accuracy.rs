@@ -125,6 +125,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.qwen2\n",
         "qwen2(vocab=151936, d=1536, layers=8, heads=12, kv_heads=2, ffn=8960, tied=true",
     ),
+    // Qwen3 0.6B's sizes with 8 of its 28 layers: a head size (128) that is not d / heads,
+    // and RMS norms over the queries' and keys' heads.
+    (
+        "qwen3_small",
+        "use std.models.qwen3\n",
+        "qwen3(vocab=151936, d=1024, layers=8, heads=16, kv_heads=8, head_dim=128, ffn=3072, tied=true",
+    ),
     ("phi3_small", "use std.models.phi3\n", "phi3(vocab=32064, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632"),
     (
         "mistral_small",

@@ -459,6 +459,14 @@ pub(super) fn run_backward(
     // before `AccumulateGrad` stores the sum; a gradient from an earlier micro-batch is
     // added to in place.
     let mut made_here = vec![false; grads.len()];
+    // How many ops train each weight: a weight's gradients wait in the input buffer
+    // (temporaries) until the last of them arrives, and only their sum is `.grad`.
+    let mut users_left = vec![0usize; grads.len()];
+    for i in 0..graph.nodes.len() {
+        if run.params.of_node[i].is_some() && run.trains(i) {
+            users_left[run.params.index_of_node[i]] += 1;
+        }
+    }
     let mut root_grad = None;
     if let Some(o) = output {
         // dloss (a scalar), then the gradients of log_softmax and of the logits.
@@ -572,7 +580,11 @@ pub(super) fn run_backward(
                         store.recategorize(g, Category::Gradients);
                         grads[index] = Some(g);
                     }
-                    (None, None) => grads[index] = Some(store.alloc(bytes, Category::Gradients)),
+                    (None, None) => {
+                        let waits = users_left[index] > 1;
+                        let category = if waits { Category::BackwardTemporaries } else { Category::Gradients };
+                        grads[index] = Some(store.alloc(bytes, category));
+                    }
                     // A second gradient in this pass: summed out of place once the op is done.
                     (Some(_), _) if made_here[index] => {
                         let contribution =
@@ -583,6 +595,7 @@ pub(super) fn run_backward(
                     (Some(_), _) => fresh.push(store.alloc(bytes, Category::BackwardTemporaries)),
                 }
                 made_here[index] = true;
+                users_left[index] = users_left[index].saturating_sub(1);
             }
             if let Some(&x) = inputs.first().filter(|x| forward.requires_grad[x.0 as usize]) {
                 for _ in 0..behaviour.backward_scratch {
@@ -627,14 +640,20 @@ pub(super) fn run_backward(
         forward.saved[i].clear();
         // The engine then adds what the op returned for a tied weight into the accumulator's
         // input buffer, out of place.
+        // The sum is a temporary of the engine's until `AccumulateGrad` takes the last one as
+        // `.grad` (measured: a tied head and embedding, Qwen3 in memory_llm_families.json,
+        // whose peak is this `add`: the three `[vocab, d]` tensors are none of them `.grad`).
         for (index, bytes, contribution) in weight_sums.drain(..) {
-            let sum = store.alloc(bytes, Category::Gradients);
+            let sum = store.alloc(bytes, Category::BackwardTemporaries);
             store.check("add (gradient accumulation)", Some(&node.origin.stmt));
             if let Some(old) = grads[index].replace(sum) {
                 store.release(old);
             }
             if let Some(c) = contribution {
                 store.release(c);
+            }
+            if users_left[index] == 0 {
+                store.recategorize(sum, Category::Gradients);
             }
         }
         // Then each second contribution is summed with the gradient so far, into a new tensor
@@ -653,6 +672,12 @@ pub(super) fn run_backward(
             for s in forward.segment_inputs.remove(&segment).unwrap_or_default() {
                 store.release(s);
             }
+        }
+    }
+    // A weight some of whose users got no gradient: what did arrive is `.grad`.
+    for (g, _) in grads.iter().zip(&made_here).filter(|(_, made)| **made) {
+        if let Some(g) = *g {
+            store.recategorize(g, Category::Gradients);
         }
     }
     for g in grad_of.into_iter().flatten().chain(root_grad) {
