@@ -176,6 +176,9 @@ pub struct ScenarioReport {
     /// The key/value cache after the step (`cache`: every `kv_cache` call's, with this
     /// step's tokens appended); 0 without a cache.
     pub kv_cache_bytes: i128,
+    /// For a `generate()` run (`new_tokens`), the step whose figures these are (0: the
+    /// prefill; `t`: the decode step that reads token `t`), of the tokens made.
+    pub generate_step: Option<(i128, i128)>,
     /// Host memory for data loading.
     pub host_bytes: i128,
     /// The host budget, if set.
@@ -482,6 +485,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         breakdown: b,
         phases: simulation.phases.clone(),
         kv_cache_bytes: simulation.kv_cache_bytes(),
+        generate_step: costs.generate.map(|g| (g.step, g.new_tokens)),
         host_bytes: costs.host,
         host_budget_bytes: costs.host_budget,
         lines,
@@ -694,6 +698,12 @@ pub fn memory_summary(s: &ScenarioReport) -> String {
             "\nkv cache {} at the peak, {} after the step",
             bytes(l.kv_cache),
             bytes(s.kv_cache_bytes)
+        ));
+    }
+    if let Some((step, tokens)) = s.generate_step {
+        let which = if step == 0 { "the prefill".to_string() } else { format!("decode step {step}") };
+        text.push_str(&format!(
+            "\ngenerate() of {tokens} tokens: the peak is {which}'s (prefill, first and last decode steps simulated)"
         ));
     }
     if let Some(budget) = s.budget_bytes {

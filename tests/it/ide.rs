@@ -518,6 +518,7 @@ fn completion_of_setting_keys_in_an_infer_scenario() {
         Setting    precision      KEY VALUE
         Setting    cache          KEY VALUE
         Setting    context        KEY VALUE
+        Setting    new_tokens     KEY VALUE
         Setting    cache_block    KEY VALUE
         Setting    cache_dtype    KEY VALUE
         Setting    no_grad        flag

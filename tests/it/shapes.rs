@@ -960,6 +960,7 @@ fn report_json_schema() {
         "breakdown",
         "phases",
         "kv_cache_bytes",
+        "generate_step",
         "host_bytes",
         "host_budget_bytes",
         "lines",

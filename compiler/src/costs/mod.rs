@@ -60,6 +60,8 @@ pub struct ScenarioCosts {
     pub host: i128,
     /// The host budget, if set.
     pub host_budget: Option<i128>,
+    /// For a `generate()` run (`new_tokens`), the step whose figures these are: the largest.
+    pub generate: Option<simulate::GenerateStep>,
 }
 
 /// Host memory the dataloader holds: every worker keeps `prefetch` batches of decoded
@@ -91,6 +93,7 @@ pub fn config(setup: &crate::semantics::setup::RunSettings) -> (Config, &'static
             context: setup.context,
             block: setup.cache_block.max(1),
             element: setup.cache_dtype.element_bytes(),
+            generate: None,
         }),
         sharding: Sharding {
             devices: setup.data_parallel.max(1),
@@ -112,7 +115,64 @@ fn simulable<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(&'db ScenarioSe
 #[salsa::tracked(returns(ref))]
 pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioCosts> {
     let (setup, graph) = simulable(db, loc)?;
+    if setup.run.new_tokens > 0 && setup.run.cache.is_some() {
+        // The largest step's (the first of equals).
+        return generate_steps(db, loc)?.into_iter().reduce(|best, c| if c.total > best.total { c } else { best });
+    }
     Some(costs_of(db, setup, graph))
+}
+
+/// The steps of a `generate()` scenario (`new_tokens`), each simulated: the prefill, the
+/// first decode step (a sliding-window layer still holds the prompt's keys then) and the last
+/// (the largest cache); the steps between hold no more than the last. Not a query; `None`
+/// when the scenario is no `generate()` run or a step cannot be elaborated.
+pub fn generate_steps(db: &dyn Db, loc: ItemLoc<'_>) -> Option<Vec<ScenarioCosts>> {
+    let setup = scenario_setup(db, loc).as_ref()?;
+    if setup.run.new_tokens == 0 || setup.run.cache.is_none() {
+        return None;
+    }
+    let prompt = setup.dims.get("S").copied().unwrap_or(1);
+    let new_tokens = setup.run.new_tokens;
+    let mut steps = vec![0];
+    steps.extend([1, new_tokens - 1].into_iter().filter(|&t| t >= 1));
+    steps.dedup();
+    let mut out = Vec::new();
+    for step in steps {
+        let step = simulate::GenerateStep { prompt, step, new_tokens };
+        let graph = generate_step_graph(db, loc, setup, step)?;
+        let mut costs = costs_at(db, setup, &graph, |config| at_generate_step(config, step));
+        costs.generate = Some(step);
+        out.push(costs);
+    }
+    Some(out)
+}
+
+/// The graph of one step of `generate()`: the prompt, or one token over the cached ones.
+fn generate_step_graph(
+    db: &dyn Db,
+    loc: ItemLoc<'_>,
+    setup: &ScenarioSetup,
+    step: simulate::GenerateStep,
+) -> Option<std::sync::Arc<Graph>> {
+    let mut dims = setup.dims.clone();
+    if step.step > 0 {
+        dims.insert("S".into(), 1);
+    }
+    let graph = crate::elaborate::scenario_graph_at(db, loc, dims, generate_context(step))?;
+    graph.diagnostics.is_empty().then_some(graph)
+}
+
+/// The tokens cached before a step of `generate()`.
+fn generate_context(step: simulate::GenerateStep) -> i128 {
+    if step.step == 0 { 0 } else { step.prompt + step.step - 1 }
+}
+
+/// The simulation settings of a step of `generate()`.
+fn at_generate_step(config: &mut Config, step: simulate::GenerateStep) {
+    if let Some(cache) = &mut config.cache {
+        cache.context = generate_context(step);
+        cache.generate = Some(step);
+    }
 }
 
 /// A scenario simulated with its dimensions bound to `dims` instead of its own (what `fit`
@@ -126,7 +186,13 @@ pub fn scenario_costs_with(db: &dyn Db, loc: ItemLoc<'_>, dims: BTreeMap<String,
 
 /// The costs of `setup` run on `graph`.
 fn costs_of(db: &dyn Db, setup: &ScenarioSetup, graph: &Graph) -> ScenarioCosts {
-    let (config, device) = config(&setup.run);
+    costs_at(db, setup, graph, |_| {})
+}
+
+/// The costs of `setup` run on `graph`, its simulation settings changed by `adjust`.
+fn costs_at(db: &dyn Db, setup: &ScenarioSetup, graph: &Graph, adjust: impl FnOnce(&mut Config)) -> ScenarioCosts {
+    let (mut config, device) = config(&setup.run);
+    adjust(&mut config);
     let simulation = simulate_checked(graph, &config, &|| db.unwind_if_revision_cancelled());
     let runtime = setup.run.overhead.unwrap_or(device.runtime);
     let reserved = simulation.rounded_peak.max(simulation.peak.bytes);
@@ -140,6 +206,7 @@ fn costs_of(db: &dyn Db, setup: &ScenarioSetup, graph: &Graph) -> ScenarioCosts 
         host_budget: setup.run.host_budget,
         simulation,
         device,
+        generate: None,
     }
 }
 
@@ -162,7 +229,13 @@ pub fn scenario_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<LineTab
 pub fn scenario_peak_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<BTreeMap<Site, i128>> {
     let (setup, graph) = simulable(db, loc)?;
     let costs = scenario_costs(db, loc).as_ref()?;
-    let (config, _) = config(&setup.run);
+    let (mut config, _) = config(&setup.run);
+    // A `generate()` run's peak is in one of its steps: that step is replayed.
+    if let Some(step) = costs.generate {
+        at_generate_step(&mut config, step);
+        let graph = generate_step_graph(db, loc, setup, step)?;
+        return Some(simulate::peak_lines(&graph, &config, &costs.simulation, &|| db.unwind_if_revision_cancelled()));
+    }
     Some(simulate::peak_lines(graph, &config, &costs.simulation, &|| db.unwind_if_revision_cancelled()))
 }
 

@@ -22,7 +22,7 @@ mod reuse;
 mod splice;
 
 pub use self::queries::{
-    Stopped, item_at, model_graph, scenario_graph, scenario_graph_with, shape_diagnostics, stopped,
+    Stopped, item_at, model_graph, scenario_graph, scenario_graph_at, scenario_graph_with, shape_diagnostics, stopped,
 };
 
 use crate::graph::{Graph, Node, Origin, SegmentArg, Site, SiteMap, StmtValue, TensorId, Value};

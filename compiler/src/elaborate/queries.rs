@@ -26,6 +26,18 @@ pub fn scenario_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Gra
 /// only, the model's symbolic graph is bound to them, so that trying many sizes re-binds
 /// one graph and does not elaborate the model again.
 pub fn scenario_graph_with(db: &dyn Db, loc: ItemLoc<'_>, dims: BTreeMap<String, i128>) -> Option<Arc<Graph>> {
+    let context = scenario_setup(db, loc).as_ref()?.run.context;
+    scenario_graph_at(db, loc, dims, context)
+}
+
+/// A scenario's graph with its dimensions bound to `dims` and `context` tokens in its cache
+/// (a step of `generate()`: the prefill, then decode steps of one token): not a query.
+pub fn scenario_graph_at(
+    db: &dyn Db,
+    loc: ItemLoc<'_>,
+    dims: BTreeMap<String, i128>,
+    cached: i128,
+) -> Option<Arc<Graph>> {
     let setup = scenario_setup(db, loc).as_ref()?;
     let file = *loc.file(db);
     let Some(Item::Scenario(scenario)) = item_tree(db, loc).as_deref() else { return None };
@@ -39,7 +51,7 @@ pub fn scenario_graph_with(db: &dyn Db, loc: ItemLoc<'_>, dims: BTreeMap<String,
         require_bound: true,
         blame: Some(blame),
         context: &context,
-        cache: setup.run.cache.map(|_| setup.run.context),
+        cache: setup.run.cache.map(|_| cached),
     };
     // The model on its own runs without a cache: its graph is a cached scenario's only when
     // no `kv_cache(...)` call appends.

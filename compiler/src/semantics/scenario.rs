@@ -165,7 +165,7 @@ fn check_setting(cx: &mut ItemChecker<'_>, s: &Setting) {
         SettingValue::Args(args) => check_dataloader(cx, args),
         SettingValue::Value(e) => match key {
             "model" => check_model(cx, e),
-            "batch" | "seq" | "grad_accum" | "data_parallel" | "context" | "cache_block" => {
+            "batch" | "seq" | "grad_accum" | "data_parallel" | "context" | "cache_block" | "new_tokens" => {
                 positive_int(cx, e, &format!("`{key}`"));
             }
             "zero" => {
@@ -306,7 +306,14 @@ fn check_combinations(cx: &mut ItemChecker<'_>, scenario: &Scenario, rejected: &
     let ineffective = |cx: &mut ItemChecker<'_>, s: &Setting, message: String, help: &str| {
         cx.error(Code::IneffectiveSetting, s.key.id, message).help = Some(help.to_string());
     };
-    for key in ["context", "cache_block", "cache_dtype"] {
+    if let (Some(tokens), Some(context)) = (get("new_tokens"), get("context")) {
+        let file = cx.file.clone();
+        let context_at = cx.at(context.key.id);
+        cx.error(Code::ConflictingSettings, tokens.key.id, "`generate()` starts from an empty cache".to_string())
+            .with_label_mut(&file, context_at, "a cached context is set here")
+            .help = Some("drop `context` (the prompt is `seq`), or drop `new_tokens` for one decode step".into());
+    }
+    for key in ["context", "new_tokens", "cache_block", "cache_dtype"] {
         if let Some(setting) = get(key)
             && get("cache").is_none()
         {

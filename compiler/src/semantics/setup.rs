@@ -42,6 +42,8 @@ pub struct RunSettings {
     pub cache: Option<CacheKind>,
     /// Tokens already in the cache (`context`, 0 unless set: a prefill).
     pub context: i128,
+    /// Tokens `generate()` makes (`new_tokens`, 0 unless set: one forward pass).
+    pub new_tokens: i128,
     /// Tokens per block of a paged cache (`cache_block`, 16 unless set).
     pub cache_block: i128,
     /// The dtype a paged cache stores (`cache_dtype`, `auto` unless set).
@@ -117,6 +119,7 @@ impl Default for RunSettings {
             host_budget: None,
             cache: None,
             context: 0,
+            new_tokens: 0,
             cache_block: 16,
             cache_dtype: CacheDtype::Auto,
         }
@@ -191,6 +194,9 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
                 setup.run.cache_dtype = CacheDtype::from_name(&n.text).unwrap_or(setup.run.cache_dtype)
             }
             ("context", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => setup.run.context = *n as i128,
+            ("new_tokens", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {
+                setup.run.new_tokens = *n as i128
+            }
             ("cache_block", SettingValue::Value(Expr { kind: ExprKind::Int(n), .. })) => {
                 setup.run.cache_block = *n as i128
             }

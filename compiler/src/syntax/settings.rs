@@ -66,6 +66,12 @@ pub const SETTINGS: &[SettingSpec] = &[
         Some("infer"),
         "tokens already in the cache before this forward (a decode step of `seq` new tokens); none: a prefill",
     ),
+    spec(
+        "new_tokens",
+        Value,
+        Some("infer"),
+        "`model.generate(ids, max_new_tokens=...)`: a prefill of the `seq`-token prompt, then a decode step a token; the peak is the largest step's",
+    ),
     spec("cache_block", Value, Some("infer"), "tokens per block of a `paged` cache (16 unless set, as vLLM)"),
     spec(
         "cache_dtype",

@@ -49,6 +49,21 @@ pub struct Cache {
     pub block: i128,
     /// Bytes per element a paged cache stores, if not the keys' own (fp8: 1).
     pub element: Option<i128>,
+    /// The step of `generate()` this forward pass is, if the run is one.
+    pub generate: Option<GenerateStep>,
+}
+
+/// One forward pass of `model.generate(ids, max_new_tokens=...)` (greedy): the prefill of the
+/// prompt (`step` 0, an empty cache) or the decode step that reads token `step` (the cache
+/// holds `prompt + step - 1` tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GenerateStep {
+    /// The prompt's tokens (`seq`).
+    pub prompt: i128,
+    /// 0 for the prefill, `t` for the `t`-th decode step.
+    pub step: i128,
+    /// The tokens `generate()` makes in all (`new_tokens`).
+    pub new_tokens: i128,
 }
 
 /// Which calls activation checkpointing makes segments of.

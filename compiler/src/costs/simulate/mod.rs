@@ -36,7 +36,7 @@ mod storage;
 mod timeline;
 
 use self::knobs::*;
-pub use self::knobs::{Cache, Config, Segments, Sharding, tensor_dtypes};
+pub use self::knobs::{Cache, Config, GenerateStep, Segments, Sharding, tensor_dtypes};
 use self::lines::*;
 use self::passes::*;
 pub use self::results::*;
@@ -668,10 +668,18 @@ fn replay(
         .zip(&lines.of_value)
         .flat_map(|(v, &line)| v.tensors.iter().map(move |&t| (t, line)))
         .collect();
+    let generate = config.cache.and_then(|c| c.generate);
     for (_, t) in &graph.inputs {
         store.current_line = input_lines.get(t).copied().unwrap_or(LineId::MAX);
         let factor = if graph.batched_inputs.contains(t) { whole_batch } else { 1 };
-        let bytes = product(&[run.sizes[t.0 as usize], factor]);
+        let mut bytes = product(&[run.sizes[t.0 as usize], factor]);
+        // A decode step of `generate()` reads its token as a view of generate's ids; the
+        // caller's prompt is what the input names.
+        if let Some(step) = generate
+            && let Some((rows, element)) = token_ids(graph, *t)
+        {
+            bytes = product(&[rows, step.prompt, element]);
+        }
         storage_of[t.0 as usize] = Some(store.alloc(bytes, Category::Inputs));
         // The input is what its `input` line makes.
         if let Some(&line) = input_lines.get(t) {
@@ -683,7 +691,12 @@ fn replay(
     // new token): with a dynamic cache of earlier steps, `[N, context]` more integer ids. An
     // integer input as wide as the step's ids and the context together already holds them
     // (generate's `attention_mask`, declared `[N, S + past_seen_tokens()]`).
-    if let Some(Cache { kind: CacheKind::Dynamic, context, .. }) = config.cache
+    if let Some(step) = generate {
+        let rows = graph.inputs.iter().find_map(|(_, t)| token_ids(graph, *t)).map_or(1, |(rows, _)| rows);
+        for bytes in generate_held(step, rows, vocabulary(graph)) {
+            store.alloc(bytes, Category::Inputs);
+        }
+    } else if let Some(Cache { kind: CacheKind::Dynamic, context, .. }) = config.cache
         && context > 0
     {
         let ids: Vec<(&Dim, i128, i128)> = graph
@@ -746,6 +759,17 @@ fn replay(
                 // The autocast region ends with the forward pass.
                 for s in std::mem::take(&mut forward.cast_cache) {
                     store.release(s);
+                }
+                // `generate()` then copies the last position's logits to float32 while the
+                // model's output (and the previous step's copy) are still held.
+                if let Some(step) = generate {
+                    let rows = graph.inputs.iter().find_map(|(_, t)| token_ids(graph, *t)).map_or(1, |(rows, _)| rows);
+                    store.current_line = LineId::MAX;
+                    store.alloc(
+                        next_token_logits(rows, vocabulary(graph)) + GENERATE_STEP_EXTRA * (step.step > 0) as i128,
+                        Category::Inputs,
+                    );
+                    store.check("to (next_token_logits)", None);
                 }
                 break;
             }
@@ -817,4 +841,55 @@ fn replay(
         }
     }
     (store, lines.finish())
+}
+
+/// An integer `[rows, width]` model input (token ids): its rows and element size.
+fn token_ids(graph: &Graph, t: TensorId) -> Option<(i128, i128)> {
+    let tensor = graph.tensor(t);
+    match (&tensor.shape[..], tensor.dtype.is_float()) {
+        ([batch, _], false) => Some((batch.known()?, tensor.dtype.size())),
+        _ => None,
+    }
+}
+
+/// The size of the model output's last dimension (a language model's vocabulary).
+fn vocabulary(graph: &Graph) -> i128 {
+    graph.outputs.first().and_then(|&o| graph.tensor(o).shape.last().and_then(|d| d.known())).unwrap_or(0)
+}
+
+/// `next_token_logits = outputs.logits[:, -1].to(copy=True, dtype=torch.float32)`.
+fn next_token_logits(rows: i128, vocabulary: i128) -> i128 {
+    product(&[rows, vocabulary, 4])
+}
+
+/// What `generate()` makes between a decode step's forward pass and its float32 copy of the
+/// logits besides that copy (measured on the CPU, tests/fixtures/ops/measure_generate.py).
+const GENERATE_STEP_EXTRA: i128 = 16;
+
+/// The tensors transformers 5.24's greedy `generate()` holds while the model runs `step`
+/// (measured on the CPU, tests/fixtures/ops/measure_generate.py, live storages it made): in
+/// the prefill, an attention mask of ones and a second prompt-sized int64 tensor, the
+/// `unfinished_sequences` flags (`[rows]` int64) and 17 B of scalars; in decode step `t`, the
+/// ids and the attention mask grown by one column a token (`torch.cat`, `[rows, prompt + t]`
+/// each), the prompt-sized tensor, four `[rows]` int64 tensors (flags, the last tokens and
+/// their where-padded copies), the scalars, and the previous step's float32 logits.
+fn generate_held(step: GenerateStep, rows: i128, vocabulary: i128) -> Vec<i128> {
+    let ids = |width: i128| product(&[rows, width, 8]);
+    let flags = product(&[rows, 8]);
+    if step.step == 0 {
+        vec![ids(step.prompt), ids(step.prompt), flags, 17]
+    } else {
+        let width = step.prompt + step.step;
+        vec![
+            ids(step.prompt),
+            ids(width),
+            ids(width),
+            flags,
+            flags,
+            flags,
+            flags,
+            17,
+            next_token_logits(rows, vocabulary),
+        ]
+    }
 }
