@@ -1464,6 +1464,15 @@ fn generate_steps_match_transformers_on_the_cpu() {
         let steps = generate_steps(&db, loc).expect("a generate() run");
         let largest = steps.iter().map(|c| c.total).max().expect("steps");
         assert_eq!(scenario_costs(&db, loc).as_ref().expect("simulates").total, largest, "{run}");
+        // `fit`'s re-bound runs are generate() runs too.
+        let (batch, rest) = run.trim_start_matches('b').split_once("_p").expect("b<batch>_p<prompt>");
+        let prompt = rest.split_once("_t").expect("_t").0;
+        let dims = [
+            ("N".to_string(), batch.parse().expect("an integer")),
+            ("S".to_string(), prompt.parse().expect("an integer")),
+        ];
+        let rebound = netc::costs::scenario_costs_with(&db, loc, dims.into_iter().collect()).expect("simulates");
+        assert_eq!(rebound.total, largest, "{run}: re-bound as fit binds it");
     }
     println!("{}", report.join("\n"));
     assert!(off.is_empty(), "off: {off:?}\n{}", report.join("\n"));

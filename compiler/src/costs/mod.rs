@@ -116,10 +116,14 @@ fn simulable<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(&'db ScenarioSe
 pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioCosts> {
     let (setup, graph) = simulable(db, loc)?;
     if setup.run.new_tokens > 0 && setup.run.cache.is_some() {
-        // The largest step's (the first of equals).
-        return generate_steps(db, loc)?.into_iter().reduce(|best, c| if c.total > best.total { c } else { best });
+        return largest_step(generate_steps(db, loc)?);
     }
     Some(costs_of(db, setup, graph))
+}
+
+/// A `generate()` run's costs: its largest step's (the first of equals).
+fn largest_step(steps: Vec<ScenarioCosts>) -> Option<ScenarioCosts> {
+    steps.into_iter().reduce(|best, c| if c.total > best.total { c } else { best })
 }
 
 /// The steps of a `generate()` scenario (`new_tokens`), each simulated: the prefill, the
@@ -128,10 +132,16 @@ pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
 /// when the scenario is no `generate()` run or a step cannot be elaborated.
 pub fn generate_steps(db: &dyn Db, loc: ItemLoc<'_>) -> Option<Vec<ScenarioCosts>> {
     let setup = scenario_setup(db, loc).as_ref()?;
+    generate_steps_with(db, loc, &setup.dims)
+}
+
+/// [`generate_steps`] with the dimensions bound to `dims` (what `fit` tries).
+fn generate_steps_with(db: &dyn Db, loc: ItemLoc<'_>, dims: &BTreeMap<String, i128>) -> Option<Vec<ScenarioCosts>> {
+    let setup = scenario_setup(db, loc).as_ref()?;
     if setup.run.new_tokens == 0 || setup.run.cache.is_none() {
         return None;
     }
-    let prompt = setup.dims.get("S").copied().unwrap_or(1);
+    let prompt = dims.get("S").copied().unwrap_or(1);
     let new_tokens = setup.run.new_tokens;
     let mut steps = vec![0];
     steps.extend([1, new_tokens - 1].into_iter().filter(|&t| t >= 1));
@@ -139,7 +149,7 @@ pub fn generate_steps(db: &dyn Db, loc: ItemLoc<'_>) -> Option<Vec<ScenarioCosts
     let mut out = Vec::new();
     for step in steps {
         let step = simulate::GenerateStep { prompt, step, new_tokens };
-        let graph = generate_step_graph(db, loc, setup, step)?;
+        let graph = generate_step_graph(db, loc, dims, step)?;
         let mut costs = costs_at(db, setup, &graph, |config| at_generate_step(config, step));
         costs.generate = Some(step);
         out.push(costs);
@@ -151,10 +161,10 @@ pub fn generate_steps(db: &dyn Db, loc: ItemLoc<'_>) -> Option<Vec<ScenarioCosts
 fn generate_step_graph(
     db: &dyn Db,
     loc: ItemLoc<'_>,
-    setup: &ScenarioSetup,
+    dims: &BTreeMap<String, i128>,
     step: simulate::GenerateStep,
 ) -> Option<std::sync::Arc<Graph>> {
-    let mut dims = setup.dims.clone();
+    let mut dims = dims.clone();
     if step.step > 0 {
         dims.insert("S".into(), 1);
     }
@@ -180,6 +190,9 @@ fn at_generate_step(config: &mut Config, step: simulate::GenerateStep) {
 /// be elaborated at those sizes.
 pub fn scenario_costs_with(db: &dyn Db, loc: ItemLoc<'_>, dims: BTreeMap<String, i128>) -> Option<ScenarioCosts> {
     let setup = scenario_setup(db, loc).as_ref()?;
+    if setup.run.new_tokens > 0 && setup.run.cache.is_some() {
+        return largest_step(generate_steps_with(db, loc, &dims)?);
+    }
     let graph = crate::elaborate::scenario_graph_with(db, loc, dims)?;
     graph.diagnostics.is_empty().then(|| costs_of(db, setup, &graph))
 }
@@ -233,7 +246,7 @@ pub fn scenario_peak_lines<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<BT
     // A `generate()` run's peak is in one of its steps: that step is replayed.
     if let Some(step) = costs.generate {
         at_generate_step(&mut config, step);
-        let graph = generate_step_graph(db, loc, setup, step)?;
+        let graph = generate_step_graph(db, loc, &setup.dims, step)?;
         return Some(simulate::peak_lines(&graph, &config, &costs.simulation, &|| db.unwind_if_revision_cancelled()));
     }
     Some(simulate::peak_lines(graph, &config, &costs.simulation, &|| db.unwind_if_revision_cancelled()))
