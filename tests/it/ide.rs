@@ -356,6 +356,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
         Builtin    past_seen_tokens past_seen_tokens()
+        Builtin    generating     generating()
         (and 96 Op)
         ");
 }
@@ -426,6 +427,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
         Builtin    past_seen_tokens past_seen_tokens()
+        Builtin    generating     generating()
         (and 96 Op)
         ");
 }
@@ -473,6 +475,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    frozen         frozen(block(x, ...))
         Builtin    fp32           fp32(block(x, ...))
         Builtin    past_seen_tokens past_seen_tokens()
+        Builtin    generating     generating()
         (and 96 Op)
         "#);
 }

@@ -110,6 +110,9 @@ impl<'db> Elaborator<'db, '_> {
         if builtin == Builtin::PastSeenTokens {
             return Ok(Value::Int(Dim::Known(self.request.cache.unwrap_or(0))));
         }
+        if builtin == Builtin::Generating {
+            return Ok(Value::Bool(self.request.generating));
+        }
         if builtin == Builtin::Len {
             let Some(arg) = args.first() else { return Ok(Value::Unknown) };
             return Ok(match self.eval_in(&arg.value, env, ctx)? {

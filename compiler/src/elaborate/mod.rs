@@ -101,6 +101,8 @@ pub struct Request<'a> {
     /// The tokens already in the key/value cache, when the scenario runs with one (`cache`):
     /// each `kv_cache(x)` then returns the cache with `x` appended; without one, `x`.
     pub cache: Option<i128>,
+    /// Whether the run is a step of `generate()` (`new_tokens`): `generating()`.
+    pub generating: bool,
 }
 
 struct Elaborator<'db, 'r> {
@@ -247,6 +249,7 @@ fn request_key(request: &Request<'_>) -> reuse::RequestKey {
         require_bound: request.require_bound,
         context: request.context.to_string(),
         cache: request.cache,
+        generating: request.generating,
     }
 }
 

@@ -52,6 +52,7 @@ pub fn scenario_graph_at(
         blame: Some(blame),
         context: &context,
         cache: setup.run.cache.map(|_| cached),
+        generating: setup.run.cache.is_some() && setup.run.new_tokens > 0,
     };
     // The model on its own runs without a cache: its graph is a cached scenario's only when
     // no `kv_cache(...)` call appends.
@@ -78,6 +79,7 @@ pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>
         blame: None,
         context: &context,
         cache: None,
+        generating: false,
     };
     Some(elaborate(db, &request))
 }

@@ -237,6 +237,7 @@ pub(super) struct RequestKey {
     pub require_bound: bool,
     pub context: String,
     pub cache: Option<i128>,
+    pub generating: bool,
 }
 
 impl RequestKey {
@@ -247,6 +248,7 @@ impl RequestKey {
             && self.require_bound == other.require_bound
             && self.context == other.context
             && self.cache == other.cache
+            && self.generating == other.generating
     }
 }
 

@@ -30,11 +30,13 @@ pub enum Builtin {
     /// (the scenario's `context`; 0 without a cache), as transformers'
     /// `past_key_values.get_seq_length()`.
     PastSeenTokens,
+    /// Whether the forward pass is a step of `generate()` (a scenario with `new_tokens`).
+    Generating,
 }
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 7] = [
+    pub const ALL: [Builtin; 8] = [
         Builtin::Min,
         Builtin::Max,
         Builtin::Len,
@@ -42,6 +44,7 @@ impl Builtin {
         Builtin::Frozen,
         Builtin::Fp32,
         Builtin::PastSeenTokens,
+        Builtin::Generating,
     ];
 
     /// The built-in function called `name`, if any.
@@ -59,6 +62,7 @@ impl Builtin {
             Builtin::Frozen => "frozen",
             Builtin::Fp32 => "fp32",
             Builtin::PastSeenTokens => "past_seen_tokens",
+            Builtin::Generating => "generating",
         }
     }
 
@@ -72,6 +76,7 @@ impl Builtin {
             Builtin::Frozen => "frozen(block(x, ...))",
             Builtin::Fp32 => "fp32(block(x, ...))",
             Builtin::PastSeenTokens => "past_seen_tokens()",
+            Builtin::Generating => "generating()",
         }
     }
 
@@ -94,6 +99,9 @@ impl Builtin {
             Builtin::PastSeenTokens => {
                 "The tokens the run's KV cache holds before this forward pass, as transformers' `past_key_values.get_seq_length()`: the scenario's `context` when it sets a `cache`, else 0. A model written from transformers makes its positions (`arange(S) + past_seen_tokens()`) and its masks' key/value lengths from it."
             }
+            Builtin::Generating => {
+                "Whether this forward pass is a step of `generate()` (the scenario sets `new_tokens`): true in its prefill and decode steps, false in any other run. transformers' `generate()` passes the model its own `position_ids` (`[N, S]`, which it holds), so a model written from transformers makes none of its own then, and its rotary tables are made per row."
+            }
             Builtin::Checkpoint => {
                 "Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's."
             }
@@ -115,7 +123,8 @@ impl Builtin {
             | Builtin::Checkpoint
             | Builtin::Frozen
             | Builtin::Fp32
-            | Builtin::PastSeenTokens => ordering != std::cmp::Ordering::Less,
+            | Builtin::PastSeenTokens
+            | Builtin::Generating => ordering != std::cmp::Ordering::Less,
         }
     }
 }

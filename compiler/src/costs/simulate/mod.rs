@@ -765,10 +765,9 @@ fn replay(
                 if let Some(step) = generate {
                     let rows = graph.inputs.iter().find_map(|(_, t)| token_ids(graph, *t)).map_or(1, |(rows, _)| rows);
                     store.current_line = LineId::MAX;
-                    store.alloc(
-                        next_token_logits(rows, vocabulary(graph)) + GENERATE_STEP_EXTRA * (step.step > 0) as i128,
-                        Category::Inputs,
-                    );
+                    // In a decode step the position ids have grown by a column by then.
+                    let grown = if step.step > 0 { product(&[rows, 8]) } else { 0 };
+                    store.alloc(next_token_logits(rows, vocabulary(graph)) + grown, Category::Inputs);
                     store.check("to (next_token_logits)", None);
                 }
                 break;
@@ -862,22 +861,22 @@ fn next_token_logits(rows: i128, vocabulary: i128) -> i128 {
     product(&[rows, vocabulary, 4])
 }
 
-/// What `generate()` makes between a decode step's forward pass and its float32 copy of the
-/// logits besides that copy (measured on the CPU, tests/fixtures/ops/measure_generate.py).
-const GENERATE_STEP_EXTRA: i128 = 16;
-
 /// The tensors transformers 5.24's greedy `generate()` holds while the model runs `step`
-/// (measured on the CPU, tests/fixtures/ops/measure_generate.py, live storages it made): in
-/// the prefill, an attention mask of ones and a second prompt-sized int64 tensor, the
-/// `unfinished_sequences` flags (`[rows]` int64) and 17 B of scalars; in decode step `t`, the
-/// ids and the attention mask grown by one column a token (`torch.cat`, `[rows, prompt + t]`
-/// each), the prompt-sized tensor, four `[rows]` int64 tensors (flags, the last tokens and
-/// their where-padded copies), the scalars, and the previous step's float32 logits.
+/// (measured on the CPU, tests/fixtures/ops/measure_generate.py): in the prefill, the model's
+/// input ids (`prepare_inputs_for_generation` passes a clone of the prompt) and the
+/// `position_ids` it passes (`[rows, prompt]` int64 each), `unfinished_sequences` (`[rows]`
+/// int64), two int64 scalars and, for a batch of more than one row, the bool of its check for a
+/// padding token in the prompt (none here: no attention mask is made); in decode step `t`, a
+/// prompt-sized int64 tensor kept from the prefill, the ids and the position ids grown by a
+/// column a token (`torch.cat`, `[rows, prompt + t]` each), the model's inputs (clones of the
+/// last id and position, `[rows, 1]`), `unfinished_sequences` and the last tokens (`[rows]`),
+/// the scalars, and the previous step's float32 logits.
 fn generate_held(step: GenerateStep, rows: i128, vocabulary: i128) -> Vec<i128> {
     let ids = |width: i128| product(&[rows, width, 8]);
     let flags = product(&[rows, 8]);
+    let scalars = 16 + (rows > 1) as i128;
     if step.step == 0 {
-        vec![ids(step.prompt), ids(step.prompt), flags, 17]
+        vec![ids(step.prompt), ids(step.prompt), flags, scalars]
     } else {
         let width = step.prompt + step.step;
         vec![
@@ -888,7 +887,7 @@ fn generate_held(step: GenerateStep, rows: i128, vocabulary: i128) -> Vec<i128> 
             flags,
             flags,
             flags,
-            17,
+            scalars,
             next_token_logits(rows, vocabulary),
         ]
     }

@@ -117,6 +117,12 @@ impl<'a> ItemChecker<'a> {
             }
             return ValueKind::Int;
         }
+        if builtin == Builtin::Generating {
+            if !args.is_empty() {
+                self.error(Code::TooManyArguments, id, "`generating` takes no arguments".to_string());
+            }
+            return ValueKind::Bool;
+        }
         if builtin == Builtin::Len {
             match kinds {
                 [ValueKind::IntList | ValueKind::TensorList | ValueKind::Unknown] => {}
