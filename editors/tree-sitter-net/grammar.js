@@ -38,6 +38,7 @@ const VALUE_KEYS = [
   'loss',
   'cache',
   'context',
+  'new_tokens',
   'cache_block',
   'cache_dtype',
   'grad_accum',
