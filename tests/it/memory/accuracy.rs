@@ -132,6 +132,10 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.qwen3\n",
         "qwen3(vocab=151936, d=1024, layers=8, heads=16, kv_heads=8, head_dim=128, ffn=3072, tied=true",
     ),
+    // Pythia 410M's sizes with 8 of its 24 layers: a fused, biased projection chunked into
+    // heads, a partial rotary embedding, LayerNorms, GELU, the parallel residual (no LoRA:
+    // peft's q/k/v/o targets are no GPT-NeoX module).
+    ("gpt_neox_small", "use std.models.gpt_neox\n", "gpt_neox(vocab=50304, d=1024, layers=8, heads=16, ffn=4096"),
     ("phi3_small", "use std.models.phi3\n", "phi3(vocab=32064, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632"),
     (
         "mistral_small",
