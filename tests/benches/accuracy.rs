@@ -55,6 +55,11 @@ fn main() {
     println!("A padded batch in the LLM set's harness (memory_llm_padded.json), a100_80gb:\n");
     println!("{}", accuracy::table(&padded));
     println!("{}", accuracy::summary(&padded));
+    let neox: Vec<_> = accuracy::LLM_FAMILIES.iter().filter(|(name, ..)| *name == "gpt_neox_small").copied().collect();
+    let neox_lora = accuracy::llm_cases(accuracy::LLM_GPT_NEOX_LORA_FIXTURE, &neox, accuracy::GPT_NEOX_LORA_SCENARIOS);
+    println!("GPT-NeoX under LoRA in the LLM set's harness (memory_llm_gpt_neox_lora.json), a100_80gb:\n");
+    println!("{}", accuracy::table(&neox_lora));
+    println!("{}", accuracy::summary(&neox_lora));
 }
 
 /// One row per model and scenario of the precision set: the error of the peak and of the

@@ -16,9 +16,10 @@ use std::collections::BTreeMap;
 use netc::report::{ScenarioReport, bytes, scenario_report};
 
 use self::accuracy::{
-    CPU_FIXTURE, CUDA_FIXTURE, Case, LLM_FAMILIES, LLM_FAMILIES_FIXTURE, LLM_FIXTURE, LLM_MODELS, LLM_PADDED,
-    LLM_PADDED_FIXTURE, LLM_SCENARIOS, PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE,
-    ZOO_CUDA_FIXTURE, cases, cases_of, llm_cases, load, summary, table,
+    CPU_FIXTURE, CUDA_FIXTURE, Case, GPT_NEOX_LORA_SCENARIOS, LLM_FAMILIES, LLM_FAMILIES_FIXTURE, LLM_FIXTURE,
+    LLM_GPT_NEOX_LORA_FIXTURE, LLM_MODELS, LLM_PADDED, LLM_PADDED_FIXTURE, LLM_SCENARIOS, PRECISION_FIXTURE,
+    PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE, ZOO_CUDA_FIXTURE, cases, cases_of, llm_cases, load, summary,
+    table,
 };
 
 /// Asserts that every case is within the bar; prints the table either way.
@@ -175,6 +176,18 @@ fn llm_peaks_match_transformers() {
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
     assert_eq!(cases.len(), 101);
+    assert_within_llm_bar(&cases);
+    assert_llm_peaks_exact(&cases);
+}
+
+/// GPT-NeoX under peft's LoRA on its attention projections (`query_key_value` and `dense`,
+/// 786,432 trainable parameters; the set's q/k/v/o names match no GPT-NeoX module), with and
+/// without checkpointing, at the families' `gpt_neox_small` sizes: every peak exact.
+#[test]
+fn gpt_neox_lora_matches_transformers() {
+    let neox = LLM_FAMILIES.iter().filter(|(name, ..)| *name == "gpt_neox_small").copied().collect::<Vec<_>>();
+    let cases = llm_cases(LLM_GPT_NEOX_LORA_FIXTURE, &neox, GPT_NEOX_LORA_SCENARIOS);
+    assert_eq!(cases.len(), 4);
     assert_within_llm_bar(&cases);
     assert_llm_peaks_exact(&cases);
 }

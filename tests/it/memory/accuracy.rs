@@ -106,6 +106,27 @@ pub const LLM_FAMILIES_FIXTURE: &str = include_str!("../../fixtures/calibration/
 /// tokens a row in its `attention_mask`), training, prefill and decode.
 pub const LLM_PADDED_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_padded.json");
 
+/// memory_llm_gpt_neox_lora.json: the families' `gpt_neox_small` under peft's LoRA on its
+/// attention projections (`query_key_value` and `dense`), with and without checkpointing.
+pub const LLM_GPT_NEOX_LORA_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_gpt_neox_lora.json");
+
+/// The LoRA scenarios of memory_llm_gpt_neox_lora.json: the set's LoRA (r 16, alpha 32,
+/// dropout 0.05) on GPT-NeoX's attention projections.
+pub const GPT_NEOX_LORA_SCENARIOS: &[LlmScenario] = &[
+    (
+        "train_lora_bf16",
+        "train",
+        ", lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"query_key_value,dense\"",
+        "batch {batch}  seq {seq}  precision bf16  optimizer adamw  loss causal_lm",
+    ),
+    (
+        "train_lora_bf16_ckpt",
+        "train",
+        ", lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"query_key_value,dense\"",
+        "batch {batch}  seq {seq}  precision bf16  optimizer adamw  loss causal_lm  checkpoint",
+    ),
+];
+
 /// The padded set's model and the zoo call that builds it.
 pub const LLM_PADDED: &[LlmModel] = &[(
     "llama_small",
