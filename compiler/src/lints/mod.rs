@@ -16,6 +16,7 @@ mod cudnn_benchmark_tight;
 mod device_memory_exceeded;
 mod float32_kv_cache;
 mod full_fine_tuning_over_budget;
+mod generate_full_logits;
 mod host_over_budget;
 mod int8_activations_dominate;
 mod kv_cache_over_budget;
@@ -80,6 +81,7 @@ pub const LINTS: &[&dyn Lint] = &[
     &sdpa_kernel_unavailable::SdpaKernelUnavailable,
     &full_fine_tuning_over_budget::FullFineTuningOverBudget,
     &kv_cache_over_budget::KvCacheOverBudget,
+    &generate_full_logits::GenerateFullLogits,
 ];
 
 /// What a scenario lint sees.
