@@ -179,6 +179,9 @@ pub struct ScenarioReport {
     /// For a `generate()` run (`new_tokens`), the step whose figures these are (0: the
     /// prefill; `t`: the decode step that reads token `t`), of the tokens made.
     pub generate_step: Option<(i128, i128)>,
+    /// For a `generate()` run, every step simulated (0 the prefill) and its total; empty
+    /// otherwise.
+    pub generate_totals: Vec<(i128, i128)>,
     /// Host memory for data loading.
     pub host_bytes: i128,
     /// The host budget, if set.
@@ -486,6 +489,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         phases: simulation.phases.clone(),
         kv_cache_bytes: simulation.kv_cache_bytes(),
         generate_step: costs.generate.map(|g| (g.step, g.new_tokens)),
+        generate_totals: costs.generate_totals.clone(),
         host_bytes: costs.host,
         host_budget_bytes: costs.host_budget,
         lines,
@@ -701,9 +705,13 @@ pub fn memory_summary(s: &ScenarioReport) -> String {
         ));
     }
     if let Some((step, tokens)) = s.generate_step {
-        let which = if step == 0 { "the prefill".to_string() } else { format!("decode step {step}") };
+        let name = |step: i128| if step == 0 { "the prefill".to_string() } else { format!("decode step {step}") };
+        let totals: Vec<String> =
+            s.generate_totals.iter().map(|&(step, total)| format!("{} {}", name(step), bytes(total))).collect();
         text.push_str(&format!(
-            "\ngenerate() of {tokens} tokens: the peak is {which}'s (prefill, first and last decode steps simulated)"
+            "\ngenerate() of {tokens} tokens: the peak is {}'s (totals: {})",
+            name(step),
+            totals.join(", ")
         ));
     }
     if let Some(budget) = s.budget_bytes {

@@ -961,6 +961,7 @@ fn report_json_schema() {
         "phases",
         "kv_cache_bytes",
         "generate_step",
+        "generate_totals",
         "host_bytes",
         "host_budget_bytes",
         "lines",

@@ -62,6 +62,9 @@ pub struct ScenarioCosts {
     pub host_budget: Option<i128>,
     /// For a `generate()` run (`new_tokens`), the step whose figures these are: the largest.
     pub generate: Option<simulate::GenerateStep>,
+    /// For a `generate()` run, every step simulated and its total (peak reserved + runtime),
+    /// in step order; empty otherwise.
+    pub generate_totals: Vec<(i128, i128)>,
 }
 
 /// Host memory the dataloader holds: every worker keeps `prefetch` batches of decoded
@@ -121,9 +124,13 @@ pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
     Some(costs_of(db, setup, graph))
 }
 
-/// A `generate()` run's costs: its largest step's (the first of equals).
+/// A `generate()` run's costs: its largest step's (the first of equals), with every step's
+/// total.
 fn largest_step(steps: Vec<ScenarioCosts>) -> Option<ScenarioCosts> {
-    steps.into_iter().reduce(|best, c| if c.total > best.total { c } else { best })
+    let totals = steps.iter().filter_map(|c| Some((c.generate?.step, c.total))).collect();
+    let mut largest = steps.into_iter().reduce(|best, c| if c.total > best.total { c } else { best })?;
+    largest.generate_totals = totals;
+    Some(largest)
 }
 
 /// The steps of a `generate()` scenario (`new_tokens`), each simulated: the prefill, the
@@ -220,6 +227,7 @@ fn costs_at(db: &dyn Db, setup: &ScenarioSetup, graph: &Graph, adjust: impl FnOn
         simulation,
         device,
         generate: None,
+        generate_totals: Vec::new(),
     }
 }
 
