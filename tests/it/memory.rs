@@ -1434,7 +1434,8 @@ infer zoo_decode { model zoo()  batch 2  seq 1  context 64  precision bf16  no_g
 
 /// `generate()` (`new_tokens`): transformers 5.24's greedy `model.generate(ids,
 /// max_new_tokens=T)` on the CPU, measured step by step (tests/fixtures/ops/measure_generate.py:
-/// a 2-layer Llama in bf16, each model call's peak and that of what generate() does after it).
+/// a 2-layer Llama in bf16, and a Gemma 2 with a sliding-window layer of 128 tokens, one of its
+/// prompts past the window; each model call's peak and that of what generate() does after it).
 /// netc simulates the prefill, the first decode step and the last, each with the tensors
 /// generate() holds then (its ids and attention mask, grown a column a token, the previous
 /// step's float32 logits, the flags), and the model makes no positions of its own: generate()
@@ -1446,21 +1447,32 @@ fn generate_steps_match_transformers_on_the_cpu() {
     use netc::semantics::files::ItemLoc;
     let measured: serde_json::Value =
         serde_json::from_str(include_str!("../fixtures/ops/measurements_generate.json")).expect("valid JSON");
-    let mut text = "use std.models.llama\n".to_string();
+    let mut text = "use std.models.llama\nuse std.models.gemma2\n".to_string();
     let mut runs = Vec::new();
-    for (run, figures) in measured["runs"].as_object().expect("runs") {
-        let (batch, rest) = run.trim_start_matches('b').split_once("_p").expect("b<batch>_p<prompt>_t<tokens>");
-        let (prompt, tokens) = rest.split_once("_t").expect("_t<tokens>");
-        text.push_str(&format!(
-            "infer {run} {{ model llama(vocab=4000, d=512, layers=2, heads=8, kv_heads=2, ffn=1408, logits_to_keep=1)  \
-             batch {batch}  seq {prompt}  new_tokens {tokens}  precision bf16  no_grad  eval  cache dynamic  device cpu }}\n"
-        ));
-        runs.push((run.clone(), figures.clone()));
+    let families = [
+        ("runs", "", "llama(vocab=4000, d=512, layers=2, heads=8, kv_heads=2, ffn=1408"),
+        (
+            "gemma2_runs",
+            "gemma2_",
+            "gemma2(vocab=4000, d=512, layers=2, heads=8, kv_heads=4, head_dim=64, ffn=1536, window=128, scaling=0.125",
+        ),
+    ];
+    for (set, prefix, call) in families {
+        for (size, figures) in measured[set].as_object().expect("runs") {
+            let (batch, rest) = size.trim_start_matches('b').split_once("_p").expect("b<batch>_p<prompt>_t<tokens>");
+            let (prompt, tokens) = rest.split_once("_t").expect("_t<tokens>");
+            let run = format!("{prefix}{size}");
+            text.push_str(&format!(
+                "infer {run} {{ model {call}, logits_to_keep=1)  batch {batch}  seq {prompt}  new_tokens {tokens}  \
+                 precision bf16  no_grad  eval  cache dynamic  device cpu }}\n"
+            ));
+            runs.push((run, size.clone(), figures.clone()));
+        }
     }
     let (db, file, items) = load("generate.net", text);
     let mut report = Vec::new();
     let mut off = Vec::new();
-    for (run, figures) in runs {
+    for (run, size, figures) in runs {
         let loc = ItemLoc::new(&db, file, items[&run]);
         let calls = figures["calls"].as_array().expect("calls");
         for costs in generate_steps(&db, loc).expect("a generate() run") {
@@ -1478,7 +1490,7 @@ fn generate_steps_match_transformers_on_the_cpu() {
         let largest = steps.iter().map(|c| c.total).max().expect("steps");
         assert_eq!(scenario_costs(&db, loc).as_ref().expect("simulates").total, largest, "{run}");
         // `fit`'s re-bound runs are generate() runs too.
-        let (batch, rest) = run.trim_start_matches('b').split_once("_p").expect("b<batch>_p<prompt>");
+        let (batch, rest) = size.trim_start_matches('b').split_once("_p").expect("b<batch>_p<prompt>");
         let prompt = rest.split_once("_t").expect("_t").0;
         let dims = [
             ("N".to_string(), batch.parse().expect("an integer")),
