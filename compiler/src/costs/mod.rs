@@ -118,7 +118,7 @@ fn simulable<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<(&'db ScenarioSe
 #[salsa::tracked(returns(ref))]
 pub fn scenario_costs<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioCosts> {
     let (setup, graph) = simulable(db, loc)?;
-    if setup.run.new_tokens > 0 && setup.run.cache.is_some() {
+    if setup.run.generates() {
         return largest_step(generate_steps(db, loc)?);
     }
     Some(costs_of(db, setup, graph))
@@ -145,7 +145,7 @@ pub fn generate_steps(db: &dyn Db, loc: ItemLoc<'_>) -> Option<Vec<ScenarioCosts
 /// [`generate_steps`] with the dimensions bound to `dims` (what `fit` tries).
 fn generate_steps_with(db: &dyn Db, loc: ItemLoc<'_>, dims: &BTreeMap<String, i128>) -> Option<Vec<ScenarioCosts>> {
     let setup = scenario_setup(db, loc).as_ref()?;
-    if setup.run.new_tokens == 0 || setup.run.cache.is_none() {
+    if !setup.run.generates() {
         return None;
     }
     let prompt = dims.get("S").copied().unwrap_or(1);
@@ -164,30 +164,32 @@ fn generate_steps_with(db: &dyn Db, loc: ItemLoc<'_>, dims: &BTreeMap<String, i1
     Some(out)
 }
 
-/// The graph of one step of `generate()`: the prompt, or one token over the cached ones.
+/// The graph of one step of `generate()`: the prompt, or one token over the cached ones. The
+/// prefill at the scenario's own sizes is the scenario's graph (the query's, not elaborated
+/// again).
 fn generate_step_graph(
     db: &dyn Db,
     loc: ItemLoc<'_>,
     dims: &BTreeMap<String, i128>,
     step: simulate::GenerateStep,
 ) -> Option<std::sync::Arc<Graph>> {
-    let mut dims = dims.clone();
-    if step.step > 0 {
-        dims.insert("S".into(), 1);
-    }
-    let graph = crate::elaborate::scenario_graph_at(db, loc, dims, generate_context(step))?;
+    let own = scenario_setup(db, loc).as_ref().is_some_and(|setup| &setup.dims == dims);
+    let graph = if step.step == 0 && own {
+        scenario_graph(db, loc).clone()?
+    } else {
+        let mut dims = dims.clone();
+        if step.step > 0 {
+            dims.insert("S".into(), 1);
+        }
+        crate::elaborate::scenario_graph_at(db, loc, dims, step.context())?
+    };
     graph.diagnostics.is_empty().then_some(graph)
-}
-
-/// The tokens cached before a step of `generate()`.
-fn generate_context(step: simulate::GenerateStep) -> i128 {
-    if step.step == 0 { 0 } else { step.prompt + step.step - 1 }
 }
 
 /// The simulation settings of a step of `generate()`.
 fn at_generate_step(config: &mut Config, step: simulate::GenerateStep) {
     if let Some(cache) = &mut config.cache {
-        cache.context = generate_context(step);
+        cache.context = step.context();
         cache.generate = Some(step);
     }
 }
@@ -197,7 +199,7 @@ fn at_generate_step(config: &mut Config, step: simulate::GenerateStep) {
 /// be elaborated at those sizes.
 pub fn scenario_costs_with(db: &dyn Db, loc: ItemLoc<'_>, dims: BTreeMap<String, i128>) -> Option<ScenarioCosts> {
     let setup = scenario_setup(db, loc).as_ref()?;
-    if setup.run.new_tokens > 0 && setup.run.cache.is_some() {
+    if setup.run.generates() {
         return largest_step(generate_steps_with(db, loc, &dims)?);
     }
     let graph = crate::elaborate::scenario_graph_with(db, loc, dims)?;

@@ -52,7 +52,7 @@ pub fn scenario_graph_at(
         blame: Some(blame),
         context: &context,
         cache: setup.run.cache.map(|_| cached),
-        generating: setup.run.cache.is_some() && setup.run.new_tokens > 0,
+        generating: setup.run.generates(),
     };
     // The model on its own runs without a cache: its graph is a cached scenario's only when
     // no `kv_cache(...)` call appends.

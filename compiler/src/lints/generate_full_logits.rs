@@ -36,7 +36,7 @@ impl Lint for GenerateFullLogits {
 
     fn check_scenario(&self, cx: &ScenarioContext<'_>) -> Vec<Diagnostic> {
         let run = &cx.setup.run;
-        if run.new_tokens == 0 || run.cache.is_none() {
+        if !run.generates() {
             return Vec::new();
         }
         // The scenario's own graph is generate()'s prefill.

@@ -80,6 +80,14 @@ pub struct RunSettings {
     pub host_budget: Option<i128>,
 }
 
+impl RunSettings {
+    /// Whether the scenario is a `generate()` run: `new_tokens` with a cache (without one
+    /// the setting has no effect, W0306).
+    pub fn generates(&self) -> bool {
+        self.new_tokens > 0 && self.cache.is_some()
+    }
+}
+
 /// `dataloader(workers=..., prefetch=..., sample=..., pin_memory=...)`, defaults filled in
 /// as PyTorch's DataLoader has them (prefetch_factor 2, no pinning).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

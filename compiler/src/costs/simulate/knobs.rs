@@ -66,6 +66,14 @@ pub struct GenerateStep {
     pub new_tokens: i128,
 }
 
+impl GenerateStep {
+    /// The tokens cached before the step: none in the prefill, the prompt and the tokens
+    /// read so far in a decode step.
+    pub fn context(self) -> i128 {
+        if self.step == 0 { 0 } else { self.prompt + self.step - 1 }
+    }
+}
+
 /// Which calls activation checkpointing makes segments of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Segments {

@@ -669,6 +669,8 @@ fn replay(
         .flat_map(|(v, &line)| v.tensors.iter().map(move |&t| (t, line)))
         .collect();
     let generate = config.cache.and_then(|c| c.generate);
+    // The sequences a `generate()` step runs: the token ids' rows.
+    let rows = graph.inputs.iter().find_map(|(_, t)| token_ids(graph, *t)).map_or(1, |(rows, ..)| rows);
     for (_, t) in &graph.inputs {
         store.current_line = input_lines.get(t).copied().unwrap_or(LineId::MAX);
         let factor = if graph.batched_inputs.contains(t) { whole_batch } else { 1 };
@@ -676,7 +678,7 @@ fn replay(
         // A decode step of `generate()` reads its token as a view of generate's ids; the
         // caller's prompt is what the input names.
         if let Some(step) = generate
-            && let Some((rows, element)) = token_ids(graph, *t)
+            && let Some((rows, _, element)) = token_ids(graph, *t)
         {
             bytes = product(&[rows, step.prompt, element]);
         }
@@ -692,28 +694,17 @@ fn replay(
     // integer input as wide as the step's ids and the context together already holds them
     // (generate's `attention_mask`, declared `[N, S + past_seen_tokens()]`).
     if let Some(step) = generate {
-        let rows = graph.inputs.iter().find_map(|(_, t)| token_ids(graph, *t)).map_or(1, |(rows, _)| rows);
         for bytes in generate_held(step, rows, vocabulary(graph)) {
             store.alloc(bytes, Category::Inputs);
         }
     } else if let Some(Cache { kind: CacheKind::Dynamic, context, .. }) = config.cache
         && context > 0
     {
-        let ids: Vec<(&Dim, i128, i128)> = graph
-            .inputs
-            .iter()
-            .filter_map(|(_, t)| {
-                let tensor = graph.tensor(*t);
-                match (&tensor.shape[..], tensor.dtype.is_float()) {
-                    ([batch, width], false) => Some((batch, width.known()?, tensor.dtype.size())),
-                    _ => None,
-                }
-            })
-            .collect();
+        let ids: Vec<(i128, i128, i128)> = graph.inputs.iter().filter_map(|(_, t)| token_ids(graph, *t)).collect();
         let step = ids.iter().map(|&(_, width, _)| width).min().unwrap_or(0);
-        for &(batch, width, element) in &ids {
+        for &(rows, width, element) in &ids {
             if width != step + context {
-                store.alloc(product(&[known(Some(batch.clone())), context, element]), Category::Inputs);
+                store.alloc(product(&[rows, context, element]), Category::Inputs);
             }
         }
     }
@@ -763,7 +754,6 @@ fn replay(
                 // `generate()` then copies the last position's logits to float32 while the
                 // model's output (and the previous step's copy) are still held.
                 if let Some(step) = generate {
-                    let rows = graph.inputs.iter().find_map(|(_, t)| token_ids(graph, *t)).map_or(1, |(rows, _)| rows);
                     store.current_line = LineId::MAX;
                     // In a decode step the position ids have grown by a column by then.
                     let grown = if step.step > 0 { product(&[rows, 8]) } else { 0 };
@@ -842,11 +832,12 @@ fn replay(
     (store, lines.finish())
 }
 
-/// An integer `[rows, width]` model input (token ids): its rows and element size.
-fn token_ids(graph: &Graph, t: TensorId) -> Option<(i128, i128)> {
+/// An integer `[rows, width]` model input (token ids, or an attention mask): its rows, its
+/// width and its element size.
+fn token_ids(graph: &Graph, t: TensorId) -> Option<(i128, i128, i128)> {
     let tensor = graph.tensor(t);
     match (&tensor.shape[..], tensor.dtype.is_float()) {
-        ([batch, _], false) => Some((batch.known()?, tensor.dtype.size())),
+        ([rows, width], false) => Some((known(Some(rows.clone())), width.known()?, tensor.dtype.size())),
         _ => None,
     }
 }
