@@ -137,9 +137,9 @@ pub struct Node {
 
 impl Node {
     /// Whether the op's own weights are trained: it has some, it is not `frozen(...)`, and
-    /// they are not 4-bit (bitsandbytes' `Params4bit` has no gradient).
+    /// they are not quantized (bitsandbytes' `Params4bit` and `Int8Params` have no gradient).
     pub fn trains_weights(&self) -> bool {
-        !self.result.weights.is_empty() && !self.origin.frozen && self.op != Op::Linear4bit
+        !self.result.weights.is_empty() && !self.origin.frozen && !self.op.quantizes_weight()
     }
 
     /// The elements of the op's weight named `weight` (0 without one).

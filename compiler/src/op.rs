@@ -26,6 +26,10 @@ keyword_enum! {
         /// bitsandbytes' `Linear4bit`: a linear layer whose weight is stored in 4 bits (NF4 or
         /// FP4, block scales, optionally double-quantized) and dequantized to multiply.
         Linear4bit = "linear4bit",
+        /// bitsandbytes' `Linear8bitLt` (LLM.int8()): a linear layer whose weight is stored in
+        /// int8 with a float32 scale a row, multiplied in int8 against a per-row int8 copy of
+        /// the input.
+        Linear8bit = "linear8bit",
         /// `torch.matmul` (`@`).
         Matmul = "matmul",
         /// `torch.bmm`.
@@ -287,7 +291,7 @@ impl Op {
         use Op::*;
         match self {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d => Family::Conv,
-            Linear | Linear4bit => Family::Linear,
+            Linear | Linear4bit | Linear8bit => Family::Linear,
             Matmul | Bmm | Einsum | GroupedMm => Family::Matmul,
             Embedding => Family::Embedding,
             BatchNorm | BatchNorm1d => Family::BatchNorm,
@@ -313,6 +317,13 @@ impl Op {
         }
     }
 
+    /// Whether the op stores its weight quantized (bitsandbytes' 4-bit and 8-bit layers):
+    /// the weight is never trained and its storage is the format's, not the precision
+    /// policy's.
+    pub fn quantizes_weight(self) -> bool {
+        matches!(self, Op::Linear4bit | Op::Linear8bit)
+    }
+
     /// The op's autocast class.
     pub fn autocast(self) -> Autocast {
         use Op::*;
@@ -331,6 +342,9 @@ impl Op {
             // Not on autocast's lists (transformers casts the input to the weights' dtype
             // itself): it runs in its operands' dtype.
             GroupedMm | Clone => Autocast::Promote,
+            // bitsandbytes' `MatMul8bitLt` is a custom autograd function autocast does not
+            // see: it quantizes the input as it comes and returns the input's dtype.
+            Linear8bit => Autocast::Promote,
         }
     }
 }

@@ -43,23 +43,40 @@ fn main() {
         println!("{}", accuracy::table(&zoo));
         println!("{}", accuracy::summary(&zoo));
     }
-    let llm = accuracy::llm_cases(accuracy::LLM_FIXTURE, accuracy::LLM_MODELS, accuracy::LLM_SCENARIOS);
-    println!("The LLM set (memory_llm.json), a100_80gb:\n");
-    println!("{}", accuracy::table(&llm));
-    println!("{}", accuracy::summary(&llm));
-    let families = accuracy::llm_cases(accuracy::LLM_FAMILIES_FIXTURE, accuracy::LLM_FAMILIES, accuracy::LLM_SCENARIOS);
-    println!("More families in the LLM set's harness (memory_llm_families.json), a100_80gb:\n");
-    println!("{}", accuracy::table(&families));
-    println!("{}", accuracy::summary(&families));
-    let padded = accuracy::llm_cases(accuracy::LLM_PADDED_FIXTURE, accuracy::LLM_PADDED, accuracy::LLM_SCENARIOS);
-    println!("A padded batch in the LLM set's harness (memory_llm_padded.json), a100_80gb:\n");
-    println!("{}", accuracy::table(&padded));
-    println!("{}", accuracy::summary(&padded));
     let neox: Vec<_> = accuracy::LLM_FAMILIES.iter().filter(|(name, ..)| *name == "gpt_neox_small").copied().collect();
-    let neox_lora = accuracy::llm_cases(accuracy::LLM_GPT_NEOX_LORA_FIXTURE, &neox, accuracy::GPT_NEOX_LORA_SCENARIOS);
-    println!("GPT-NeoX under LoRA in the LLM set's harness (memory_llm_gpt_neox_lora.json), a100_80gb:\n");
-    println!("{}", accuracy::table(&neox_lora));
-    println!("{}", accuracy::summary(&neox_lora));
+    let llm_sets = [
+        ("The LLM set (memory_llm.json)", accuracy::LLM_FIXTURE, accuracy::LLM_MODELS, accuracy::LLM_SCENARIOS),
+        (
+            "More families in the LLM set's harness (memory_llm_families.json)",
+            accuracy::LLM_FAMILIES_FIXTURE,
+            accuracy::LLM_FAMILIES,
+            accuracy::LLM_SCENARIOS,
+        ),
+        (
+            "A padded batch in the LLM set's harness (memory_llm_padded.json)",
+            accuracy::LLM_PADDED_FIXTURE,
+            accuracy::LLM_PADDED,
+            accuracy::LLM_SCENARIOS,
+        ),
+        (
+            "GPT-NeoX under LoRA in the LLM set's harness (memory_llm_gpt_neox_lora.json)",
+            accuracy::LLM_GPT_NEOX_LORA_FIXTURE,
+            &neox,
+            accuracy::GPT_NEOX_LORA_SCENARIOS,
+        ),
+        (
+            "LLM.int8() weights in the LLM set's harness (memory_llm_int8.json)",
+            accuracy::LLM_INT8_FIXTURE,
+            accuracy::LLM_INT8,
+            accuracy::LLM_SCENARIOS,
+        ),
+    ];
+    for (title, fixture, models, scenarios) in llm_sets {
+        let cases = accuracy::llm_cases(fixture, models, scenarios);
+        println!("{title}, a100_80gb:\n");
+        println!("{}", accuracy::table(&cases));
+        println!("{}", accuracy::summary(&cases));
+    }
 }
 
 /// One row per model and scenario of the precision set: the error of the peak and of the

@@ -357,7 +357,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    fp32           fp32(block(x, ...))
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
-        (and 96 Op)
+        (and 97 Op)
         ");
 }
 
@@ -428,7 +428,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    fp32           fp32(block(x, ...))
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
-        (and 96 Op)
+        (and 97 Op)
         ");
 }
 
@@ -476,7 +476,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    fp32           fp32(block(x, ...))
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
-        (and 96 Op)
+        (and 97 Op)
         "#);
 }
 

@@ -157,6 +157,12 @@ pub struct OpMemory {
     /// How many of the inputs, from the first, get a gradient (`type_as` reads only its
     /// other operand's dtype: one); `u8::MAX` for all.
     pub grad_inputs: u8,
+    /// Whether a recorded op keeps input 0 as an attribute of its autograd function's `ctx`
+    /// rather than through `save_for_backward`: checkpointing's saved-tensor hooks do not see
+    /// it and backward does not release it, so it lives as long as the graph (until the
+    /// loss's graph is freed after backward; a recomputation's graph, with the
+    /// recomputation).
+    pub ctx_input: bool,
 }
 
 impl OpMemory {
@@ -417,6 +423,7 @@ fn math_attention(
         grad: GradFlow::New,
         backward_scratch: 0,
         grad_inputs: u8::MAX,
+        ctx_input: false,
         // Everything the kernel makes is in `scratch` when nothing records it.
         extras_always_made: false,
     }
@@ -506,6 +513,7 @@ pub fn identity() -> OpMemory {
         extras_always_made: true,
         backward_scratch: 0,
         grad_inputs: u8::MAX,
+        ctx_input: false,
     }
 }
 
@@ -526,6 +534,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         extras_always_made: true,
         backward_scratch: 0,
         grad_inputs: u8::MAX,
+        ctx_input: false,
     };
     let alias_all = |grad: GradFlow| OpMemory { grad, ..identity() };
     // Computed only by the ops that need them.
@@ -546,6 +555,12 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // bitsandbytes' `MatMul4Bit` keeps the packed weight (module state) and not the
         // input: the weight has no gradient. The input's gradient is a new tensor.
         Op::Linear4bit => OpMemory { grad_inputs: 1, ..fresh(&[]) },
+        // bitsandbytes' `MatMul8bitLt` keeps its input on `ctx` (`ctx.tensors = (CAt, subA,
+        // A)`) whenever an input needs a gradient, though the weight has none and the input's
+        // gradient reads only the weight; an empty `subA` with it. Measured: checkpointed
+        // LoRA over 8-bit layers keeps every layer's inputs (tests/fixtures/calibration/
+        // measure_int8.py).
+        Op::Linear8bit => OpMemory { grad_inputs: 1, ctx_input: true, ..fresh(&[]) },
         Op::Clone => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         // `matmul` folds batched operands into `bmm`'s (or `mm`'s) dimensions with `reshape`:
         // an operand whose strides do not fold is copied, and the copy is what is saved.

@@ -127,6 +127,28 @@ pub const GPT_NEOX_LORA_SCENARIOS: &[LlmScenario] = &[
     ),
 ];
 
+/// memory_llm_int8.json: the LLM set's `llama_small` with its decoder projections in LLM.int8()
+/// (bitsandbytes 0.50's `Linear8bitLt`, `load_in_8bit`), measured by
+/// tests/fixtures/calibration/measure_int8.py: prefill, decode, and peft's LoRA with and without
+/// checkpointing.
+pub const LLM_INT8_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_int8.json");
+
+/// The int8 set's models: the zoo's Llama with `quant="int8"` at `llama_small`'s sizes, and at
+/// `llama_wide`'s (a vocabulary of 256, a feed-forward width of 8192, 2 layers: the peaks fall
+/// inside the 8-bit layers).
+pub const LLM_INT8: &[LlmModel] = &[
+    (
+        "llama_small",
+        "use std.models.llama\n",
+        "llama(vocab=32000, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632, quant=\"int8\"",
+    ),
+    (
+        "llama_wide",
+        "use std.models.llama\n",
+        "llama(vocab=256, d=2048, layers=2, heads=32, kv_heads=8, ffn=8192, quant=\"int8\"",
+    ),
+];
+
 /// The padded set's model and the zoo call that builds it.
 pub const LLM_PADDED: &[LlmModel] = &[(
     "llama_small",

@@ -168,6 +168,8 @@ struct Run<'a> {
     reshape_copies: Vec<bool>,
     /// Bytes of each tensor under the precision policy.
     sizes: Vec<i128>,
+    /// The dtype of each tensor under the precision policy ([`tensor_dtypes`]).
+    dtypes: Vec<DType>,
     params: Params,
     /// The checkpoint segment of each node (0: none).
     segment: Vec<u32>,
@@ -255,22 +257,25 @@ impl Run<'_> {
         self.graph.nodes[i].trains_weights()
     }
 
-    /// The bytes node `i`'s `elements` parameters are stored in: a 4-bit layer's weight as
-    /// bitsandbytes packs it ([`four_bit_storage`]) and its bias as any parameter; the
-    /// precision policy's otherwise.
+    /// The bytes node `i`'s `elements` parameters are stored in: a quantized layer's weight
+    /// in its format ([`four_bit_storage`], [`int8_storage`]) and its bias as any parameter;
+    /// the precision policy's otherwise.
     fn stored_param_bytes(&self, i: usize, elements: i128) -> i128 {
         let node = &self.graph.nodes[i];
         let fp32 = node.origin.fp32;
-        if node.op != Op::Linear4bit {
-            return self.param_bytes(elements, fp32);
-        }
         let weight = node.weight_elements();
-        four_bit_storage(weight, double_quant(node)).saturating_add(self.param_bytes(elements - weight, fp32))
+        let stored = match node.op {
+            Op::Linear4bit => four_bit_storage(weight, double_quant(node)),
+            Op::Linear8bit => int8_storage(weight, self.out_features(node)),
+            _ => return self.param_bytes(elements, fp32),
+        };
+        stored.saturating_add(self.param_bytes(elements - weight, fp32))
     }
 
-    /// Transient bytes around a node's use of its weights: an all-gather of the full
-    /// parameters (ZeRO-3), a dequantized copy (int8 weights).
-    fn weight_transient(&self, node: usize) -> i128 {
+    /// Transient bytes around a node's use of its weights in the `pass` (beyond its outputs
+    /// in forward, its input gradients in backward): an all-gather of the full parameters
+    /// (ZeRO-3), a dequantized copy (int8 weights, 4-bit layers), LLM.int8's tensors.
+    fn weight_transient(&self, node: usize, pass: Pass) -> i128 {
         let Some((_, elements)) = self.params.of_node[node] else { return 0 };
         let fp32 = self.graph.nodes[node].origin.fp32;
         let mut bytes = 0;
@@ -281,12 +286,26 @@ impl Run<'_> {
             bytes = product(&[elements, 4]).saturating_add(bytes);
         }
         let node_ref = &self.graph.nodes[node];
-        if node_ref.op == Op::Linear4bit
-            && let Some(&x) = node_ref.inputs.first()
-        {
-            bytes = bytes.saturating_add(self.dequantized_weight(node_ref, x));
-        }
-        bytes
+        let Some(&x) = node_ref.inputs.first() else { return bytes };
+        let kernel = match node_ref.op {
+            Op::Linear4bit => self.dequantized_weight(node_ref, x),
+            Op::Linear8bit => self.int8_matmul(node_ref, x, pass),
+            _ => 0,
+        };
+        bytes.saturating_add(kernel)
+    }
+
+    /// The output features of a linear node (its output's last dimension).
+    fn out_features(&self, node: &crate::graph::Node) -> i128 {
+        node.outputs.first().and_then(|&o| self.graph.tensor(o).shape.last()).and_then(|d| d.known()).unwrap_or(0)
+    }
+
+    /// The rows (`M`), input features (`K`) and bytes per element of a linear node's input.
+    fn input_rows(&self, x: crate::graph::TensorId) -> (i128, i128, i128) {
+        let input = self.graph.tensor(x);
+        let (elements, width) = (known(input.numel()), input.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1));
+        let element = if elements > 0 { self.sizes[x.0 as usize] / elements } else { 2 };
+        (elements / width, width, element)
     }
 
     /// What a 4-bit layer holds while it multiplies (bitsandbytes 0.50's default `gemm_4bit`
@@ -295,16 +314,66 @@ impl Run<'_> {
     /// kernel, which dequantizes in registers.
     fn dequantized_weight(&self, node: &crate::graph::Node, x: crate::graph::TensorId) -> i128 {
         let weight = node.weight_elements();
-        let input = self.graph.tensor(x);
-        let (elements, width) = (known(input.numel()), input.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1));
-        let rows = elements / width;
+        let (rows, _, element) = self.input_rows(x);
         if self.on_cuda() && rows <= 4 {
             return 0;
         }
-        let element = if elements > 0 { self.sizes[x.0 as usize] / elements } else { 2 };
         let scales = if double_quant(node) { product(&[div_up(weight, 64), 4]) } else { 0 };
         product(&[weight, element]).saturating_add(scales)
     }
+
+    /// What bitsandbytes 0.50's `MatMul8bitLt` holds beyond its result, as its CUDA path
+    /// allocates (backends/cuda/ops.py, with default/ops.py's `int8_scaled_mm`), for `M` rows
+    /// of `K` features in `e` bytes to `N` outputs. Forward: the input cast to float16 (a
+    /// copy unless it is float16), its row-wise int8 copy (`MK`) and float32 row scales
+    /// (`4M`), and with an outlier threshold `A.abs()` (`2MK`) and its `>= threshold` mask
+    /// (`MK`) at once; then, with the int8 copy and scales, the int32 product (`4MN`), the
+    /// float16 dequantized result (`2MN`) and its cast to the input's dtype (the result,
+    /// unless float16). No outlier columns (`[M, n]` copies when there are some). Backward:
+    /// the weight dequantized to the input's dtype (`eNK`, `state.CB.to(dtype_A)`) and the
+    /// float32 `SCB / 127` (`4N`) it is scaled by, freed before the input's gradient is made.
+    fn int8_matmul(&self, node: &crate::graph::Node, x: crate::graph::TensorId, pass: Pass) -> i128 {
+        let (m, k, e) = self.input_rows(x);
+        let n = self.out_features(node);
+        if pass == Pass::Backward {
+            let dequantized = product(&[n, k, e]);
+            let grad_input = product(&[m, k, e]);
+            return dequantized.saturating_add((4 * n - grad_input).max(0));
+        }
+        let fp16 = self.dtypes[x.0 as usize] == DType::F16;
+        let half_copy = if fp16 { 0 } else { product(&[m, k, 2]) };
+        let outliers = if threshold(node) > 0.0 { product(&[m, k, 3]) } else { 0 };
+        let quantized = product(&[m, k]).saturating_add(4 * m);
+        let quantize = half_copy.saturating_add(quantized).saturating_add(outliers);
+        let result = product(&[m, n, e]);
+        let multiply = quantized.saturating_add(product(&[m, n, 6])).saturating_add(if fp16 { 0 } else { result });
+        quantize.max(multiply) - result
+    }
+}
+
+/// A pass of the run over a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// The forward pass (and a checkpoint segment's recomputation).
+    Forward,
+    /// The backward pass.
+    Backward,
+}
+
+/// A `linear8bit` node's outlier threshold (bitsandbytes' `llm_int8_threshold`).
+fn threshold(node: &crate::graph::Node) -> f64 {
+    match node.args.values.get("threshold") {
+        Some(ArgValue::Float(t)) => *t,
+        Some(ArgValue::Int(t)) => t.known().unwrap_or(0) as f64,
+        _ => 0.0,
+    }
+}
+
+/// The bytes bitsandbytes 0.50 stores an LLM.int8 weight of `n` elements and `rows` output
+/// features in (`Int8Params`): one int8 a weight (`CB`, the parameter's data) and a float32
+/// scale a row (`SCB`). Measured: tests/fixtures/calibration/measure_int8.py.
+fn int8_storage(n: i128, rows: i128) -> i128 {
+    n.saturating_add(product(&[rows, 4]))
 }
 
 /// Whether a `linear4bit` node double-quantizes its block scales.
@@ -563,6 +632,7 @@ fn replay(
         behaviours,
         reshape_copies,
         sizes: tensor_sizes(graph, &dtypes),
+        dtypes,
         params: Params {
             of_node: vec![None; graph.nodes.len()],
             index_of_node: vec![0; graph.nodes.len()],
@@ -804,8 +874,8 @@ fn replay(
                 buckets_made = true;
             }
             run_backward(&run, &mut store, &mut forward, &storage_of, &mut grads, (&mut loss_storages, loss, output));
-            // The output and the loss are dropped after backward.
-            for s in loss_storages.all() {
+            // The output and the loss are dropped after backward, and with them the graph.
+            for s in loss_storages.all().chain(std::mem::take(&mut forward.graph_held)) {
                 store.release(s);
             }
             for &t in &graph.outputs {

@@ -13,6 +13,12 @@ pub(super) struct Forward {
     /// Autocast's cast cache: the half copies of the parameters the forward pass cast, held
     /// until the autocast region exits (the caller releases them there).
     pub(super) cast_cache: Vec<usize>,
+    /// What the graph's autograd functions keep on their `ctx` ([`OpMemory::ctx_input`]),
+    /// checkpointed or not: held until the graph is freed after backward (the caller
+    /// releases them there).
+    ///
+    /// [`OpMemory::ctx_input`]: super::super::autograd::OpMemory::ctx_input
+    pub(super) graph_held: Vec<usize>,
 }
 
 /// What autocast's cast cache is keyed by: the parameter cast. A weight tied to another
@@ -51,6 +57,7 @@ pub(super) fn run_forward(
     let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
     let mut recorded_segments: std::collections::HashSet<u32> = std::collections::HashSet::new();
     let mut cast_cache: HashMap<CastKey<'_>, usize> = HashMap::new();
+    let mut graph_held: Vec<usize> = Vec::new();
     // A sliding-window layer's old keys, freed with its old values: `update` rebinds
     // `self.keys` and `self.values` after both concatenations.
     let mut old_window_keys: Option<usize> = None;
@@ -180,6 +187,17 @@ pub(super) fn run_forward(
             // Integer and bool tensors never require grad (topk's and sort's indices).
             requires_grad[out.0 as usize] = needs_grad && graph.tensor(out).dtype.is_float();
         }
+        // A function that keeps its input on `ctx` keeps it inside a checkpoint segment too.
+        if needs_grad
+            && behaviour.ctx_input
+            && let Some(s) = inputs.first().and_then(|t| storage_of[t.0 as usize])
+        {
+            store.hold(s);
+            graph_held.push(s);
+            if first_step {
+                kept.push(s);
+            }
+        }
         let mut extra_saved = Vec::new();
         // Copies the kernel made that autograd does not keep.
         let mut unkept = Vec::new();
@@ -293,7 +311,7 @@ pub(super) fn run_forward(
         if config.cudnn_benchmark && first_step {
             workspace = workspace.max(benchmark_workspace(node, graph));
         }
-        let transient = run.weight_transient(i).saturating_add(if records {
+        let transient = run.weight_transient(i, Pass::Forward).saturating_add(if records {
             behaviour.scratch.recording
         } else {
             behaviour.scratch.not_recording
@@ -342,7 +360,7 @@ pub(super) fn run_forward(
         }
         recorded
     });
-    Forward { saved, requires_grad, segment_inputs, cast_cache: cast_cache.into_values().collect() }
+    Forward { saved, requires_grad, segment_inputs, cast_cache: cast_cache.into_values().collect(), graph_held }
 }
 
 /// Frees what the program drops after node `i` (the elaborator's release points).
@@ -369,11 +387,24 @@ pub(super) fn recompute(
     // What the recomputation allocated, by the node after which the program drops it: looked
     // up per node rather than scanned (a segment can be a whole model of thousands of ops).
     let mut dropped_after: HashMap<usize, Vec<usize>> = HashMap::new();
+    // What the recomputed functions keep on their `ctx`: the recomputation's graph, and so
+    // they, go when it ends.
+    let mut ctx_held: Vec<usize> = Vec::new();
+    // Non-reentrant `checkpoint` stops the recomputation once it has saved what the forward
+    // pass saved: at the last node that saves something, before its kernel when all it saves
+    // are its inputs (autograd saves them before running it), after it otherwise. The rest of
+    // the segment is not run again.
+    let last = nodes.iter().rposition(|&j| saves_for_backward(run, &forward.requires_grad, j).is_some());
+    let stops_before_kernel =
+        last.is_some_and(|n| saves_for_backward(run, &forward.requires_grad, nodes[n]) == Some(true));
     // `nodes` is in execution order: whether a node is in the segment is a binary search.
     let inside = |node: u32| nodes.binary_search(&(node as usize)).is_ok();
     let storage =
         |t: TensorId, recomputed: &HashMap<TensorId, usize>| recomputed.get(&t).copied().or(storage_of[t.0 as usize]);
     for (n, &j) in nodes.iter().enumerate() {
+        if last.is_none_or(|last| n > last) {
+            break;
+        }
         if n % CHECK_EVERY == CHECK_EVERY - 1 {
             (run.check)();
         }
@@ -381,6 +412,8 @@ pub(super) fn recompute(
         store.at_node(j);
         let behaviour = &run.behaviours[j];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
+        let runs_kernel = !(stops_before_kernel && Some(n) == last);
+        let outputs = if runs_kernel { outputs } else { &[][..] };
         // A `parameter` or `buffer` op reads module state: the recomputation binds it to the
         // state's storage, as the forward pass does, and allocates nothing.
         let state = match node.op {
@@ -411,6 +444,13 @@ pub(super) fn recompute(
                 dropped_after.entry(after as usize).or_default().push(s);
             }
         }
+        if behaviour.ctx_input
+            && behaviour.differentiable(inputs).iter().any(|t| forward.requires_grad[t.0 as usize])
+            && let Some(s) = inputs.first().and_then(|&t| storage(t, &recomputed))
+        {
+            store.hold(s);
+            ctx_held.push(s);
+        }
         for saved in behaviour.saved.as_slice().iter().filter(|s| s.kept(inputs, &forward.requires_grad, run.trains(j)))
         {
             let s = match saved.unconditional() {
@@ -428,17 +468,35 @@ pub(super) fn recompute(
                 forward.saved[j].push(s);
             }
         }
+        if !runs_kernel {
+            break;
+        }
+        // What the kernel holds besides its results, as in the forward pass.
+        let transient = run.weight_transient(j, Pass::Forward).saturating_add(behaviour.scratch.recording);
+        let t = (transient > 0).then(|| store.alloc(transient, Category::Activations));
         store.check(&format!("{} (recompute)", node.op), Some(&node.origin.stmt));
+        if let Some(t) = t {
+            store.release(t);
+        }
         // What the recomputation no longer needs is dropped as it goes.
         for s in dropped_after.remove(&j).unwrap_or_default() {
             store.release(s);
         }
     }
-    // Results the forward pass already holds (the segment's outputs) are dropped at the end.
+    // Results the forward pass already holds (the segment's outputs) are dropped at the end,
+    // and so is what the program would have dropped after the nodes an early stop skipped.
     for (t, s) in allocated {
         if !graph.released_after[t.0 as usize].is_some_and(inside) {
             store.release(s);
         }
+    }
+    for (_, held) in dropped_after.into_iter().filter(|&(after, _)| inside(after as u32)) {
+        for s in held {
+            store.release(s);
+        }
+    }
+    for s in ctx_held {
+        store.release(s);
     }
 }
 
@@ -518,12 +576,19 @@ pub(super) fn run_backward(
         let behaviour = &run.behaviours[i];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         let segment = run.segment[i];
-        if segment != 0 && segment != recomputed_segment {
+        let has_grad = outputs.iter().any(|o| grad_of[o.0 as usize].is_some());
+        // Non-reentrant `checkpoint` recomputes a segment when backward first unpacks one of
+        // its saved tensors: ops before that (a residual `add`, a function that keeps what it
+        // needs on `ctx`) run their backward first.
+        if segment != 0
+            && segment != recomputed_segment
+            && has_grad
+            && saves_for_backward(run, &forward.requires_grad, i).is_some()
+        {
             recomputed_segment = segment;
             recompute(run, store, forward, storage_of, &segment_nodes[&segment]);
             store.at_node(i);
         }
-        let has_grad = outputs.iter().any(|o| grad_of[o.0 as usize].is_some());
         let mut weight_sums: Vec<(usize, i128, Option<usize>)> = Vec::new();
         // Gradients of inputs that already have one: each contribution is summed into a new
         // tensor once the op is done, as autograd's InputBuffer does (`old + new`).
@@ -603,7 +668,7 @@ pub(super) fn run_backward(
                 }
             }
             let workspace = conv_workspace(node, graph, config.conv_algorithm);
-            let transient = run.weight_transient(i);
+            let transient = run.weight_transient(i, Pass::Backward);
             fresh.extend((workspace > 0).then(|| store.alloc(workspace, Category::Workspace)));
             fresh.extend((transient > 0).then(|| store.alloc(transient, Category::BackwardTemporaries)));
             label.clear();
@@ -682,6 +747,26 @@ pub(super) fn run_backward(
     }
     for g in grad_of.into_iter().flatten().chain(root_grad) {
         store.release(g);
+    }
+}
+
+/// What node `i`, run with inputs that require grad as `requires_grad` says, saves for its
+/// backward: `None` for nothing; `Some(true)` when all of it is saved before its kernel runs
+/// (its inputs, and the parameters a layer multiplies by, which it saves for its input's
+/// gradient, frozen or not), `Some(false)` when the kernel's results are among it. A quantized
+/// layer keeps its weight on `ctx` and saves nothing.
+fn saves_for_backward(run: &Run<'_>, requires_grad: &[bool], i: usize) -> Option<bool> {
+    let node = &run.graph.nodes[i];
+    let behaviour = &run.behaviours[i];
+    let records = run.trains(i) || behaviour.differentiable(&node.inputs).iter().any(|t| requires_grad[t.0 as usize]);
+    if !records {
+        return None;
+    }
+    let mut kept = behaviour.saved.as_slice().iter().filter(|s| s.kept(&node.inputs, requires_grad, run.trains(i)));
+    match kept.next() {
+        None if !node.result.weights.is_empty() && !node.op.quantizes_weight() => Some(true),
+        None => None,
+        Some(first) => Some(std::iter::once(first).chain(kept).all(|s| matches!(s.unconditional(), Saved::Input(_)))),
     }
 }
 

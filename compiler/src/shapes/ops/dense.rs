@@ -213,6 +213,18 @@ pub(super) fn linear4bit(args: &Args) -> OpOutcome {
     linear(args)
 }
 
+/// `linear8bit(x, out_features, bias, threshold)`: `linear`'s shape, parameters and MACs;
+/// the int8 storage and the kernel's tensors are the simulation's.
+pub(super) fn linear8bit(args: &Args) -> OpOutcome {
+    let threshold = args.float("threshold")?;
+    if threshold.is_nan() || threshold < 0.0 {
+        return Err(error(format!("the outlier threshold must be 0 or more, found {threshold}"))
+            .blame("threshold", "negative")
+            .help("bitsandbytes' default is 6.0; 0 turns the outlier decomposition off"));
+    }
+    linear(args)
+}
+
 /// `grouped_mm(x, w, offs)` (`F.grouped_mm` with 2-D `x` and 3-D `w`, as a mixture of
 /// experts runs it): `x: [S, K]` rows sorted by group, `w: [G, K, N]` one matrix per group,
 /// `offs: [G]` the integer end of each group's rows -> `[S, N]` in `x`'s dtype. Every row is

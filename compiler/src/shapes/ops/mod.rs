@@ -397,6 +397,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Kernel => kernel(args),
         Contiguous | Clone => Ok(OpResult::one(args.tensor("x")?.clone())),
         Linear4bit => linear4bit(args),
+        Linear8bit => linear8bit(args),
         Outer => outer(args),
         Einsum => einsum(args),
         To => Ok(OpResult::one(args.tensor("x")?.with_dtype(args.dtype("dtype")?))),
