@@ -30,6 +30,9 @@ keyword_enum! {
         /// int8 with a float32 scale a row, multiplied in int8 against a per-row int8 copy of
         /// the input.
         Linear8bit = "linear8bit",
+        /// `Tensor.requires_grad_()` on a tensor autograd did not record (a leaf), as
+        /// transformers' `enable_input_require_grads()` does to the input embeddings' output.
+        RequiresGrad = "requires_grad",
         /// `torch.matmul` (`@`).
         Matmul = "matmul",
         /// `torch.bmm`.
@@ -301,7 +304,7 @@ impl Op {
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
             Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | Slice | Expand | Select | Narrow
-            | Contiguous | Clone => Family::Layout,
+            | Contiguous | Clone | RequiresGrad => Family::Layout,
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer => Family::Arithmetic,
             Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => Family::Compare,
@@ -338,7 +341,7 @@ impl Op {
             | Mul | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath
             | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel
             | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide | Lt | Le | Gt | Ge
-            | Eq | Ne | BitwiseAnd | NewZeros | NewOnes => Autocast::Promote,
+            | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype
             // itself): it runs in its operands' dtype.
             GroupedMm | Clone => Autocast::Promote,

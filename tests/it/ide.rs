@@ -302,6 +302,7 @@ fn completion_of_an_op_name_being_typed() {
         Op         conv_transpose2d op conv_transpose2d(x: tensor, out_channels: int, k: int, stride: int = 1, pad: int = 0, output_pad: int = 0, dilation: int = 1, groups: int = 1, bias: bool = true) -> tensor
         Op         cross_entropy  op cross_entropy(logits: tensor, target: tensor) -> tensor
         Builtin    checkpoint     checkpoint(block(x, ...))
+        Builtin    checkpointing  checkpointing()
         ");
 }
 
@@ -357,7 +358,8 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    fp32           fp32(block(x, ...))
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
-        (and 97 Op)
+        Builtin    checkpointing  checkpointing()
+        (and 98 Op)
         ");
 }
 
@@ -428,7 +430,8 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    fp32           fp32(block(x, ...))
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
-        (and 97 Op)
+        Builtin    checkpointing  checkpointing()
+        (and 98 Op)
         ");
 }
 
@@ -476,7 +479,8 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    fp32           fp32(block(x, ...))
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
-        (and 97 Op)
+        Builtin    checkpointing  checkpointing()
+        (and 98 Op)
         "#);
 }
 

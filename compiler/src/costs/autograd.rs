@@ -562,6 +562,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // measure_int8.py).
         Op::Linear8bit => OpMemory { grad_inputs: 1, ctx_input: true, ..fresh(&[]) },
         Op::Clone => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
+        // The tensor itself, now a leaf that requires grad: its gradient is its `.grad`.
+        Op::RequiresGrad => identity(),
         // `matmul` folds batched operands into `bmm`'s (or `mm`'s) dimensions with `reshape`:
         // an operand whose strides do not fold is copied, and the copy is what is saved.
         Op::Matmul | Op::Bmm => {

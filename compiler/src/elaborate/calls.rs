@@ -113,6 +113,9 @@ impl<'db> Elaborator<'db, '_> {
         if builtin == Builtin::Generating {
             return Ok(Value::Bool(self.request.generating));
         }
+        if builtin == Builtin::Checkpointing {
+            return Ok(Value::Bool(self.request.checkpointing));
+        }
         if builtin == Builtin::Len {
             let Some(arg) = args.first() else { return Ok(Value::Unknown) };
             return Ok(match self.eval_in(&arg.value, env, ctx)? {

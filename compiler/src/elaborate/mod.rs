@@ -103,6 +103,9 @@ pub struct Request<'a> {
     pub cache: Option<i128>,
     /// Whether the run is a step of `generate()` (`new_tokens`): `generating()`.
     pub generating: bool,
+    /// Whether the run checkpoints activations (training with `checkpoint`):
+    /// `checkpointing()`.
+    pub checkpointing: bool,
 }
 
 struct Elaborator<'db, 'r> {
@@ -250,6 +253,7 @@ fn request_key(request: &Request<'_>) -> reuse::RequestKey {
         context: request.context.to_string(),
         cache: request.cache,
         generating: request.generating,
+        checkpointing: request.checkpointing,
     }
 }
 

@@ -53,6 +53,7 @@ pub fn scenario_graph_at(
         context: &context,
         cache: setup.run.cache.map(|_| cached),
         generating: setup.run.generates(),
+        checkpointing: setup.run.training && setup.run.checkpoint,
     };
     // The model on its own runs without a cache: its graph is a cached scenario's only when
     // no `kv_cache(...)` call appends.
@@ -80,6 +81,7 @@ pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>
         context: &context,
         cache: None,
         generating: false,
+        checkpointing: false,
     };
     Some(elaborate(db, &request))
 }

@@ -238,6 +238,7 @@ pub(super) struct RequestKey {
     pub context: String,
     pub cache: Option<i128>,
     pub generating: bool,
+    pub checkpointing: bool,
 }
 
 impl RequestKey {
@@ -249,6 +250,7 @@ impl RequestKey {
             && self.context == other.context
             && self.cache == other.cache
             && self.generating == other.generating
+            && self.checkpointing == other.checkpointing
     }
 }
 

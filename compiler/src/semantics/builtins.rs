@@ -32,11 +32,13 @@ pub enum Builtin {
     PastSeenTokens,
     /// Whether the forward pass is a step of `generate()` (a scenario with `new_tokens`).
     Generating,
+    /// Whether the run checkpoints activations (a `train` scenario with `checkpoint`).
+    Checkpointing,
 }
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 8] = [
+    pub const ALL: [Builtin; 9] = [
         Builtin::Min,
         Builtin::Max,
         Builtin::Len,
@@ -45,6 +47,7 @@ impl Builtin {
         Builtin::Fp32,
         Builtin::PastSeenTokens,
         Builtin::Generating,
+        Builtin::Checkpointing,
     ];
 
     /// The built-in function called `name`, if any.
@@ -63,6 +66,7 @@ impl Builtin {
             Builtin::Fp32 => "fp32",
             Builtin::PastSeenTokens => "past_seen_tokens",
             Builtin::Generating => "generating",
+            Builtin::Checkpointing => "checkpointing",
         }
     }
 
@@ -77,6 +81,7 @@ impl Builtin {
             Builtin::Fp32 => "fp32(block(x, ...))",
             Builtin::PastSeenTokens => "past_seen_tokens()",
             Builtin::Generating => "generating()",
+            Builtin::Checkpointing => "checkpointing()",
         }
     }
 
@@ -102,6 +107,9 @@ impl Builtin {
             Builtin::Generating => {
                 "Whether this forward pass is a step of `generate()` (the scenario sets `new_tokens`): true in its prefill and decode steps, false in any other run. transformers' `generate()` passes the model its own `position_ids` (`[N, S]`, which it holds), so a model written from transformers makes none of its own then, and its rotary tables are made per row."
             }
+            Builtin::Checkpointing => {
+                "Whether the run checkpoints activations (a `train` scenario that sets `checkpoint`): false in any other run. Under `gradient_checkpointing_enable()` a model with peft adapters has `enable_input_require_grads()` called on it (by transformers, by peft's `get_peft_model` and by `prepare_model_for_kbit_training`), so a model written from transformers marks its input embeddings' output `requires_grad(...)` then."
+            }
             Builtin::Checkpoint => {
                 "Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's."
             }
@@ -124,7 +132,8 @@ impl Builtin {
             | Builtin::Frozen
             | Builtin::Fp32
             | Builtin::PastSeenTokens
-            | Builtin::Generating => ordering != std::cmp::Ordering::Less,
+            | Builtin::Generating
+            | Builtin::Checkpointing => ordering != std::cmp::Ordering::Less,
         }
     }
 }

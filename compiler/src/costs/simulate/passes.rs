@@ -71,7 +71,9 @@ pub(super) fn run_forward(
         let site = &node.origin.stmt;
         store.at_node(i);
         let needs_grad = recording
-            && (run.trains(i) || behaviour.differentiable(inputs).iter().any(|t| requires_grad[t.0 as usize]));
+            && (node.op == Op::RequiresGrad
+                || run.trains(i)
+                || behaviour.differentiable(inputs).iter().any(|t| requires_grad[t.0 as usize]));
         // Inside a checkpoint segment nothing is saved; the segment keeps its inputs, every
         // tensor it reads from outside and every argument of a marked call (held from its
         // first node): non-reentrant `checkpoint` keeps the call's arguments
@@ -625,6 +627,20 @@ pub(super) fn run_backward(
                     }
                     (_, _, Some(_)) => contributions.push((input, store.alloc(bytes, Category::BackwardTemporaries))),
                 }
+            }
+            // A leaf made to require grad: `AccumulateGrad` stores what reaches it as its
+            // `.grad` (stolen when nothing else holds it, else copied), which lives as long as
+            // the tensor, held by the graph.
+            if node.op == Op::RequiresGrad
+                && let Some(g) = upstream
+            {
+                let grad = if store.holds[g] == 1 {
+                    store.hold(g);
+                    g
+                } else {
+                    store.alloc(store.bytes[g], Category::BackwardTemporaries)
+                };
+                forward.graph_held.push(grad);
             }
             if let Some((_, elements)) = run.params.of_node[i].filter(|_| run.trains(i)) {
                 let index = run.params.index_of_node[i];

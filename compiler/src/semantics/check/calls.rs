@@ -117,9 +117,9 @@ impl<'a> ItemChecker<'a> {
             }
             return ValueKind::Int;
         }
-        if builtin == Builtin::Generating {
+        if matches!(builtin, Builtin::Generating | Builtin::Checkpointing) {
             if !args.is_empty() {
-                self.error(Code::TooManyArguments, id, "`generating` takes no arguments".to_string());
+                self.error(Code::TooManyArguments, id, format!("`{}` takes no arguments", builtin.name()));
             }
             return ValueKind::Bool;
         }

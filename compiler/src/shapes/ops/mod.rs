@@ -396,6 +396,14 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Arange => arange(args),
         Kernel => kernel(args),
         Contiguous | Clone => Ok(OpResult::one(args.tensor("x")?.clone())),
+        RequiresGrad => {
+            let x = args.tensor("x")?;
+            if !x.dtype.is_float() {
+                return Err(error(format!("only floating-point tensors can require gradients, found {x}"))
+                    .blame("x", format!("{x}")));
+            }
+            Ok(OpResult::one(x.clone()))
+        }
         Linear4bit => linear4bit(args),
         Linear8bit => linear8bit(args),
         Outer => outer(args),
