@@ -30,6 +30,14 @@ keyword_enum! {
         /// int8 with a float32 scale a row, multiplied in int8 against a per-row int8 copy of
         /// the input.
         Linear8bit = "linear8bit",
+        /// A GPTQ or AWQ linear layer (gptqmodel's `TorchLinear`, `AwqTorchLinear` and the GPU
+        /// kernels that repack them): 4-bit weights packed in int32 with a float16 scale and a
+        /// 4-bit zero point per group of input features.
+        LinearInt4 = "linear_int4",
+        /// transformers' `FP8Linear` (`FineGrainedFP8Config`): a float8 (e4m3) weight with a
+        /// float32 scale per block (or per tensor), multiplied against a float8 copy of the
+        /// input.
+        LinearFp8 = "linear_fp8",
         /// `Tensor.requires_grad_()` on a tensor autograd did not record (a leaf), as
         /// transformers' `enable_input_require_grads()` does to the input embeddings' output.
         RequiresGrad = "requires_grad",
@@ -294,7 +302,7 @@ impl Op {
         use Op::*;
         match self {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d => Family::Conv,
-            Linear | Linear4bit | Linear8bit => Family::Linear,
+            Linear | Linear4bit | Linear8bit | LinearInt4 | LinearFp8 => Family::Linear,
             Matmul | Bmm | Einsum | GroupedMm => Family::Matmul,
             Embedding => Family::Embedding,
             BatchNorm | BatchNorm1d => Family::BatchNorm,
@@ -320,11 +328,12 @@ impl Op {
         }
     }
 
-    /// Whether the op stores its weight quantized (bitsandbytes' 4-bit and 8-bit layers):
+    /// Whether the op stores its weight quantized (bitsandbytes' 4-bit and 8-bit layers, GPTQ,
+    /// AWQ and float8 ones):
     /// the weight is never trained and its storage is the format's, not the precision
     /// policy's.
     pub fn quantizes_weight(self) -> bool {
-        matches!(self, Op::Linear4bit | Op::Linear8bit)
+        matches!(self, Op::Linear4bit | Op::Linear8bit | Op::LinearInt4 | Op::LinearFp8)
     }
 
     /// The op's autocast class.
@@ -347,7 +356,7 @@ impl Op {
             GroupedMm | Clone => Autocast::Promote,
             // bitsandbytes' `MatMul8bitLt` is a custom autograd function autocast does not
             // see: it quantizes the input as it comes and returns the input's dtype.
-            Linear8bit => Autocast::Promote,
+            Linear8bit | LinearInt4 | LinearFp8 => Autocast::Promote,
         }
     }
 }

@@ -359,7 +359,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
-        (and 98 Op)
+        (and 100 Op)
         ");
 }
 
@@ -431,7 +431,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
-        (and 98 Op)
+        (and 100 Op)
         ");
 }
 
@@ -480,7 +480,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
-        (and 98 Op)
+        (and 100 Op)
         "#);
 }
 

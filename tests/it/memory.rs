@@ -634,13 +634,70 @@ fn qlora_matches_bitsandbytes_and_peft() {
     assert_eq!(cases.len(), 10);
 }
 
+/// What a GPTQ or AWQ layer (`linear_int4`) and a fine-grained float8 layer (`linear_fp8`)
+/// store, against the modules themselves (gptqmodel 7.7's `TorchLinear` and `AwqTorchLinear`,
+/// transformers' `FP8Linear`; tests/fixtures/ops/measure_quant_storage.py): every shape, group
+/// and block to the byte, and AWQ's refusal of a group that does not divide the input.
+#[test]
+fn gptq_awq_and_fp8_storage_match_their_modules() {
+    use netc::costs::scenario_costs;
+    use netc::semantics::files::ItemLoc;
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_quant_storage.json")).expect("valid JSON");
+    let measured = measured.as_object().expect("an object");
+    let mut text = String::new();
+    let mut names = Vec::new();
+    for (i, (case, _)) in measured.iter().enumerate() {
+        let words: Vec<&str> = case.split(' ').collect();
+        let (inputs, outputs) = words[2].split_once('x').expect("<in>x<out>");
+        let layer = match words[0] {
+            "fp8" => format!("linear_fp8(x, {outputs}, block_size={})", words[1].trim_start_matches("block=")),
+            format => format!(
+                "linear_int4(x, {outputs}, bias={}, group={}, format=\"{format}\")",
+                words[3] == "bias=True",
+                words[1].trim_start_matches('g')
+            ),
+        };
+        let model = format!("model m{i}() {{\n    input x: bf16[N, {inputs}]\n    return frozen({layer})\n}}\n");
+        if measured[case.as_str()].is_string() {
+            // gptqmodel refused the shape: so does netc, with an error.
+            let mut db = netc::host::Database::new();
+            let refused = db.set_file(netc::diagnostics::FileName::new("refused.net".to_string()), model);
+            let errors = netc::host::file_diagnostics(&db, refused);
+            assert!(errors.iter().any(|d| d.severity == netc::diagnostics::Severity::Error), "{case}: accepted");
+            continue;
+        }
+        text.push_str(&model);
+        text.push_str(&format!("infer c{i} {{ model m{i}()  batch 1  precision bf16  no_grad  device cpu }}\n"));
+        names.push((case, format!("c{i}"), inputs.parse::<i128>().expect("inputs") * 2));
+    }
+    let (db, file, items) = load("quant_storage.net", text);
+    let mut off = Vec::new();
+    for (case, scenario, input_bytes) in names {
+        let want = measured[case.as_str()].as_i64().expect("bytes") as i128;
+        let costs = scenario_costs(&db, ItemLoc::new(&db, file, items[&scenario])).as_ref().expect("simulates");
+        // The bytes before the run: the stored layer and the input.
+        let stored = costs.simulation.phases[0].start - input_bytes;
+        if stored != want {
+            off.push(format!("{case}: {stored} vs {want}"));
+        }
+    }
+    assert!(off.is_empty(), "{off:#?}");
+    assert_eq!(measured.len(), 70);
+}
+
 /// A quantized layer's weight is never trained, whether or not the model marks it
 /// `frozen(...)` (bitsandbytes' `Params4bit` and `Int8Params` have no gradient): no gradient,
 /// no optimizer state, not in the trainable count.
 #[test]
 fn a_quantized_weight_is_never_trained() {
     use netc::report::report;
-    for layer in ["linear4bit(x, 256, bias=false)", "linear8bit(x, 256, bias=false)"] {
+    for layer in [
+        "linear4bit(x, 256, bias=false)",
+        "linear8bit(x, 256, bias=false)",
+        "linear_int4(x, 256)",
+        "linear_fp8(x, 256)",
+    ] {
         let text = format!(
             "model bare() {{\n    input x: bf16[N, 256]\n    return linear({layer}, 10)\n}}\n\
              model marked() {{\n    input x: bf16[N, 256]\n    return linear(frozen({layer}), 10)\n}}\n\

@@ -163,6 +163,10 @@ pub struct OpMemory {
     /// loss's graph is freed after backward; a recomputation's graph, with the
     /// recomputation).
     pub ctx_input: bool,
+    /// Whether the op's autograd function keeps its weight on `ctx` rather than through
+    /// `save_for_backward` (bitsandbytes' layers): its backward unpacks nothing, so it does
+    /// not start a checkpointed segment's recomputation.
+    pub weights_on_ctx: bool,
 }
 
 impl OpMemory {
@@ -424,6 +428,7 @@ fn math_attention(
         backward_scratch: 0,
         grad_inputs: u8::MAX,
         ctx_input: false,
+        weights_on_ctx: false,
         // Everything the kernel makes is in `scratch` when nothing records it.
         extras_always_made: false,
     }
@@ -514,6 +519,7 @@ pub fn identity() -> OpMemory {
         backward_scratch: 0,
         grad_inputs: u8::MAX,
         ctx_input: false,
+        weights_on_ctx: false,
     }
 }
 
@@ -535,6 +541,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         backward_scratch: 0,
         grad_inputs: u8::MAX,
         ctx_input: false,
+        weights_on_ctx: false,
     };
     let alias_all = |grad: GradFlow| OpMemory { grad, ..identity() };
     // Computed only by the ops that need them.
@@ -554,13 +561,17 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         Op::Linear => fresh(&[Saved::InputForParams(0)]),
         // bitsandbytes' `MatMul4Bit` keeps the packed weight (module state) and not the
         // input: the weight has no gradient. The input's gradient is a new tensor.
-        Op::Linear4bit => OpMemory { grad_inputs: 1, ..fresh(&[]) },
+        Op::Linear4bit => OpMemory { grad_inputs: 1, weights_on_ctx: true, ..fresh(&[]) },
         // bitsandbytes' `MatMul8bitLt` keeps its input on `ctx` (`ctx.tensors = (CAt, subA,
         // A)`) whenever an input needs a gradient, though the weight has none and the input's
         // gradient reads only the weight; an empty `subA` with it. Measured: checkpointed
         // LoRA over 8-bit layers keeps every layer's inputs (tests/fixtures/calibration/
         // measure_int8.py).
-        Op::Linear8bit => OpMemory { grad_inputs: 1, ctx_input: true, ..fresh(&[]) },
+        Op::Linear8bit => OpMemory { grad_inputs: 1, ctx_input: true, weights_on_ctx: true, ..fresh(&[]) },
+        // transformers' `FP8LinearFunction` saves the float8 weight and its scales (module
+        // state) for the input's gradient, which reads the weight dequantized. A GPTQ or AWQ
+        // layer's backward is not modelled: the input's gradient is a new tensor.
+        Op::LinearFp8 | Op::LinearInt4 => OpMemory { grad_inputs: 1, ..fresh(&[]) },
         Op::Clone => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         // The tensor itself, now a leaf that requires grad: its gradient is its `.grad`.
         Op::RequiresGrad => identity(),

@@ -264,9 +264,18 @@ impl Run<'_> {
         let node = &self.graph.nodes[i];
         let fp32 = node.origin.fp32;
         let weight = node.weight_elements();
+        let out = self.out_features(node);
         let stored = match node.op {
             Op::Linear4bit => four_bit_storage(weight, double_quant(node)),
-            Op::Linear8bit => int8_storage(weight, self.out_features(node)),
+            Op::Linear8bit => int8_storage(weight, out),
+            // gptqmodel keeps the bias as a float16 buffer too.
+            Op::LinearInt4 => {
+                let group = int_arg(node, "group").max(1);
+                let awq = matches!(node.args.values.get("format"), Some(ArgValue::Str(f)) if f == "awq");
+                let bias = product(&[elements - weight, 2]);
+                return int4_storage(weight / out.max(1), out, group, awq).saturating_add(bias);
+            }
+            Op::LinearFp8 => fp8_storage(weight / out.max(1), out, int_arg(node, "block_size")),
             _ => return self.param_bytes(elements, fp32),
         };
         stored.saturating_add(self.param_bytes(elements - weight, fp32))
@@ -290,6 +299,7 @@ impl Run<'_> {
         let kernel = match node_ref.op {
             Op::Linear4bit => self.dequantized_weight(node_ref, x),
             Op::Linear8bit => self.int8_matmul(node_ref, x, pass),
+            Op::LinearFp8 => self.fp8_matmul(node_ref, x, pass),
             _ => 0,
         };
         bytes.saturating_add(kernel)
@@ -349,6 +359,32 @@ impl Run<'_> {
         let multiply = quantized.saturating_add(product(&[m, n, 6])).saturating_add(if fp16 { 0 } else { result });
         quantize.max(multiply) - result
     }
+
+    /// What transformers' `FP8Linear` holds beyond its result, for `M` rows of `K` features
+    /// in `e` bytes to `N` outputs, with blocks of `b` (0: one scale for the weight). Forward
+    /// (`fp8_linear`: DeepGEMM's `per_token_cast_to_fp8`, or the Triton kernel's activation
+    /// quantization): the input in float8 (`MK`) and its float32 scales, one per row and
+    /// block of `b` features (`4M ceil(K / b)`; one per row without blocks). Backward
+    /// (`_dequantize_fp8_weight`): the weight in the input's dtype (`eNK`), its scales cast
+    /// (`e ceil(N / b) ceil(K / b)`) and repeated over the rows of a block (`e b ceil(N / b)
+    /// ceil(K / b)`), freed before the input's gradient is made, except the weight.
+    fn fp8_matmul(&self, node: &crate::graph::Node, x: crate::graph::TensorId, pass: Pass) -> i128 {
+        let (m, k, e) = self.input_rows(x);
+        let n = self.out_features(node);
+        let block = int_arg(node, "block_size");
+        let per_row = if block > 0 { div_up(k, block) } else { 1 };
+        if pass == Pass::Forward {
+            return product(&[m, k]).saturating_add(product(&[4, m, per_row]));
+        }
+        let weight = product(&[n, k, e]);
+        let scales = if block > 0 {
+            let blocks = product(&[div_up(n, block), per_row]);
+            product(&[blocks, e]).saturating_add(product(&[blocks, block, e]))
+        } else {
+            e
+        };
+        weight.saturating_add((scales - product(&[m, k, e])).max(0))
+    }
 }
 
 /// A pass of the run over a node.
@@ -367,6 +403,41 @@ fn threshold(node: &crate::graph::Node) -> f64 {
         Some(ArgValue::Int(t)) => t.known().unwrap_or(0) as f64,
         _ => 0.0,
     }
+}
+
+/// An integer argument of a node (0 when absent or unknown).
+fn int_arg(node: &crate::graph::Node, name: &str) -> i128 {
+    match node.args.values.get(name) {
+        Some(ArgValue::Int(d)) => d.known().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The bytes gptqmodel 7.7 stores a 4-bit weight of `inputs` x `outputs` in, with groups of
+/// `group` input features: the weight packed eight to an int32 (`qweight`: GPTQ `[ceil(in /
+/// 8), out]`, AWQ `[in, ceil(out / 8)]`), a packed 4-bit zero point (`qzeros`, int32 `[ceil(in
+/// / group), ceil(out / 8)]`; AWQ `in / group` rows) and a float16 scale (`scales`) per group and
+/// output, and for GPTQ the int32 group of each input feature (`g_idx`). Measured: the modules'
+/// buffers (tests/fixtures/ops/measure_quant_storage.py).
+fn int4_storage(inputs: i128, outputs: i128, group: i128, awq: bool) -> i128 {
+    let packed_out = div_up(outputs, 8);
+    let (qweight, groups, g_idx) = if awq {
+        (product(&[4, inputs, packed_out]), inputs / group, 0)
+    } else {
+        (product(&[4, div_up(inputs, 8), outputs]), div_up(inputs, group), product(&[4, inputs]))
+    };
+    qweight
+        .saturating_add(product(&[4, groups, packed_out]))
+        .saturating_add(product(&[2, groups, outputs]))
+        .saturating_add(g_idx)
+}
+
+/// The bytes transformers' `FP8Linear` stores a weight of `inputs` x `outputs` in: one float8
+/// a weight and a float32 `weight_scale_inv` per block of `block` x `block` (one for the whole
+/// weight with a `block` of 0). Measured: tests/fixtures/ops/measure_quant_storage.py.
+fn fp8_storage(inputs: i128, outputs: i128, block: i128) -> i128 {
+    let scales = if block > 0 { product(&[div_up(outputs, block), div_up(inputs, block)]) } else { 1 };
+    product(&[inputs, outputs]).saturating_add(product(&[4, scales]))
 }
 
 /// The bytes bitsandbytes 0.50 stores an LLM.int8 weight of `n` elements and `rows` output

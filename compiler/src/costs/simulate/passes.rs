@@ -769,7 +769,7 @@ pub(super) fn run_backward(
 /// What node `i`, run with inputs that require grad as `requires_grad` says, saves for its
 /// backward: `None` for nothing; `Some(true)` when all of it is saved before its kernel runs
 /// (its inputs, and the parameters a layer multiplies by, which it saves for its input's
-/// gradient, frozen or not), `Some(false)` when the kernel's results are among it. A quantized
+/// gradient, frozen or not), `Some(false)` when the kernel's results are among it. A bitsandbytes
 /// layer keeps its weight on `ctx` and saves nothing.
 fn saves_for_backward(run: &Run<'_>, requires_grad: &[bool], i: usize) -> Option<bool> {
     let node = &run.graph.nodes[i];
@@ -780,7 +780,7 @@ fn saves_for_backward(run: &Run<'_>, requires_grad: &[bool], i: usize) -> Option
     }
     let mut kept = behaviour.saved.as_slice().iter().filter(|s| s.kept(&node.inputs, requires_grad, run.trains(i)));
     match kept.next() {
-        None if !node.result.weights.is_empty() && !node.op.quantizes_weight() => Some(true),
+        None if !node.result.weights.is_empty() && !behaviour.weights_on_ctx => Some(true),
         None => None,
         Some(first) => Some(std::iter::once(first).chain(kept).all(|s| matches!(s.unconditional(), Saved::Input(_)))),
     }

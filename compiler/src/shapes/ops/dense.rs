@@ -225,6 +225,36 @@ pub(super) fn linear8bit(args: &Args) -> OpOutcome {
     linear(args)
 }
 
+/// `linear_int4(x, out_features, bias, group, format)`: `linear`'s shape, parameters and MACs
+/// for a known format, whose groups AWQ requires to divide the input features; the packed
+/// storage is the simulation's.
+pub(super) fn linear_int4(args: &Args) -> OpOutcome {
+    let format = args.str("format")?;
+    if !matches!(format, "gptq" | "awq") {
+        return Err(error(format!("unknown int4 format `{format}`")).blame("format", "one of gptq, awq"));
+    }
+    let group = args.int("group")?;
+    at_least(args, "group", &group, 1)?;
+    let x = args.tensor("x")?;
+    if format == "awq"
+        && let (Some(features), Some(g)) = (x.shape.last().and_then(|d| d.known()), group.known())
+        && features % g != 0
+    {
+        return Err(error(format!("AWQ needs the input features ({features}) to be a multiple of the group ({g})"))
+            .blame("group", format!("{g}"))
+            .blame("x", format!("{x}")));
+    }
+    linear(args)
+}
+
+/// `linear_fp8(x, out_features, bias, block_size)`: `linear`'s shape, parameters and MACs; a
+/// `block_size` of 0 is one scale for the whole weight.
+pub(super) fn linear_fp8(args: &Args) -> OpOutcome {
+    let block = args.int("block_size")?;
+    at_least(args, "block_size", &block, 0)?;
+    linear(args)
+}
+
 /// `grouped_mm(x, w, offs)` (`F.grouped_mm` with 2-D `x` and 3-D `w`, as a mixture of
 /// experts runs it): `x: [S, K]` rows sorted by group, `w: [G, K, N]` one matrix per group,
 /// `offs: [G]` the integer end of each group's rows -> `[S, N]` in `x`'s dtype. Every row is

@@ -406,6 +406,8 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         }
         Linear4bit => linear4bit(args),
         Linear8bit => linear8bit(args),
+        LinearInt4 => linear_int4(args),
+        LinearFp8 => linear_fp8(args),
         Outer => outer(args),
         Einsum => einsum(args),
         To => Ok(OpResult::one(args.tensor("x")?.with_dtype(args.dtype("dtype")?))),
