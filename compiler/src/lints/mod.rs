@@ -19,6 +19,7 @@ mod full_fine_tuning_over_budget;
 mod generate_full_logits;
 mod host_over_budget;
 mod int8_activations_dominate;
+mod int8_input_kept;
 mod kv_cache_over_budget;
 mod large_workspace;
 mod linear_dominates;
@@ -82,6 +83,7 @@ pub const LINTS: &[&dyn Lint] = &[
     &full_fine_tuning_over_budget::FullFineTuningOverBudget,
     &kv_cache_over_budget::KvCacheOverBudget,
     &generate_full_logits::GenerateFullLogits,
+    &int8_input_kept::Int8InputKept,
 ];
 
 /// What a scenario lint sees.

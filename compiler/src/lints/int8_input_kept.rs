@@ -1,0 +1,91 @@
+//! The `int8-input-kept` lint: reports a checkpointed training scenario whose LLM.int8()
+//! layers keep their inputs to the backward anyway, on their autograd `ctx`.
+//! Its documentation is the `///` comment below (the source of its page in spec/lints/).
+
+use super::{Lint, ScenarioContext, label_peak, percent};
+use crate::costs::simulate::tensor_dtypes;
+use crate::diagnostics::{Code, Diagnostic};
+use crate::op::Op;
+use crate::units::bytes;
+
+/// The share of the peak the kept inputs must reach to be reported.
+const REPORTED_SHARE: i128 = 5;
+
+/// ## What it does
+/// Reports a `train` scenario with `checkpoint` whose model has LLM.int8() layers
+/// (`linear8bit`, the zoo's `quant="int8"`) with inputs that require grad, when those inputs
+/// are 5 % of the peak or more.
+///
+/// ## Why is this bad?
+/// bitsandbytes' 8-bit matmul keeps its input as an attribute of its autograd `ctx`, not
+/// through `save_for_backward`, whenever the input requires grad (LoRA adapters upstream,
+/// `enable_input_require_grads()`): activation checkpointing's hooks never see it, so every
+/// 8-bit projection's input stays from the forward pass to the end of backward, whatever
+/// `checkpoint` frees around it. On a Llama with LoRA that is a layer input for q, k and v, one
+/// for o, one for gate and up, and the feed-forward width for down: longer sequences grow
+/// faster than with bfloat16 weights (measured: tests/fixtures/calibration/measure_int8.py).
+///
+/// ## Example
+/// ```net
+/// use std.models.llama
+/// train lora8 { model llama(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, ffn=2816, lora_r=16, lora_alpha=32, lora_targets="q_proj,k_proj,v_proj,o_proj", quant="int8")  batch 4  seq 2048  precision bf16  optimizer adamw  loss causal_lm  checkpoint }
+/// ```
+///
+/// ## How to fix
+/// Use 4-bit weights (`quant="nf4"`, QLoRA: bitsandbytes' 4-bit matmul keeps no input), or
+/// bfloat16 ones if they fit; or accept the figure, which netc already includes.
+pub struct Int8InputKept;
+
+impl Lint for Int8InputKept {
+    fn code(&self) -> Code {
+        Code::Int8InputKept
+    }
+
+    fn check_scenario(&self, cx: &ScenarioContext<'_>) -> Vec<Diagnostic> {
+        let run = &cx.setup.run;
+        let graph = cx.graph;
+        if !run.training || !run.checkpoint || !graph.nodes.iter().any(|n| n.op == Op::Linear8bit) {
+            return Vec::new();
+        }
+        // Which tensors require grad: what trained weights or a leaf made to require grad
+        // reach, as autograd records them.
+        let mut requires_grad = vec![false; graph.tensors.len()];
+        let dtypes = tensor_dtypes(graph, run.precision);
+        let mut kept = Vec::new();
+        for node in &graph.nodes {
+            let recorded = node.trains_weights()
+                || node.op == Op::RequiresGrad
+                || node.inputs.iter().any(|t| requires_grad[t.0 as usize]);
+            for &o in node.outputs.iter() {
+                requires_grad[o.0 as usize] = recorded && dtypes[o.0 as usize].is_float();
+            }
+            if node.op == Op::Linear8bit
+                && let Some(&x) = node.inputs.first().filter(|x| requires_grad[x.0 as usize])
+                && !kept.contains(&x)
+            {
+                kept.push(x);
+            }
+        }
+        let held: i128 = kept
+            .iter()
+            .map(|&t| graph.tensor(t).numel().and_then(|n| n.known()).unwrap_or(0) * dtypes[t.0 as usize].size())
+            .sum();
+        let peak = cx.costs.simulation.peak.bytes;
+        if held == 0 || held * 100 < peak * REPORTED_SHARE {
+            return Vec::new();
+        }
+        let d = cx
+            .diagnostic(
+                Code::Int8InputKept,
+                format!(
+                    "checkpointing does not free the inputs of the 8-bit layers: {} of them stay to the backward ({} % of the peak)",
+                    bytes(held),
+                    percent(held, peak)
+                ),
+                "checkpoint",
+            )
+            .with_primary_message(format!("{} layer inputs kept by bitsandbytes' `ctx`", kept.len()))
+            .with_help("4-bit weights (`quant=\"nf4\"`) keep no input; bitsandbytes' 8-bit matmul keeps its input on `ctx`, where checkpointing cannot drop it");
+        vec![label_peak(d, cx, "the peak happens here")]
+    }
+}
