@@ -41,6 +41,22 @@ keyword_enum! {
         /// `Tensor.requires_grad_()` on a tensor autograd did not record (a leaf), as
         /// transformers' `enable_input_require_grads()` does to the input embeddings' output.
         RequiresGrad = "requires_grad",
+        /// `torch.argmax(x, dim)`.
+        Argmax = "argmax",
+        /// `torch.any(x, dim)`.
+        Any = "any",
+        /// `torch.full(shape, value)`.
+        Full = "full",
+        /// `torch.full_like(x, value)`.
+        FullLike = "full_like",
+        /// `torch.stack(xs, dim)`.
+        Stack = "stack",
+        /// `Tensor.scatter_(dim, index, src)` (integer tensors).
+        Scatter = "scatter",
+        /// `torch.index_select(x, dim, index)`.
+        IndexSelect = "index_select",
+        /// `torch.clamp(x, min=...)`.
+        Clamp = "clamp",
         /// `torch.matmul` (`@`).
         Matmul = "matmul",
         /// `torch.bmm`.
@@ -312,14 +328,14 @@ impl Op {
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
             Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | Slice | Expand | Select | Narrow
-            | Contiguous | Clone | RequiresGrad => Family::Layout,
+            | Contiguous | Clone | RequiresGrad | Stack => Family::Layout,
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer => Family::Arithmetic,
             Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => Family::Compare,
-            Mean | Sum | Amax | Cumsum | Histc => Family::Reduce,
-            Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow | To | TypeAs => Family::Math,
-            Topk | Sort | Gather | Index | IndexPut | OneHot => Family::Index,
-            Arange | EmptyLike | NewZeros | NewOnes => Family::Factory,
+            Mean | Sum | Amax | Cumsum | Histc | Any => Family::Reduce,
+            Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow | To | TypeAs | Clamp => Family::Math,
+            Topk | Sort | Gather | Index | IndexPut | OneHot | Argmax | Scatter | IndexSelect => Family::Index,
+            Arange | EmptyLike | NewZeros | NewOnes | Full | FullLike => Family::Factory,
             Kernel => Family::Declared,
             Upsample | Interpolate => Family::Resize,
             Attention | Sdpa => Family::Attention,
@@ -350,7 +366,8 @@ impl Op {
             | Mul | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath
             | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel
             | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide | Lt | Le | Gt | Ge
-            | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad => Autocast::Promote,
+            | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full | FullLike | Stack
+            | Scatter | IndexSelect | Clamp => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype
             // itself): it runs in its operands' dtype.
             GroupedMm | Clone => Autocast::Promote,

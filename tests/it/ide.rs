@@ -359,7 +359,8 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
-        (and 100 Op)
+        Builtin    ceil           ceil(x)
+        (and 108 Op)
         ");
 }
 
@@ -389,6 +390,7 @@ fn completion_at_the_start_of_a_statement_offers_statement_keywords() {
         Keyword    if
         Op         index          op index(x: tensor, indices: tensor) -> tensor
         Op         index_put      op index_put(x: tensor, indices: tensor, values: tensor, inplace: bool = false) -> tensor
+        Op         index_select   op index_select(x: tensor, dim: int, index: tensor) -> tensor
         Op         interpolate    op interpolate(x: tensor, size: [int], mode: str = "nearest") -> tensor
         "#);
 }
@@ -431,7 +433,8 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
-        (and 100 Op)
+        Builtin    ceil           ceil(x)
+        (and 108 Op)
         ");
 }
 
@@ -480,7 +483,8 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
-        (and 100 Op)
+        Builtin    ceil           ceil(x)
+        (and 108 Op)
         "#);
 }
 

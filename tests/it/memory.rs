@@ -527,6 +527,38 @@ fn a_mixture_of_experts_matches_transformers() {
     assert_eq!(cases.len(), 6);
 }
 
+/// A capacity-factor mixture of experts (`moe_capacity_block`: DeepSpeed 0.19.8's `MoE`, top-2
+/// GShard gating with tokens dropped past each expert's capacity and the rest padded into an
+/// `[E, C, d]` buffer by `scatter` and `index_select`, the experts over its chunks, the rows
+/// gathered back and weighted in float32) in a small classifier (tests/fixtures/ops/
+/// moe_capacity.net) at capacity factors 1 and 2, against DeepSpeed's own layer measured by
+/// tests/fixtures/ops/measure_moe_capacity.py (CPU float32, batches 2 and 8, inference with and
+/// without gradients, two SGD steps). Exact, but that DeepSpeed keeps the last call's loss and
+/// counts on the module (`self.l_aux`, 4 B with the 16 B its graph saves, and
+/// `self.exp_counts`, 32 B) into the next step, where the block frees them on return: 52 B
+/// under when the peak is in the second step.
+#[test]
+fn a_capacity_factor_mixture_of_experts_matches_deepspeed() {
+    let measurements = include_str!("../fixtures/ops/measurements_moe_capacity.json");
+    let text = include_str!("../fixtures/ops/moe_capacity.net");
+    let mut report = Vec::new();
+    let mut cases = Vec::new();
+    for model in ["moe_capacity_cf1", "moe_capacity_cf2"] {
+        for (batch, run, peak, expected) in three_scenario_cases(text, measurements, model) {
+            report.push(format!("{model} {batch} {run}: netc {peak}, DeepSpeed {expected} ({:+})", peak - expected));
+            cases.push((peak, expected));
+        }
+    }
+    println!("{}", report.join("\n"));
+    let module_state = 4 + 16 + 4 * 8;
+    assert!(
+        cases.iter().all(|(peak, expected)| *peak == *expected || *peak == expected - module_state),
+        "{}",
+        report.join("\n")
+    );
+    assert_eq!(cases.len(), 12);
+}
+
 /// QLoRA as transformers 5.24, bitsandbytes 0.50 and peft 0.21 run it: a Llama (d 512, 2
 /// layers, 8 heads and 2 key/value heads) loaded in 4 bits (`BitsAndBytesConfig`: NF4 or FP4,
 /// with and without double quantization, bfloat16 compute; every linear but the head a

@@ -738,6 +738,16 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         Op::IndexPut if inplace() => OpMemory { saved: SavedList::new(&[Saved::Input(1)]), ..alias_all(GradFlow::New) },
         Op::IndexPut => fresh(&[Saved::Input(1)]),
         Op::OneHot | Op::Arange => fresh(&[]),
+        // `index_select` keeps its index; its backward writes the gradient into zeros of
+        // `x`'s size (`index_select_backward`: `index_add_`); only `x` gets a gradient.
+        Op::IndexSelect => OpMemory { grad_inputs: 1, ..fresh(&[Saved::Input(1)]) },
+        // `clamp_backward` masks the gradient where `self` was inside the bound: it keeps
+        // `self`.
+        Op::Clamp => fresh(&[Saved::Input(0)]),
+        // `stack`'s backward unbinds the gradient: views, as `cat`'s.
+        Op::Stack => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
+        // In place into an integer tensor: its storage, no gradient.
+        Op::Scatter => OpMemory { grad_inputs: 0, ..identity() },
         // No gradient: counts, an uninitialized tensor, integer quotients, comparisons and
         // their masks, filled tensors.
         Op::Histc
@@ -751,7 +761,11 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         | Op::Ne
         | Op::BitwiseAnd
         | Op::NewZeros
-        | Op::NewOnes => OpMemory { grad_inputs: 0, ..fresh(&[]) },
+        | Op::NewOnes
+        | Op::Argmax
+        | Op::Any
+        | Op::Full
+        | Op::FullLike => OpMemory { grad_inputs: 0, ..fresh(&[]) },
         // derivatives.yaml: `_grouped_mm` gives `self` the gradient times `mat2` and `mat2`
         // one that reads `self`, each saved only for the other's gradient, and keeps the
         // offsets; its backward computes `mat2`'s gradient in `mat2`'s layout, so a weight

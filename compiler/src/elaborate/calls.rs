@@ -116,6 +116,20 @@ impl<'db> Elaborator<'db, '_> {
         if builtin == Builtin::Checkpointing {
             return Ok(Value::Bool(self.request.checkpointing));
         }
+        if builtin == Builtin::Ceil {
+            let Some(arg) = args.first() else { return Ok(Value::Unknown) };
+            return Ok(match self.eval_in(&arg.value, env, ctx)? {
+                value @ Value::Int(_) => value,
+                value => match number(&value) {
+                    Some(x) if x.is_finite() => Value::Int(Dim::Known(x.ceil() as i128)),
+                    // A float of symbolic sizes: known once a scenario binds them.
+                    _ => {
+                        self.undecided += 1;
+                        Value::Unknown
+                    }
+                },
+            });
+        }
         if builtin == Builtin::Len {
             let Some(arg) = args.first() else { return Ok(Value::Unknown) };
             return Ok(match self.eval_in(&arg.value, env, ctx)? {

@@ -34,11 +34,13 @@ pub enum Builtin {
     Generating,
     /// Whether the run checkpoints activations (a `train` scenario with `checkpoint`).
     Checkpointing,
+    /// `ceil(x)`: the smallest integer at least `x` (Python's `math.ceil`).
+    Ceil,
 }
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 9] = [
+    pub const ALL: [Builtin; 10] = [
         Builtin::Min,
         Builtin::Max,
         Builtin::Len,
@@ -48,6 +50,7 @@ impl Builtin {
         Builtin::PastSeenTokens,
         Builtin::Generating,
         Builtin::Checkpointing,
+        Builtin::Ceil,
     ];
 
     /// The built-in function called `name`, if any.
@@ -67,6 +70,7 @@ impl Builtin {
             Builtin::PastSeenTokens => "past_seen_tokens",
             Builtin::Generating => "generating",
             Builtin::Checkpointing => "checkpointing",
+            Builtin::Ceil => "ceil",
         }
     }
 
@@ -82,6 +86,7 @@ impl Builtin {
             Builtin::PastSeenTokens => "past_seen_tokens()",
             Builtin::Generating => "generating()",
             Builtin::Checkpointing => "checkpointing()",
+            Builtin::Ceil => "ceil(x)",
         }
     }
 
@@ -106,6 +111,9 @@ impl Builtin {
             }
             Builtin::Generating => {
                 "Whether this forward pass is a step of `generate()` (the scenario sets `new_tokens`): true in its prefill and decode steps, false in any other run. transformers' `generate()` passes the model its own `position_ids` (`[N, S]`, which it holds), so a model written from transformers makes none of its own then, and its rotary tables are made per row."
+            }
+            Builtin::Ceil => {
+                "The smallest integer at least `x`, as Python's `math.ceil`: an integer from a number (DeepSpeed's expert capacity, `ceil(tokens / experts * capacity_factor)`)."
             }
             Builtin::Checkpointing => {
                 "Whether the run checkpoints activations (a `train` scenario that sets `checkpoint`): false in any other run. Under `gradient_checkpointing_enable()` a model with peft adapters has `enable_input_require_grads()` called on it (by transformers, by peft's `get_peft_model` and by `prepare_model_for_kbit_training`), so a model written from transformers marks its input embeddings' output `requires_grad(...)` then."
@@ -133,7 +141,8 @@ impl Builtin {
             | Builtin::Fp32
             | Builtin::PastSeenTokens
             | Builtin::Generating
-            | Builtin::Checkpointing => ordering != std::cmp::Ordering::Less,
+            | Builtin::Checkpointing
+            | Builtin::Ceil => ordering != std::cmp::Ordering::Less,
         }
     }
 }

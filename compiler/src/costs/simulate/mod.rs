@@ -180,6 +180,9 @@ struct Run<'a> {
     producer: Vec<Option<usize>>,
     /// For each node, whether it opens a sliding-window cache layer ([`opens_sliding_layer`]).
     opens_sliding_layer: Vec<bool>,
+    /// The nodes of dead branches of the autograd graph by the node after which they die
+    /// ([`dead_branches`]).
+    dead_after: HashMap<usize, Vec<usize>>,
     /// The tensors the program drops after each node (the elaborator's release points).
     releases: Groups,
 }
@@ -481,6 +484,53 @@ pub const EIGHT_BIT_MAPS: i128 = 2 * 256 * 4;
 /// held with the cache.
 pub const SLIDING_WINDOW_TENSOR: i128 = 8;
 
+/// For each node on a dead branch of the autograd graph, the node after which the branch
+/// dies. A recorded op's graph node (and what it saved) lives as long as a tensor refers to
+/// it: its outputs, and through their own graph nodes the outputs of the ops that read them
+/// for a gradient. When nothing that reads its outputs records (an `argmax` of a
+/// `masked_fill`, DeepSpeed's gate) and no output is the model's, the node goes when the last
+/// of its outputs and of those readers' nodes is dropped, not at its backward (measured:
+/// tests/fixtures/ops/measure_moe_capacity.py, the gate's `masked_fill` mask).
+fn dead_branches(graph: &Graph, behaviours: &[super::autograd::OpMemory]) -> Vec<Option<usize>> {
+    let nodes = graph.nodes.len();
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); nodes];
+    let mut producer: Vec<Option<usize>> = vec![None; graph.tensors.len()];
+    for (i, node) in graph.nodes.iter().enumerate() {
+        for &t in behaviours[i].differentiable(&node.inputs) {
+            if let Some(p) = producer[t.0 as usize].filter(|_| graph.tensor(t).dtype.is_float()) {
+                readers[p].push(i);
+            }
+        }
+        for &o in node.outputs.iter() {
+            producer[o.0 as usize] = Some(i);
+        }
+    }
+    let mut death: Vec<Option<usize>> = vec![None; nodes];
+    for i in (0..nodes).rev() {
+        let node = &graph.nodes[i];
+        let mut last = i;
+        let mut dead = !node.outputs.is_empty();
+        for &o in node.outputs.iter() {
+            match graph.released_after[o.0 as usize] {
+                Some(after) if !graph.outputs.contains(&o) && (after as usize) < nodes => {
+                    last = last.max(after as usize)
+                }
+                _ => dead = false,
+            }
+        }
+        for &r in &readers[i] {
+            match death[r] {
+                Some(after) => last = last.max(after),
+                None => dead = false,
+            }
+        }
+        if dead {
+            death[i] = Some(last);
+        }
+    }
+    death
+}
+
 /// For each node, whether it is the first `kv_cache` call of a sliding-window layer (a
 /// layer's keys are appended before its values): the call that makes its
 /// [`SLIDING_WINDOW_TENSOR`].
@@ -696,6 +746,15 @@ fn replay(
     let mut lines = Lines::new(graph);
     let dtypes = tensor_dtypes(graph, config.precision);
     let (behaviours, reshape_copies) = behaviours(graph, &mode, &dtypes);
+    let dead_after = {
+        let mut dead_after: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (i, death) in dead_branches(graph, &behaviours).into_iter().enumerate() {
+            if let Some(after) = death {
+                dead_after.entry(after).or_default().push(i);
+            }
+        }
+        dead_after
+    };
     let mut run = Run {
         graph,
         config,
@@ -714,6 +773,7 @@ fn replay(
         segment: segments(graph, config),
         segment_args: segment_args(graph, config),
         opens_sliding_layer: opens_sliding_layer(graph, config.cache.as_ref()),
+        dead_after,
         producer: {
             let mut producer = vec![None; graph.tensors.len()];
             for (i, node) in graph.nodes.iter().enumerate() {

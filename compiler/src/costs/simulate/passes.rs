@@ -65,6 +65,14 @@ pub(super) fn run_forward(
         if i % CHECK_EVERY == 0 {
             (run.check)();
         }
+        // A dead branch of the graph went with the last tensor that referred to it.
+        if let Some(dead) = i.checked_sub(1).and_then(|before| run.dead_after.get(&before)) {
+            for &d in dead {
+                for s in std::mem::take(&mut saved[d]) {
+                    store.release(s);
+                }
+            }
+        }
         let behaviour = &run.behaviours[i];
         let (inputs, outputs) = (&node.inputs[..], &node.outputs[..]);
         let op = node.op.name();

@@ -123,6 +123,23 @@ impl<'a> ItemChecker<'a> {
             }
             return ValueKind::Bool;
         }
+        if builtin == Builtin::Ceil {
+            match kinds {
+                [ValueKind::Int | ValueKind::Float | ValueKind::Unknown] => {}
+                [other] => {
+                    let message = format!("`ceil` takes a number, but this is {}", other.describe());
+                    self.error(Code::ArgumentKind, args[0].value.id, message);
+                }
+                _ => {
+                    self.error(
+                        Code::TooManyArguments,
+                        id,
+                        format!("`ceil` takes one number, but {} were given", args.len()),
+                    );
+                }
+            }
+            return ValueKind::Int;
+        }
         if builtin == Builtin::Len {
             match kinds {
                 [ValueKind::IntList | ValueKind::TensorList | ValueKind::Unknown] => {}

@@ -151,3 +151,101 @@ pub(super) fn index_put(args: &Args) -> OpOutcome {
 pub(super) fn empty_like(args: &Args) -> OpOutcome {
     Ok(OpResult::one(args.tensor("x")?.clone()))
 }
+
+/// `x`'s shape without dimension `d`, or with it of size 1 when `keepdim`.
+fn reduced_shape(x: &TensorType, d: usize, keepdim: bool) -> Vec<Dim> {
+    let mut shape = x.shape.clone();
+    if keepdim {
+        shape[d] = k(1);
+    } else {
+        shape.remove(d);
+    }
+    shape
+}
+
+/// `argmax(x, dim, keepdim)`: the int64 index of the largest element along `dim`.
+pub(super) fn argmax(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank())?;
+    Ok(OpResult::one(TensorType::new(DType::I64, reduced_shape(x, d, args.bool("keepdim")?))))
+}
+
+/// `any(x, dim, keepdim)`: whether any element along `dim` is nonzero, bool.
+pub(super) fn any(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank())?;
+    Ok(OpResult::one(TensorType::new(DType::Bool, reduced_shape(x, d, args.bool("keepdim")?))))
+}
+
+/// `full(shape, value, dtype)`: a new tensor of `shape` filled with `value`.
+pub(super) fn full(args: &Args) -> OpOutcome {
+    let shape = args.ints("shape")?;
+    if let Some(bad) = shape.iter().filter_map(|d| d.known()).find(|&d| d < 0) {
+        return Err(error(format!("a tensor's dimensions must not be negative, found {bad}")).blame("shape", "here"));
+    }
+    // The fill value (a number, maybe a symbolic size) changes no byte.
+    Ok(OpResult::one(TensorType::new(args.dtype("dtype")?, shape)))
+}
+
+/// `full_like(x, value, dtype)`: a new tensor of `x`'s shape filled with `value`, of `x`'s
+/// dtype unless `dtype` names another.
+pub(super) fn full_like(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let dtype = if args.str("dtype")?.is_empty() { x.dtype } else { args.dtype("dtype")? };
+    Ok(OpResult::one(TensorType::new(dtype, x.shape.clone())))
+}
+
+/// `stack(xs, dim)`: tensors of one shape joined along a new dimension `dim`.
+pub(super) fn stack(args: &Args) -> OpOutcome {
+    let xs = args.tensors("xs")?;
+    let first = xs.first().ok_or_else(|| error("stack needs at least one tensor").blame("xs", "empty"))?;
+    let d = axis(args, "dim", first.rank() + 1)?;
+    for x in xs {
+        if x.dtype != first.dtype
+            || x.rank() != first.rank()
+            || x.shape.iter().zip(&first.shape).any(|(a, b)| a.certainly_differs(b))
+        {
+            return Err(error(format!("stack needs tensors of one type, found {first} and {x}")).blame("xs", "here"));
+        }
+    }
+    let mut shape = first.shape.clone();
+    shape.insert(d, k(xs.len() as i128));
+    Ok(OpResult::one(TensorType::new(first.dtype, shape)))
+}
+
+/// `scatter(x, dim, index, src)`: `x` with `src`'s elements written at `index` along `dim`
+/// (`Tensor.scatter_`). Modelled for integer tensors (slot and token maps), which get no
+/// gradient.
+pub(super) fn scatter(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    axis(args, "dim", x.rank())?;
+    let index = args.tensor("index")?;
+    let src = args.tensor("src")?;
+    if index.dtype != DType::I64 {
+        return Err(error(format!("scatter needs an i64 index, found {index}")).blame("index", format!("{index}")));
+    }
+    if x.dtype.is_float() || src.dtype != x.dtype {
+        return Err(error(format!("scatter is modelled for integer tensors of one dtype, found {x} and {src}"))
+            .blame("x", format!("{x}"))
+            .help("a floating-point scatter's gradient is not modelled"));
+    }
+    if index.rank() != x.rank() || src.rank() != x.rank() {
+        return Err(error(format!("scatter's index {index} and source {src} must have the rank of {x}"))
+            .blame("index", format!("{}-D", index.rank())));
+    }
+    Ok(OpResult::one(x.clone()))
+}
+
+/// `index_select(x, dim, index)`: the slices of `x` along `dim` at each index of a 1-D
+/// integer `index`, which becomes that dimension.
+pub(super) fn index_select(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank())?;
+    let index = integer_index(args, "index", "index_select")?;
+    if index.rank() != 1 {
+        return Err(error(format!("index_select takes a 1-D index, found {index}")).blame("index", format!("{index}")));
+    }
+    let mut shape = x.shape.clone();
+    shape[d] = index.shape[0].clone();
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
