@@ -559,6 +559,30 @@ fn a_capacity_factor_mixture_of_experts_matches_deepspeed() {
     assert_eq!(cases.len(), 12);
 }
 
+/// The zoo's Mixtral with `capacity_factor` (DeepSpeed's MoE layer around its experts) has the
+/// grouped model's parameters, and its experts run `E * capacity` rows a layer, padding
+/// included: at 4 x 2,048 tokens, 8 experts and a factor of 1.25, 2,560 slots an expert for the
+/// 16,384 routes, so 25 % more expert MACs than the grouped model's (and the gate's two
+/// einsums).
+#[test]
+fn mixtral_with_a_capacity_factor_pads_every_expert() {
+    use netc::report::report;
+    let text = "use std.models.mixtral\n\
+        train grouped { model mixtral(vocab=32000, d=1024, layers=2, heads=16, kv_heads=8, ffn=3584)  batch 4  seq 2048  precision bf16  optimizer adamw  loss causal_lm }\n\
+        train padded { model mixtral(vocab=32000, d=1024, layers=2, heads=16, kv_heads=8, ffn=3584, capacity_factor=1.25)  batch 4  seq 2048  precision bf16  optimizer adamw  loss causal_lm }\n";
+    let (db, file, _) = load("capacity.net", text.to_string());
+    let r = report(&db, &[file], None);
+    let [grouped, padded] = &r.scenarios[..] else { panic!("two reports") };
+    assert_eq!(grouped.params, padded.params);
+    let (tokens, experts, d, ffn, layers) = (4 * 2048i128, 8i128, 1024i128, 3584i128, 2i128);
+    let capacity = (tokens as f64 / experts as f64 * 1.25 * 2.0).ceil() as i128;
+    assert_eq!(capacity, 2560);
+    let expert_macs = |rows: i128| rows * 3 * d * ffn * layers;
+    // And the gate's two `einsum("se,se->s")` of its renormalization.
+    let gate_einsums = 2 * tokens * experts * layers;
+    assert_eq!(padded.macs - grouped.macs, expert_macs(experts * capacity) - expert_macs(2 * tokens) + gate_einsums);
+}
+
 /// QLoRA as transformers 5.24, bitsandbytes 0.50 and peft 0.21 run it: a Llama (d 512, 2
 /// layers, 8 heads and 2 key/value heads) loaded in 4 bits (`BitsAndBytesConfig`: NF4 or FP4,
 /// with and without double quantization, bfloat16 compute; every linear but the head a
