@@ -359,6 +359,12 @@ pub(super) fn run_forward(
             }
         }
     }
+    // A dead branch whose last reference went after the last node.
+    for &d in graph.nodes.len().checked_sub(1).and_then(|last| run.dead_after.get(&last)).into_iter().flatten() {
+        for s in std::mem::take(&mut saved[d]) {
+            store.release(s);
+        }
+    }
     // A segment that recorded nothing (no input or parameter requires grad) saved no hook,
     // so nothing keeps its inputs after the forward pass.
     segment_inputs.retain(|segment, held| {
