@@ -146,6 +146,28 @@ impl Node {
     pub fn weight_elements(&self) -> i128 {
         self.result.weights.iter().find(|w| w.name == "weight").and_then(|w| w.numel.known()).unwrap_or(0)
     }
+
+    /// Whether the boolean argument `name` is true.
+    pub fn flag(&self, name: &str) -> bool {
+        matches!(self.args.values.get(name), Some(ArgValue::Bool(true)))
+    }
+
+    /// The integer argument `name`, when known.
+    pub fn int_arg(&self, name: &str) -> Option<i128> {
+        match self.args.values.get(name) {
+            Some(ArgValue::Int(d)) => d.known(),
+            _ => None,
+        }
+    }
+
+    /// The number argument `name` (an integer read as a float), when known.
+    pub fn float_arg(&self, name: &str) -> Option<f64> {
+        match self.args.values.get(name) {
+            Some(ArgValue::Float(f)) => Some(*f),
+            Some(ArgValue::Int(d)) => d.known().map(|v| v as f64),
+            _ => None,
+        }
+    }
 }
 
 impl PartialEq for Node {

@@ -216,25 +216,6 @@ impl SavedList {
     }
 }
 
-fn flag(node: &Node, name: &str) -> bool {
-    matches!(node.args.values.get(name), Some(ArgValue::Bool(true)))
-}
-
-fn int(node: &Node, name: &str) -> Option<i128> {
-    match node.args.values.get(name) {
-        Some(ArgValue::Int(d)) => d.known(),
-        _ => None,
-    }
-}
-
-fn float(node: &Node, name: &str) -> Option<f64> {
-    match node.args.values.get(name) {
-        Some(ArgValue::Float(f)) => Some(*f),
-        Some(ArgValue::Int(d)) => d.known().map(|v| v as f64),
-        _ => None,
-    }
-}
-
 /// What PyTorch's attention-kernel choice reads of an `sdpa` node in a run: ranks, the
 /// element type the kernel sees (a half model's, autocast's lower precision, or the declared
 /// one), head sizes and sequence lengths.
@@ -259,12 +240,12 @@ pub fn sdpa_call(node: &Node, graph: &Graph, mode: &Mode) -> Option<sdpa::SdpaCa
         dtype,
         head_dims: (last(q, 1), last(k, 1), last(v, 1)),
         lengths: (last(q, 2), last(k, 2)),
-        causal: flag(node, "causal"),
+        causal: node.flag("causal"),
         // The mask, when given, is the fourth input (parameters in declaration order).
         masked: node.inputs.len() > 3,
         requires_grad: mode.grad,
         head_groups: match (q.rank(), k.rank()) {
-            (rq, rk) if rq >= 3 && rk >= 3 && flag(node, "enable_gqa") => {
+            (rq, rk) if rq >= 3 && rk >= 3 && node.flag("enable_gqa") => {
                 let (hq, hk) = (q.shape[rq - 3].known().unwrap_or(1), k.shape[rk - 3].known().unwrap_or(1));
                 if hk > 0 { hq / hk } else { 1 }
             }
@@ -545,7 +526,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
     };
     let alias_all = |grad: GradFlow| OpMemory { grad, ..identity() };
     // Computed only by the ops that need them.
-    let inplace = || flag(node, "inplace");
+    let inplace = || node.flag("inplace");
     let out0 = || node.outputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
     let in0 = || node.inputs.first().map(|&t| numel(graph, t)).unwrap_or(0);
     let f32_bytes = 4;
@@ -602,7 +583,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
                     .first()
                     .and_then(|d| d.known())
                     .unwrap_or(0)
-                    .saturating_mul(int(node, "groups").unwrap_or(1)),
+                    .saturating_mul(node.int_arg("groups").unwrap_or(1)),
                 (_, Some(t)) => {
                     let last = t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1);
                     in0() / last
@@ -629,7 +610,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         }
         Op::Relu6 | Op::LeakyRelu | Op::Gelu | Op::Silu | Op::Hardswish | Op::Hardsigmoid => fresh(&[Saved::Input(0)]),
         Op::Dropout => {
-            let p = float(node, "p").unwrap_or(0.5);
+            let p = node.float_arg("p").unwrap_or(0.5);
             if !mode.train || p == 0.0 {
                 return alias_all(GradFlow::PassThrough);
             }
@@ -646,7 +627,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         }
         Op::AvgPool2d => fresh(&[Saved::Input(0)]),
         // Output size 1 is a mean, whose backward needs only sizes.
-        Op::AdaptiveAvgPool2d if int(node, "size") == Some(1) => fresh(&[]),
+        Op::AdaptiveAvgPool2d if node.int_arg("size") == Some(1) => fresh(&[]),
         Op::AdaptiveAvgPool2d => fresh(&[Saved::Input(0)]),
         Op::Flatten | Op::Reshape => alias_all(GradFlow::PassThrough),
         Op::Permute | Op::Transpose => alias_all(GradFlow::PassThrough),
@@ -697,7 +678,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // .bernoulli_(1 - p).div_(1 - p)` and `x * noise`, which keeps the noise (one value
         // per sample, or one in `mode="batch"`); in eval or with `p = 0`, `x` itself.
         Op::DropPath => {
-            let p = float(node, "p").unwrap_or(0.0);
+            let p = node.float_arg("p").unwrap_or(0.0);
             if !mode.train || p == 0.0 {
                 return alias_all(GradFlow::PassThrough);
             }
@@ -779,7 +760,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
                     saved.push(Saved::Input(at as usize));
                 }
             }
-            if let Some(bytes) = int(node, "saved_bytes").filter(|&b| b > 0) {
+            if let Some(bytes) = node.int_arg("saved_bytes").filter(|&b| b > 0) {
                 saved.push(Saved::Extra(bytes));
             }
             OpMemory { saved, ..fresh(&[]) }
@@ -835,8 +816,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
                     (d(0), d(1))
                 })
                 .unwrap_or((0, 0));
-            let heads = int(node, "heads").unwrap_or(1);
-            let scores = if flag(node, "flash") {
+            let heads = node.int_arg("heads").unwrap_or(1);
+            let scores = if node.flag("flash") {
                 product(&[n, heads, s, f32_bytes])
             } else {
                 product(&[n, heads, s, s, f32_bytes])
@@ -850,9 +831,9 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         }
         Op::Lstm | Op::Gru => {
             let gates = if node.op == Op::Lstm { 4 } else { 3 };
-            let hidden = int(node, "hidden").unwrap_or(0);
-            let layers = int(node, "layers").unwrap_or(1);
-            let dirs = if flag(node, "bidirectional") { 2 } else { 1 };
+            let hidden = node.int_arg("hidden").unwrap_or(0);
+            let layers = node.int_arg("layers").unwrap_or(1);
+            let dirs = if node.flag("bidirectional") { 2 } else { 1 };
             let x = node.inputs.first().map(|&t| graph.tensor(t));
             let steps = x.map(|t| in0() / t.shape.last().and_then(|d| d.known()).unwrap_or(1).max(1)).unwrap_or(0);
             // Gates and states of every step of every layer (cuDNN's reserve space).

@@ -269,16 +269,16 @@ impl Run<'_> {
         let weight = node.weight_elements();
         let out = self.out_features(node);
         let stored = match node.op {
-            Op::Linear4bit => four_bit_storage(weight, double_quant(node)),
+            Op::Linear4bit => four_bit_storage(weight, node.flag("double_quant")),
             Op::Linear8bit => int8_storage(weight, out),
             // gptqmodel keeps the bias as a float16 buffer too.
             Op::LinearInt4 => {
-                let group = int_arg(node, "group").max(1);
+                let group = node.int_arg("group").unwrap_or(1).max(1);
                 let awq = matches!(node.args.values.get("format"), Some(ArgValue::Str(f)) if f == "awq");
                 let bias = product(&[elements - weight, 2]);
                 return int4_storage(weight / out.max(1), out, group, awq).saturating_add(bias);
             }
-            Op::LinearFp8 => fp8_storage(weight / out.max(1), out, int_arg(node, "block_size")),
+            Op::LinearFp8 => fp8_storage(weight / out.max(1), out, node.int_arg("block_size").unwrap_or(0)),
             _ => return self.param_bytes(elements, fp32),
         };
         stored.saturating_add(self.param_bytes(elements - weight, fp32))
@@ -331,7 +331,7 @@ impl Run<'_> {
         if self.on_cuda() && rows <= 4 {
             return 0;
         }
-        let scales = if double_quant(node) { product(&[div_up(weight, 64), 4]) } else { 0 };
+        let scales = if node.flag("double_quant") { product(&[div_up(weight, 64), 4]) } else { 0 };
         product(&[weight, element]).saturating_add(scales)
     }
 
@@ -355,7 +355,7 @@ impl Run<'_> {
         }
         let fp16 = self.dtypes[x.0 as usize] == DType::F16;
         let half_copy = if fp16 { 0 } else { product(&[m, k, 2]) };
-        let outliers = if threshold(node) > 0.0 { product(&[m, k, 3]) } else { 0 };
+        let outliers = if node.float_arg("threshold").unwrap_or(0.0) > 0.0 { product(&[m, k, 3]) } else { 0 };
         let quantized = product(&[m, k]).saturating_add(4 * m);
         let quantize = half_copy.saturating_add(quantized).saturating_add(outliers);
         let result = product(&[m, n, e]);
@@ -374,7 +374,7 @@ impl Run<'_> {
     fn fp8_matmul(&self, node: &crate::graph::Node, x: crate::graph::TensorId, pass: Pass) -> i128 {
         let (m, k, e) = self.input_rows(x);
         let n = self.out_features(node);
-        let block = int_arg(node, "block_size");
+        let block = node.int_arg("block_size").unwrap_or(0);
         let per_row = if block > 0 { div_up(k, block) } else { 1 };
         if pass == Pass::Forward {
             return product(&[m, k]).saturating_add(product(&[4, m, per_row]));
@@ -397,23 +397,6 @@ pub(super) enum Pass {
     Forward,
     /// The backward pass.
     Backward,
-}
-
-/// A `linear8bit` node's outlier threshold (bitsandbytes' `llm_int8_threshold`).
-fn threshold(node: &crate::graph::Node) -> f64 {
-    match node.args.values.get("threshold") {
-        Some(ArgValue::Float(t)) => *t,
-        Some(ArgValue::Int(t)) => t.known().unwrap_or(0) as f64,
-        _ => 0.0,
-    }
-}
-
-/// An integer argument of a node (0 when absent or unknown).
-fn int_arg(node: &crate::graph::Node, name: &str) -> i128 {
-    match node.args.values.get(name) {
-        Some(ArgValue::Int(d)) => d.known().unwrap_or(0),
-        _ => 0,
-    }
 }
 
 /// The bytes gptqmodel 7.7 stores a 4-bit weight of `inputs` x `outputs` in, with groups of
@@ -448,11 +431,6 @@ fn fp8_storage(inputs: i128, outputs: i128, block: i128) -> i128 {
 /// scale a row (`SCB`). Measured: tests/fixtures/calibration/measure_int8.py.
 fn int8_storage(n: i128, rows: i128) -> i128 {
     n.saturating_add(product(&[rows, 4]))
-}
-
-/// Whether a `linear4bit` node double-quantizes its block scales.
-fn double_quant(node: &crate::graph::Node) -> bool {
-    matches!(node.args.values.get("double_quant"), Some(ArgValue::Bool(true)))
 }
 
 /// The bytes bitsandbytes 0.50 stores a 4-bit weight of `n` elements in (blocks of 64): the
