@@ -260,6 +260,16 @@ impl Run<'_> {
         self.graph.nodes[i].trains_weights()
     }
 
+    /// Whether autograd records node `i` when its inputs require grad as `requires_grad`
+    /// says (grad mode on): it trains weights, an input it differentiates requires grad, or
+    /// it makes a leaf that requires grad (`requires_grad`).
+    fn records(&self, i: usize, requires_grad: &[bool]) -> bool {
+        let node = &self.graph.nodes[i];
+        node.op == Op::RequiresGrad
+            || self.trains(i)
+            || self.behaviours[i].differentiable(&node.inputs).iter().any(|t| requires_grad[t.0 as usize])
+    }
+
     /// The bytes node `i`'s `elements` parameters are stored in: a quantized layer's weight
     /// in its format ([`four_bit_storage`], [`int8_storage`]) and its bias as any parameter;
     /// the precision policy's otherwise.
@@ -462,6 +472,17 @@ pub const EIGHT_BIT_MAPS: i128 = 2 * 256 * 4;
 /// held with the cache.
 pub const SLIDING_WINDOW_TENSOR: i128 = 8;
 
+/// The node that made each tensor (`None` for inputs).
+fn producers(graph: &Graph) -> Vec<Option<usize>> {
+    let mut producer = vec![None; graph.tensors.len()];
+    for (i, node) in graph.nodes.iter().enumerate() {
+        for o in node.outputs.iter() {
+            producer[o.0 as usize] = Some(i);
+        }
+    }
+    producer
+}
+
 /// For each node on a dead branch of the autograd graph, the node after which the branch
 /// dies. A recorded op's graph node (and what it saved) lives as long as a tensor refers to
 /// it: its outputs, and through their own graph nodes the outputs of the ops that read them
@@ -469,18 +490,18 @@ pub const SLIDING_WINDOW_TENSOR: i128 = 8;
 /// `masked_fill`, DeepSpeed's gate) and no output is the model's, the node goes when the last
 /// of its outputs and of those readers' nodes is dropped, not at its backward (measured:
 /// tests/fixtures/ops/measure_moe_capacity.py, the gate's `masked_fill` mask).
-fn dead_branches(graph: &Graph, behaviours: &[super::autograd::OpMemory]) -> Vec<Option<usize>> {
+fn dead_branches(
+    graph: &Graph,
+    behaviours: &[super::autograd::OpMemory],
+    producer: &[Option<usize>],
+) -> Vec<Option<usize>> {
     let nodes = graph.nodes.len();
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); nodes];
-    let mut producer: Vec<Option<usize>> = vec![None; graph.tensors.len()];
     for (i, node) in graph.nodes.iter().enumerate() {
         for &t in behaviours[i].differentiable(&node.inputs) {
             if let Some(p) = producer[t.0 as usize].filter(|_| graph.tensor(t).dtype.is_float()) {
                 readers[p].push(i);
             }
-        }
-        for &o in node.outputs.iter() {
-            producer[o.0 as usize] = Some(i);
         }
     }
     let mut death: Vec<Option<usize>> = vec![None; nodes];
@@ -724,9 +745,10 @@ fn replay(
     let mut lines = Lines::new(graph);
     let dtypes = tensor_dtypes(graph, config.precision);
     let (behaviours, reshape_copies) = behaviours(graph, &mode, &dtypes);
+    let producer = producers(graph);
     let dead_after = {
         let mut dead_after: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (i, death) in dead_branches(graph, &behaviours).into_iter().enumerate() {
+        for (i, death) in dead_branches(graph, &behaviours, &producer).into_iter().enumerate() {
             if let Some(after) = death {
                 dead_after.entry(after).or_default().push(i);
             }
@@ -752,15 +774,7 @@ fn replay(
         segment_args: segment_args(graph, config),
         opens_sliding_layer: opens_sliding_layer(graph, config.cache.as_ref()),
         dead_after,
-        producer: {
-            let mut producer = vec![None; graph.tensors.len()];
-            for (i, node) in graph.nodes.iter().enumerate() {
-                for o in node.outputs.iter() {
-                    producer[o.0 as usize] = Some(i);
-                }
-            }
-            producer
-        },
+        producer,
         releases: release_points(graph),
     };
 

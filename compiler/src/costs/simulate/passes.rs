@@ -78,10 +78,7 @@ pub(super) fn run_forward(
         let op = node.op.name();
         let site = &node.origin.stmt;
         store.at_node(i);
-        let needs_grad = recording
-            && (node.op == Op::RequiresGrad
-                || run.trains(i)
-                || behaviour.differentiable(inputs).iter().any(|t| requires_grad[t.0 as usize]));
+        let needs_grad = recording && run.records(i, &requires_grad);
         // Inside a checkpoint segment nothing is saved; the segment keeps its inputs, every
         // tensor it reads from outside and every argument of a marked call (held from its
         // first node): non-reentrant `checkpoint` keeps the call's arguments
@@ -461,7 +458,7 @@ pub(super) fn recompute(
             }
         }
         if behaviour.ctx_input
-            && behaviour.differentiable(inputs).iter().any(|t| forward.requires_grad[t.0 as usize])
+            && run.records(j, &forward.requires_grad)
             && let Some(s) = inputs.first().and_then(|&t| storage(t, &recomputed))
         {
             store.hold(s);
@@ -788,8 +785,7 @@ pub(super) fn run_backward(
 fn saves_for_backward(run: &Run<'_>, requires_grad: &[bool], i: usize) -> Option<bool> {
     let node = &run.graph.nodes[i];
     let behaviour = &run.behaviours[i];
-    let records = run.trains(i) || behaviour.differentiable(&node.inputs).iter().any(|t| requires_grad[t.0 as usize]);
-    if !records {
+    if !run.records(i, requires_grad) {
         return None;
     }
     let mut kept = behaviour.saved.as_slice().iter().filter(|s| s.kept(&node.inputs, requires_grad, run.trains(i)));
