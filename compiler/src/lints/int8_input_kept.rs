@@ -3,9 +3,7 @@
 //! Its documentation is the `///` comment below (the source of its page in spec/lints/).
 
 use super::{Lint, ScenarioContext, label_peak, percent};
-use crate::costs::simulate::tensor_dtypes;
 use crate::diagnostics::{Code, Diagnostic};
-use crate::op::Op;
 use crate::units::bytes;
 
 /// The share of the peak the kept inputs must reach to be reported.
@@ -42,36 +40,10 @@ impl Lint for Int8InputKept {
     }
 
     fn check_scenario(&self, cx: &ScenarioContext<'_>) -> Vec<Diagnostic> {
-        let run = &cx.setup.run;
-        let graph = cx.graph;
-        if !run.training || !run.checkpoint || !graph.nodes.iter().any(|n| n.op == Op::Linear8bit) {
-            return Vec::new();
-        }
-        // Which tensors require grad: what trained weights or a leaf made to require grad
-        // reach, as autograd records them.
-        let mut requires_grad = vec![false; graph.tensors.len()];
-        let dtypes = tensor_dtypes(graph, run.precision);
-        let mut kept = Vec::new();
-        for node in &graph.nodes {
-            let recorded = node.trains_weights()
-                || node.op == Op::RequiresGrad
-                || node.inputs.iter().any(|t| requires_grad[t.0 as usize]);
-            for &o in node.outputs.iter() {
-                requires_grad[o.0 as usize] = recorded && dtypes[o.0 as usize].is_float();
-            }
-            if node.op == Op::Linear8bit
-                && let Some(&x) = node.inputs.first().filter(|x| requires_grad[x.0 as usize])
-                && !kept.contains(&x)
-            {
-                kept.push(x);
-            }
-        }
-        let held: i128 = kept
-            .iter()
-            .map(|&t| graph.tensor(t).numel().and_then(|n| n.known()).unwrap_or(0) * dtypes[t.0 as usize].size())
-            .sum();
+        // The simulation knows what each function kept on its `ctx` inside a segment.
+        let kept = cx.costs.simulation.kept_past_checkpoint;
         let peak = cx.costs.simulation.peak.bytes;
-        if held == 0 || held * 100 < peak * REPORTED_SHARE {
+        if kept.bytes == 0 || kept.bytes * 100 < peak * REPORTED_SHARE {
             return Vec::new();
         }
         let d = cx
@@ -79,12 +51,12 @@ impl Lint for Int8InputKept {
                 Code::Int8InputKept,
                 format!(
                     "checkpointing does not free the inputs of the 8-bit layers: {} of them stay to the backward ({} % of the peak)",
-                    bytes(held),
-                    percent(held, peak)
+                    bytes(kept.bytes),
+                    percent(kept.bytes, peak)
                 ),
                 "checkpoint",
             )
-            .with_primary_message(format!("{} layer inputs kept by bitsandbytes' `ctx`", kept.len()))
+            .with_primary_message(format!("{} layer inputs kept by bitsandbytes' `ctx`", kept.tensors))
             .with_help("4-bit weights (`quant=\"nf4\"`) keep no input; bitsandbytes' 8-bit matmul keeps its input on `ctx`, where checkpointing cannot drop it");
         vec![label_peak(d, cx, "the peak happens here")]
     }

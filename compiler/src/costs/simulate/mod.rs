@@ -682,6 +682,10 @@ pub fn simulate_checked(graph: &Graph, config: &Config, check: &dyn Fn()) -> Sim
         lines: lines.by_site(),
         timeline: store.timeline.finish(store.peak_at),
         overflowed: store.overflowed,
+        kept_past_checkpoint: KeptPastCheckpoint {
+            tensors: store.kept_past_checkpoint.len(),
+            bytes: store.kept_past_checkpoint.iter().map(|&s| store.bytes[s]).sum(),
+        },
     }
 }
 
@@ -741,6 +745,7 @@ fn replay(
         node_lines: Vec::new(),
         snapshot_at,
         snapshot: None,
+        kept_past_checkpoint: Vec::new(),
     };
     let mut lines = Lines::new(graph);
     let dtypes = tensor_dtypes(graph, config.precision);

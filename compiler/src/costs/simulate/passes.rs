@@ -203,6 +203,9 @@ pub(super) fn run_forward(
             graph_held.push(s);
             if first_step {
                 kept.push(s);
+                if run.segment[i] != 0 && !store.kept_past_checkpoint.contains(&s) {
+                    store.kept_past_checkpoint.push(s);
+                }
             }
         }
         let mut extra_saved = Vec::new();

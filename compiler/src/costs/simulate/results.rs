@@ -248,6 +248,19 @@ pub struct Simulation {
     /// the scenario is reported as E0503 (`crate::costs::cost_diagnostics`).
     #[serde(skip)]
     pub overflowed: bool,
+    /// What autograd functions keep on their `ctx` inside checkpoint segments (bitsandbytes'
+    /// 8-bit layers' inputs): checkpointing does not free it.
+    #[serde(skip)]
+    pub kept_past_checkpoint: KeptPastCheckpoint,
+}
+
+/// Tensors that a checkpointed run keeps to its backward anyway.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeptPastCheckpoint {
+    /// How many (each storage once).
+    pub tensors: usize,
+    /// Their bytes.
+    pub bytes: i128,
 }
 
 /// One moment of the run: what was live just after an allocation was checked for the peak,

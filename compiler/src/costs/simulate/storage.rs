@@ -39,6 +39,9 @@ pub(super) struct Store {
     /// backward temporaries) live then, by line.
     pub(super) snapshot_at: Option<usize>,
     pub(super) snapshot: Option<Vec<i128>>,
+    /// The storages autograd functions kept on their `ctx` inside checkpoint segments in the
+    /// first forward pass, each once: what checkpointing does not free.
+    pub(super) kept_past_checkpoint: Vec<usize>,
 }
 
 impl Store {
