@@ -111,51 +111,20 @@ impl<'a> ItemChecker<'a> {
                 Some(format!("give the values by position: `{}`", builtin.signature()));
             return ValueKind::Unknown;
         }
-        if builtin == Builtin::PastSeenTokens {
-            if !args.is_empty() {
-                self.error(Code::TooManyArguments, id, "`past_seen_tokens` takes no arguments".to_string());
+        match builtin {
+            Builtin::PastSeenTokens => return self.no_arguments(id, builtin, args, ValueKind::Int),
+            Builtin::Generating | Builtin::Checkpointing => {
+                return self.no_arguments(id, builtin, args, ValueKind::Bool);
             }
-            return ValueKind::Int;
-        }
-        if matches!(builtin, Builtin::Generating | Builtin::Checkpointing) {
-            if !args.is_empty() {
-                self.error(Code::TooManyArguments, id, format!("`{}` takes no arguments", builtin.name()));
+            Builtin::Ceil => {
+                let number = |k: ValueKind| matches!(k, ValueKind::Int | ValueKind::Float | ValueKind::Unknown);
+                return self.one_argument(id, builtin, args, kinds, number, ("number", ValueKind::Int));
             }
-            return ValueKind::Bool;
-        }
-        if builtin == Builtin::Ceil {
-            match kinds {
-                [ValueKind::Int | ValueKind::Float | ValueKind::Unknown] => {}
-                [other] => {
-                    let message = format!("`ceil` takes a number, but this is {}", other.describe());
-                    self.error(Code::ArgumentKind, args[0].value.id, message);
-                }
-                _ => {
-                    self.error(
-                        Code::TooManyArguments,
-                        id,
-                        format!("`ceil` takes one number, but {} were given", args.len()),
-                    );
-                }
+            Builtin::Len => {
+                let list = |k: ValueKind| matches!(k, ValueKind::IntList | ValueKind::TensorList | ValueKind::Unknown);
+                return self.one_argument(id, builtin, args, kinds, list, ("list", ValueKind::Int));
             }
-            return ValueKind::Int;
-        }
-        if builtin == Builtin::Len {
-            match kinds {
-                [ValueKind::IntList | ValueKind::TensorList | ValueKind::Unknown] => {}
-                [other] => {
-                    let message = format!("`len` takes a list, but this is {}", other.describe());
-                    self.error(Code::ArgumentKind, args[0].value.id, message);
-                }
-                _ => {
-                    self.error(
-                        Code::TooManyArguments,
-                        id,
-                        format!("`len` takes one list, but {} were given", args.len()),
-                    );
-                }
-            }
-            return ValueKind::Int;
+            _ => {}
         }
         match kinds {
             [] => {
@@ -187,6 +156,41 @@ impl<'a> ItemChecker<'a> {
                 result
             }
         }
+    }
+
+    /// A built-in that takes no arguments (`past_seen_tokens()`, `generating()`): its value
+    /// is of `kind`.
+    fn no_arguments(&mut self, id: NodeId, builtin: Builtin, args: &[Arg], kind: ValueKind) -> ValueKind {
+        if !args.is_empty() {
+            self.error(Code::TooManyArguments, id, format!("`{}` takes no arguments", builtin.name()));
+        }
+        kind
+    }
+
+    /// A built-in of one argument whose kind `accepts` (`noun` names what it must be; `result`
+    /// is the kind of the value): `len(list)`, `ceil(x)`.
+    fn one_argument(
+        &mut self,
+        id: NodeId,
+        builtin: Builtin,
+        args: &[Arg],
+        kinds: &[ValueKind],
+        accepts: impl Fn(ValueKind) -> bool,
+        (noun, result): (&str, ValueKind),
+    ) -> ValueKind {
+        let name = builtin.name();
+        match kinds {
+            [one] if accepts(*one) => {}
+            [other] => {
+                let message = format!("`{name}` takes a {noun}, but this is {}", other.describe());
+                self.error(Code::ArgumentKind, args[0].value.id, message);
+            }
+            _ => {
+                let message = format!("`{name}` takes one {noun}, but {} were given", args.len());
+                self.error(Code::TooManyArguments, id, message);
+            }
+        }
+        result
     }
 
     /// Checks the arguments of a call against a signature: arity, keywords, kinds.

@@ -179,20 +179,15 @@ pub(super) fn any(args: &Args) -> OpOutcome {
 
 /// `full(shape, value, dtype)`: a new tensor of `shape` filled with `value`.
 pub(super) fn full(args: &Args) -> OpOutcome {
-    let shape = args.ints("shape")?;
-    if let Some(bad) = shape.iter().filter_map(|d| d.known()).find(|&d| d < 0) {
-        return Err(error(format!("a tensor's dimensions must not be negative, found {bad}")).blame("shape", "here"));
-    }
     // The fill value (a number, maybe a symbolic size) changes no byte.
-    Ok(OpResult::one(TensorType::new(args.dtype("dtype")?, shape)))
+    Ok(OpResult::one(TensorType::new(args.dtype("dtype")?, args.sizes("shape")?)))
 }
 
 /// `full_like(x, value, dtype)`: a new tensor of `x`'s shape filled with `value`, of `x`'s
 /// dtype unless `dtype` names another.
 pub(super) fn full_like(args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
-    let dtype = if args.str("dtype")?.is_empty() { x.dtype } else { args.dtype("dtype")? };
-    Ok(OpResult::one(TensorType::new(dtype, x.shape.clone())))
+    Ok(OpResult::one(TensorType::new(args.dtype_or("dtype", x.dtype)?, x.shape.clone())))
 }
 
 /// `stack(xs, dim)`: tensors of one shape joined along a new dimension `dim`.

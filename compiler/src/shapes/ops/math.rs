@@ -97,12 +97,7 @@ pub(super) fn compare(op: Op, args: &Args) -> OpOutcome {
 /// unless `dtype` names another.
 pub(super) fn new_filled(args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
-    let shape = args.ints("shape")?;
-    if let Some(bad) = shape.iter().filter_map(|d| d.known()).find(|&d| d < 0) {
-        return Err(error(format!("a tensor's dimensions must not be negative, found {bad}")).blame("shape", "here"));
-    }
-    let dtype = if args.str("dtype")?.is_empty() { x.dtype } else { args.dtype("dtype")? };
-    Ok(OpResult::one(TensorType::new(dtype, shape)))
+    Ok(OpResult::one(TensorType::new(args.dtype_or("dtype", x.dtype)?, args.sizes("shape")?)))
 }
 
 /// `drop_path(x, p, mode)`: `x`'s shape; `p` a probability, `mode` `"row"` or `"batch"`.

@@ -289,6 +289,30 @@ impl Args {
         }
     }
 
+    /// The dimensions of a tensor to make (`shape=[...]`): none negative.
+    fn sizes(&self, name: &str) -> Result<Vec<Dim>, OpError> {
+        let shape = self.ints(name)?;
+        if let Some(bad) = shape.iter().filter_map(|d| d.known()).find(|&d| d < 0) {
+            return Err(error(format!("a tensor's dimensions must not be negative, found {bad}")).blame(name, "here"));
+        }
+        Ok(shape)
+    }
+
+    /// The dtype named by `name`, or `like`'s when the name is empty (`new_zeros`,
+    /// `full_like`: another tensor's dtype unless one is given).
+    fn dtype_or(&self, name: &str, like: DType) -> Result<DType, OpError> {
+        if self.str(name)?.is_empty() { Ok(like) } else { self.dtype(name) }
+    }
+
+    /// The tensor `name`, which must be floating-point (`what` is the error's message).
+    fn float_tensor(&self, name: &str, what: &str) -> Result<&TensorType, OpError> {
+        let x = self.tensor(name)?;
+        if !x.dtype.is_float() {
+            return Err(error(format!("{what}, found {x}")).blame(name, format!("{x}")));
+        }
+        Ok(x)
+    }
+
     /// A dtype given by name (`dtype="i64"`).
     fn dtype(&self, name: &str) -> Result<DType, OpError> {
         let text = self.str(name)?;
@@ -397,12 +421,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Kernel => kernel(args),
         Contiguous | Clone => Ok(OpResult::one(args.tensor("x")?.clone())),
         RequiresGrad => {
-            let x = args.tensor("x")?;
-            if !x.dtype.is_float() {
-                return Err(error(format!("only floating-point tensors can require gradients, found {x}"))
-                    .blame("x", format!("{x}")));
-            }
-            Ok(OpResult::one(x.clone()))
+            Ok(OpResult::one(args.float_tensor("x", "only floating-point tensors can require gradients")?.clone()))
         }
         Linear4bit => linear4bit(args),
         Linear8bit => linear8bit(args),
@@ -415,11 +434,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Scatter => scatter(args),
         IndexSelect => index_select(args),
         Clamp => {
-            let x = args.tensor("x")?;
-            if !x.dtype.is_float() {
-                return Err(error(format!("clamp is modelled for floating-point tensors, found {x}"))
-                    .blame("x", format!("{x}")));
-            }
+            let x = args.float_tensor("x", "clamp is modelled for floating-point tensors")?;
             args.float("min")?;
             Ok(OpResult::one(x.clone()))
         }
