@@ -640,8 +640,10 @@ fn the_lines_at_the_peak_add_up_to_the_peaks_activations() {
 }
 
 /// The README's language-model example says what netc answers for Llama 3.1 8B: LoRA needs
-/// 19.4 GiB on a 24 GB card (13,631,488 trainable parameters), full bf16 fine-tuning 75.1 GiB,
-/// and 8 sequences of 8k tokens fit on the card (63 on an 80 GB A100).
+/// 19.4 GiB on a 24 GB card (13,631,488 trainable parameters, up to 4,443 tokens), full bf16
+/// fine-tuning 75.1 GiB, and 8 sequences of 8k tokens fit on the card (63 on an 80 GB A100);
+/// QLoRA 9.7 GiB (up to 9,435 tokens), LoRA over int8 weights 16.1 GiB (up to 4,285), and
+/// with int8 or AWQ weights 14 or 18 sequences (69 or 73).
 #[test]
 fn readme_language_model_answers() {
     use netc::costs::fit::{Axis, fit};
@@ -710,4 +712,47 @@ fn readme_language_model_answers() {
         .position(|i| matches!(i, Item::Scenario(s) if s.name.text == "lora"))
         .expect("lora") as u32;
     assert_eq!(fit(&db, file, lora, Axis::Seq).expect("a fit").largest, Some(9435));
+    // LoRA over LLM.int8() weights: less at 2,048 tokens than bf16 LoRA, but fewer tokens fit
+    // (every 8-bit projection's input stays on bitsandbytes' `ctx` through checkpointing).
+    let int8 = text.replace(
+        "lora_targets=\"q_proj,k_proj,v_proj,o_proj\")",
+        "lora_targets=\"q_proj,k_proj,v_proj,o_proj\", quant=\"int8\")",
+    );
+    assert_eq!(answers(int8.clone()).0, "16.1 GiB");
+    let longest = |text: String, scenario: &str, axis: Axis| {
+        let mut db = Database::new();
+        let file = db.set_file(FileName::new("llm.net"), text);
+        let item = syntax_tree(&db, file)
+            .iter()
+            .position(|i| matches!(i, Item::Scenario(s) if s.name.text == scenario))
+            .expect("the scenario") as u32;
+        fit(&db, file, item, axis).expect("a fit").largest
+    };
+    assert_eq!(longest(text.to_string(), "lora", Axis::Seq), Some(4443));
+    assert_eq!(longest(int8.clone(), "lora", Axis::Seq), Some(4285));
+    // Serving with int8 and AWQ weights: the decoder's projections stored as each format
+    // stores them (the embedding, head and norms bf16), and how many 8k sequences then fit.
+    let projections = [(d, d), (d, kv), (d, kv), (d, d), (d, 14_336), (d, 14_336), (14_336, d)];
+    let rest = 2 * 128_256 * d * 2 + (2 * 32 + 1) * d * 2;
+    let int8_weights: i128 = rest + 32 * projections.iter().map(|&(i, o)| i * o + 4 * o).sum::<i128>();
+    let awq_weights: i128 = rest
+        + 32 * projections
+            .iter()
+            .map(|&(i, o)| 4 * i * (o / 8) + 4 * (i / 128) * (o / 8) + 2 * (i / 128) * o)
+            .sum::<i128>();
+    for (quant, weights, on_24, on_80) in [("int8", int8_weights, 14, 69), ("awq", awq_weights, 18, 73)] {
+        let served =
+            text.replace("llama3_1_8b(logits_to_keep=1)", &format!("llama3_1_8b(logits_to_keep=1, quant=\"{quant}\")"));
+        let mut db = Database::new();
+        let file = db.set_file(FileName::new("serve.net"), served.clone());
+        let r = report(&db, &[file], None);
+        assert_eq!(
+            r.scenarios.iter().find(|s| s.name == "decode").expect("decode").ledgers.weights,
+            weights,
+            "{quant}"
+        );
+        assert_eq!(longest(served.clone(), "decode", Axis::Batch), Some(on_24), "{quant}");
+        let a100 = served.replace("cache dynamic  device rtx4090", "cache dynamic  device a100_80gb");
+        assert_eq!(longest(a100, "decode", Axis::Batch), Some(on_80), "{quant}");
+    }
 }
