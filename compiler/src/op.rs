@@ -371,8 +371,9 @@ impl Op {
             // Not on autocast's lists (transformers casts the input to the weights' dtype
             // itself): it runs in its operands' dtype.
             GroupedMm | Clone => Autocast::Promote,
-            // bitsandbytes' `MatMul8bitLt` is a custom autograd function autocast does not
-            // see: it quantizes the input as it comes and returns the input's dtype.
+            // Custom autograd functions and kernels autocast does not see (bitsandbytes'
+            // `MatMul8bitLt`, gptqmodel's kernels, transformers' `FP8LinearFunction`): they
+            // take the input as it comes and return its dtype.
             Linear8bit | LinearInt4 | LinearFp8 => Autocast::Promote,
         }
     }
