@@ -135,6 +135,13 @@ fn assert_within_llm_bar(cases: &[Case]) {
     assert!(off.is_empty(), "off: {off:?}\n{report}");
 }
 
+/// Asserts an LLM set: `count` cases, each within issue 18's bar, and every peak to the byte.
+fn assert_llm_set_exact(cases: &[Case], count: usize) {
+    assert_eq!(cases.len(), count);
+    assert_within_llm_bar(cases);
+    assert_llm_peaks_exact(cases);
+}
+
 /// Asserts what netc does better than the bar on the LLM cases: every allocated peak to the
 /// byte.
 fn assert_llm_peaks_exact(cases: &[Case]) {
@@ -157,9 +164,7 @@ fn assert_llm_peaks_exact(cases: &[Case]) {
 #[test]
 fn llm_peaks_match_transformers() {
     let cases = llm_cases(LLM_FIXTURE, LLM_MODELS, LLM_SCENARIOS);
-    assert_eq!(cases.len(), 30);
-    assert_within_llm_bar(&cases);
-    assert_llm_peaks_exact(&cases);
+    assert_llm_set_exact(&cases, 30);
 }
 
 /// Gemma 2 (std.models.gemma2: eager attention, sliding-window layers of 512 tokens), Qwen2
@@ -175,9 +180,7 @@ fn llm_peaks_match_transformers() {
 #[test]
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
-    assert_eq!(cases.len(), 101);
-    assert_within_llm_bar(&cases);
-    assert_llm_peaks_exact(&cases);
+    assert_llm_set_exact(&cases, 101);
 }
 
 /// GPT-NeoX under peft's LoRA on its attention projections (`query_key_value` and `dense`,
@@ -187,9 +190,7 @@ fn more_llm_families_match_transformers() {
 fn gpt_neox_lora_matches_transformers() {
     let neox = LLM_FAMILIES.iter().filter(|(name, ..)| *name == "gpt_neox_small").copied().collect::<Vec<_>>();
     let cases = llm_cases(LLM_GPT_NEOX_LORA_FIXTURE, &neox, GPT_NEOX_LORA_SCENARIOS);
-    assert_eq!(cases.len(), 4);
-    assert_within_llm_bar(&cases);
-    assert_llm_peaks_exact(&cases);
+    assert_llm_set_exact(&cases, 4);
 }
 
 /// LLM.int8() weights (`quant="int8"`: bitsandbytes 0.50's `Linear8bitLt` in every decoder
@@ -203,9 +204,7 @@ fn gpt_neox_lora_matches_transformers() {
 #[test]
 fn int8_weights_match_bitsandbytes() {
     let cases = llm_cases(LLM_INT8_FIXTURE, LLM_INT8, LLM_SCENARIOS);
-    assert_eq!(cases.len(), 18);
-    assert_within_llm_bar(&cases);
-    assert_llm_peaks_exact(&cases);
+    assert_llm_set_exact(&cases, 18);
 }
 
 /// A padded batch (`model(input_ids, attention_mask=mask)` with zeros in the mask, 64 a row):
@@ -219,9 +218,7 @@ fn int8_weights_match_bitsandbytes() {
 #[test]
 fn padded_batches_match_transformers() {
     let cases = llm_cases(LLM_PADDED_FIXTURE, LLM_PADDED, LLM_SCENARIOS);
-    assert_eq!(cases.len(), 15);
-    assert_within_llm_bar(&cases);
-    assert_llm_peaks_exact(&cases);
+    assert_llm_set_exact(&cases, 15);
 }
 
 /// The zoo's models that the precision set measured (its torchvision ResNet-18, VGG-16,
