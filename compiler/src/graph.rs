@@ -168,6 +168,14 @@ impl Node {
             _ => None,
         }
     }
+
+    /// The string argument `name`, when given.
+    pub fn str_arg(&self, name: &str) -> Option<&str> {
+        match self.args.values.get(name) {
+            Some(ArgValue::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
 }
 
 impl PartialEq for Node {

@@ -17,9 +17,9 @@ use netc::report::{ScenarioReport, bytes, scenario_report};
 
 use self::accuracy::{
     CPU_FIXTURE, CUDA_FIXTURE, Case, GPT_NEOX_LORA_SCENARIOS, LLM_FAMILIES, LLM_FAMILIES_FIXTURE, LLM_FIXTURE,
-    LLM_GPT_NEOX_LORA_FIXTURE, LLM_INT8, LLM_INT8_FIXTURE, LLM_MODELS, LLM_PADDED, LLM_PADDED_FIXTURE, LLM_SCENARIOS,
-    PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE, ZOO_CUDA_FIXTURE, cases, cases_of,
-    llm_cases, load, summary, table,
+    LLM_GPT_NEOX_LORA_FIXTURE, LLM_INT4, LLM_INT4_TRAIN_FIXTURE, LLM_INT8, LLM_INT8_FIXTURE, LLM_MODELS, LLM_PADDED,
+    LLM_PADDED_FIXTURE, LLM_SCENARIOS, PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE,
+    ZOO_CUDA_FIXTURE, cases, cases_of, llm_cases, load, summary, table,
 };
 
 /// Asserts that every case is within the bar; prints the table either way.
@@ -205,6 +205,20 @@ fn gpt_neox_lora_matches_transformers() {
 fn int8_weights_match_bitsandbytes() {
     let cases = llm_cases(LLM_INT8_FIXTURE, LLM_INT8, LLM_SCENARIOS);
     assert_llm_set_exact(&cases, 18);
+}
+
+/// LoRA over GPTQ and AWQ weights (`quant="gptq"` and `quant="awq"`: gptqmodel 7.7's layers as
+/// `backend="auto_trainable"` selects them on CUDA, `linear_int4`, under peft's
+/// `GPTQLoraLinear` and `AwqLoraLinear`) at the LLM set's `llama_small` sizes and at
+/// `llama_wide`'s, with and without checkpointing, against the set's harness with the
+/// compiled and native kernels replaced by their allocations
+/// (tests/fixtures/calibration/measure_int4_train.py). GPTQ's training forward saves the
+/// weight it dequantized (a bf16 copy of every adapted layer's weight until backward); AWQ's
+/// dequantizes it again in backward. Every peak exact.
+#[test]
+fn int4_training_matches_gptqmodel() {
+    let cases = llm_cases(LLM_INT4_TRAIN_FIXTURE, LLM_INT4, LLM_SCENARIOS);
+    assert_llm_set_exact(&cases, 16);
 }
 
 /// A padded batch (`model(input_ids, attention_mask=mask)` with zeros in the mask, 64 a row):

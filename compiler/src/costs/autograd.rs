@@ -24,6 +24,10 @@ pub struct Mode {
     /// The model is in training mode (not `eval()`): dropout is active, BatchNorm uses and
     /// updates batch statistics.
     pub train: bool,
+    /// The run is a training step, so the model was loaded for training: a GPTQ or AWQ layer
+    /// runs the kernel gptqmodel selects for it (`backend="auto_trainable"`; the inference
+    /// kernels refuse `model.train()`).
+    pub training_step: bool,
     /// The device's code paths.
     pub device: &'static Device,
     /// The precision policy: which dtype a kernel sees decides some kernel choices (the
@@ -549,9 +553,22 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // LoRA over 8-bit layers keeps every layer's inputs (tests/fixtures/calibration/
         // measure_int8.py).
         Op::Linear8bit => OpMemory { grad_inputs: 1, ctx_input: true, weights_on_ctx: true, ..fresh(&[]) },
+        // A GPTQ layer loaded for training (gptqmodel's `TritonV2Linear`, which trains through
+        // `TorchLinear`'s forward) multiplies by its whole weight dequantized and cast to the
+        // input's dtype, `torch.matmul(x, weight)`, which saves that copy for the input's
+        // gradient; under autocast the matmul's half cast of it. Measured:
+        // tests/fixtures/calibration/measure_int4_train.py.
+        Op::LinearInt4 if mode.training_step && !node.str_arg("format").is_some_and(|f| f == "awq") => {
+            let element = match mode.precision {
+                Precision::Fp32 | Precision::Int8 => node.inputs.first().map_or(4, |&t| graph.tensor(t).dtype.size()),
+                _ => 2,
+            };
+            OpMemory { grad_inputs: 1, ..fresh(&[Saved::Extra(product(&[node.weight_elements(), element]))]) }
+        }
         // transformers' `FP8LinearFunction` saves the float8 weight and its scales (module
-        // state) for the input's gradient, which reads the weight dequantized. A GPTQ or AWQ
-        // layer's backward is not modelled: the input's gradient is a new tensor.
+        // state) for the input's gradient, which reads the weight dequantized; AWQ's
+        // `AwqGemmFn` saves its packed weight and dequantizes it again in backward; the
+        // inference kernels (Marlin, ExLlama) record nothing. The input's gradient is new.
         Op::LinearFp8 | Op::LinearInt4 => OpMemory { grad_inputs: 1, ..fresh(&[]) },
         Op::Clone => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         // The tensor itself, now a leaf that requires grad: its gradient is its `.grad`.

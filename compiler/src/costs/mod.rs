@@ -78,7 +78,13 @@ pub fn dataloader_bytes(loader: &crate::semantics::setup::Dataloader, batch: i12
 /// The simulation settings of a scenario.
 pub fn config(setup: &crate::semantics::setup::RunSettings) -> (Config, &'static Device) {
     let device = Device::preset(setup.device);
-    let mode = Mode { grad: !setup.no_grad, train: setup.training || !setup.eval, device, precision: setup.precision };
+    let mode = Mode {
+        grad: !setup.no_grad,
+        train: setup.training || !setup.eval,
+        training_step: setup.training,
+        device,
+        precision: setup.precision,
+    };
     let config = Config {
         mode,
         training: setup.training,

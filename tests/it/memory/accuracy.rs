@@ -136,6 +136,37 @@ pub const LLM_INT8_FIXTURE: &str = include_str!("../../fixtures/calibration/memo
 /// The int8 set's models: the zoo's Llama with `quant="int8"` at `llama_small`'s sizes, and at
 /// `llama_wide`'s (a vocabulary of 256, a feed-forward width of 8192, 2 layers: the peaks fall
 /// inside the 8-bit layers).
+/// memory_llm_int4_train.json: peft's LoRA over the LLM set's `llama_small` (and `llama_wide`)
+/// with its decoder projections GPTQ or AWQ 4-bit layers as gptqmodel 7.7 trains them on CUDA
+/// (`TritonV2Linear`, `AwqGEMMLinear`), measured by
+/// tests/fixtures/calibration/measure_int4_train.py, with and without checkpointing.
+pub const LLM_INT4_TRAIN_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_int4_train.json");
+
+/// The int4 training set's models: the zoo's Llama with `quant="gptq"` and `quant="awq"` at
+/// `llama_small`'s and `llama_wide`'s sizes.
+pub const LLM_INT4: &[LlmModel] = &[
+    (
+        "llama_small_gptq",
+        "use std.models.llama\n",
+        "llama(vocab=32000, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632, quant=\"gptq\"",
+    ),
+    (
+        "llama_small_awq",
+        "use std.models.llama\n",
+        "llama(vocab=32000, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632, quant=\"awq\"",
+    ),
+    (
+        "llama_wide_gptq",
+        "use std.models.llama\n",
+        "llama(vocab=256, d=2048, layers=2, heads=32, kv_heads=8, ffn=8192, quant=\"gptq\"",
+    ),
+    (
+        "llama_wide_awq",
+        "use std.models.llama\n",
+        "llama(vocab=256, d=2048, layers=2, heads=32, kv_heads=8, ffn=8192, quant=\"awq\"",
+    ),
+];
+
 pub const LLM_INT8: &[LlmModel] = &[
     (
         "llama_small",

@@ -284,7 +284,7 @@ impl Run<'_> {
             // gptqmodel keeps the bias as a float16 buffer too.
             Op::LinearInt4 => {
                 let group = node.int_arg("group").unwrap_or(1).max(1);
-                let awq = matches!(node.args.values.get("format"), Some(ArgValue::Str(f)) if f == "awq");
+                let awq = node.str_arg("format") == Some("awq");
                 let bias = product(&[elements - weight, 2]);
                 return int4_storage(weight / out.max(1), out, group, awq).saturating_add(bias);
             }
@@ -313,6 +313,7 @@ impl Run<'_> {
             Op::Linear4bit => self.dequantized_weight(node_ref, x),
             Op::Linear8bit => self.int8_matmul(node_ref, x, pass),
             Op::LinearFp8 => self.fp8_matmul(node_ref, x, pass),
+            Op::LinearInt4 => self.int4_matmul(node_ref, x, pass),
             _ => 0,
         };
         bytes.saturating_add(kernel)
@@ -373,6 +374,42 @@ impl Run<'_> {
         quantize.max(multiply) - result
     }
 
+    /// What gptqmodel 7.7's 4-bit layers hold beyond their result, for `M` rows of `K` features
+    /// in `e` bytes to `N` outputs, in a training run; inference runs Marlin or ExLlama, which
+    /// dequantize in registers (nothing). GPTQ (`TorchLinear`'s training forward): the weight
+    /// dequantized in its scales' float16 (`2KN`, a compiled kernel's one output) while it is
+    /// cast to the input's dtype (the copy is saved: [`autograd::memory`]), and with a bias
+    /// its float16 bias cast (`eN`); nothing in backward. AWQ (`AwqGemmFn`): past 1,024 rows
+    /// the weight dequantized in the input's dtype (`eKN`), else the native GEMM's eight
+    /// float32 split-K partials (`32MN`), and with a bias the product before it is added
+    /// (`eMN`); in backward the weight dequantized again (`eKN`). For half inputs (AWQ casts a
+    /// float32 one to float16 first: not modelled). Measured:
+    /// tests/fixtures/calibration/measure_int4_train.py.
+    fn int4_matmul(&self, node: &crate::graph::Node, x: crate::graph::TensorId, pass: Pass) -> i128 {
+        if !self.config.training {
+            return 0;
+        }
+        const NATIVE_GEMM_MAX_ROWS: i128 = 1024;
+        const SPLIT_K: i128 = 8;
+        let (m, k, e) = self.input_rows(x);
+        let n = self.out_features(node);
+        let dequantized = product(&[k, n, e]);
+        let result = product(&[m, n, e]);
+        let bias = node.flag("bias");
+        match (node.str_arg("format") == Some("awq"), pass) {
+            (false, Pass::Forward) if self.dtypes[x.0 as usize] != DType::F16 => {
+                let bias_cast = if bias { product(&[n, e]) } else { 0 };
+                (product(&[k, n, 2]) - result).max(bias_cast)
+            }
+            (false, _) => 0,
+            (true, Pass::Forward) => {
+                let kernel = if m > NATIVE_GEMM_MAX_ROWS { dequantized } else { product(&[SPLIT_K, m, n, 4]) };
+                kernel.max(if bias { result } else { 0 })
+            }
+            (true, Pass::Backward) => dequantized,
+        }
+    }
+
     /// What transformers' `FP8Linear` holds beyond its result, for `M` rows of `K` features
     /// in `e` bytes to `N` outputs, with blocks of `b` (0: one scale for the weight). Forward
     /// (`fp8_linear`: DeepGEMM's `per_token_cast_to_fp8`, or the Triton kernel's activation
@@ -413,14 +450,17 @@ pub(super) enum Pass {
 /// `group` input features: the weight packed eight to an int32 (`qweight`: GPTQ `[ceil(in /
 /// 8), out]`, AWQ `[in, ceil(out / 8)]`), a packed 4-bit zero point (`qzeros`, int32 `[ceil(in
 /// / group), ceil(out / 8)]`; AWQ `in / group` rows) and a float16 scale (`scales`) per group and
-/// output, and for GPTQ the int32 group of each input feature (`g_idx`). Measured: the modules'
-/// buffers (tests/fixtures/ops/measure_quant_storage.py).
+/// output, and for GPTQ the int32 group of each input feature (`g_idx`) and the 8-entry int32
+/// shift table its dequantization unpacks with (`post_init`'s `wf_unsqueeze_zero` and
+/// `wf_unsqueeze_neg_one`, two views of one tensor). Measured: the modules' buffers after
+/// `post_init` (tests/fixtures/ops/measure_quant_storage.py).
 fn int4_storage(inputs: i128, outputs: i128, group: i128, awq: bool) -> i128 {
+    const SHIFT_TABLE: i128 = 8 * 4;
     let packed_out = div_up(outputs, 8);
     let (qweight, groups, g_idx) = if awq {
         (product(&[4, inputs, packed_out]), inputs / group, 0)
     } else {
-        (product(&[4, div_up(inputs, 8), outputs]), div_up(inputs, group), product(&[4, inputs]))
+        (product(&[4, div_up(inputs, 8), outputs]), div_up(inputs, group), product(&[4, inputs]) + SHIFT_TABLE)
     };
     qweight
         .saturating_add(product(&[4, groups, packed_out]))
