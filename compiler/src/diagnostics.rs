@@ -485,6 +485,7 @@ codes! {
     KvCacheOverBudget = ("L0020", "kv-cache-over-budget", Warning, "a served model whose key/value cache at the declared context does not fit next to its weights"),
     GenerateFullLogits = ("L0021", "generate-full-logits", Warning, "a `generate()` scenario whose model computes every prompt position's logits, where generate() keeps the last"),
     Int8InputKept = ("L0022", "int8-input-kept", Warning, "a checkpointed training scenario whose LLM.int8() layers keep their inputs to the backward anyway"),
+    GptqWeightsKept = ("L0023", "gptq-weights-kept", Warning, "a training scenario whose GPTQ layers save their weights dequantized for the backward"),
     // Files: E04xx.
     UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
     NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),

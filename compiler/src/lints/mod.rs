@@ -17,6 +17,7 @@ mod device_memory_exceeded;
 mod float32_kv_cache;
 mod full_fine_tuning_over_budget;
 mod generate_full_logits;
+mod gptq_weights_kept;
 mod host_over_budget;
 mod int8_activations_dominate;
 mod int8_input_kept;
@@ -84,6 +85,7 @@ pub const LINTS: &[&dyn Lint] = &[
     &kv_cache_over_budget::KvCacheOverBudget,
     &generate_full_logits::GenerateFullLogits,
     &int8_input_kept::Int8InputKept,
+    &gptq_weights_kept::GptqWeightsKept,
 ];
 
 /// What a scenario lint sees.

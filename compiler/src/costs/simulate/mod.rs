@@ -707,6 +707,8 @@ pub fn simulate(graph: &Graph, config: &Config) -> Simulation {
 /// `unwind_if_revision_cancelled`, so that an edit never waits for a long simulation.
 pub fn simulate_checked(graph: &Graph, config: &Config, check: &dyn Fn()) -> Simulation {
     let (store, lines) = replay(graph, config, Extent::Whole, None, check);
+    let kept_past_checkpoint = store.kept(&store.kept_past_checkpoint);
+    let dequantized_weights_kept = store.kept(&store.dequantized_weights_kept);
     Simulation {
         peak: store.peak.clone().unwrap_or(Peak {
             bytes: store.live_bytes,
@@ -722,10 +724,8 @@ pub fn simulate_checked(graph: &Graph, config: &Config, check: &dyn Fn()) -> Sim
         lines: lines.by_site(),
         timeline: store.timeline.finish(store.peak_at),
         overflowed: store.overflowed,
-        kept_past_checkpoint: KeptPastCheckpoint {
-            tensors: store.kept_past_checkpoint.len(),
-            bytes: store.kept_past_checkpoint.iter().map(|&s| store.bytes[s]).sum(),
-        },
+        kept_past_checkpoint,
+        dequantized_weights_kept,
     }
 }
 
@@ -786,6 +786,7 @@ fn replay(
         snapshot_at,
         snapshot: None,
         kept_past_checkpoint: Vec::new(),
+        dequantized_weights_kept: Vec::new(),
     };
     let mut lines = Lines::new(graph);
     let dtypes = tensor_dtypes(graph, config.precision);

@@ -342,6 +342,10 @@ pub(super) fn run_forward(
                 made_by(&mut producer, s, lines.of_node[i], true);
             }
             kept.extend(saved[i].iter().copied());
+            // What a GPTQ layer saves is its dequantized weight.
+            if records && node.op == Op::LinearInt4 && run.segment[i] == 0 {
+                store.dequantized_weights_kept.extend(extra_saved.iter().copied());
+            }
         }
         release_dropped(run, store, storage_of, i);
     }

@@ -251,12 +251,17 @@ pub struct Simulation {
     /// What autograd functions keep on their `ctx` inside checkpoint segments (bitsandbytes'
     /// 8-bit layers' inputs): checkpointing does not free it.
     #[serde(skip)]
-    pub kept_past_checkpoint: KeptPastCheckpoint,
+    pub kept_past_checkpoint: KeptTensors,
+    /// The dequantized weights GPTQ layers saved outside checkpoint segments in the first
+    /// forward pass (gptqmodel's training forward saves each layer's whole weight for its
+    /// input's gradient).
+    #[serde(skip)]
+    pub dequantized_weights_kept: KeptTensors,
 }
 
-/// Tensors that a checkpointed run keeps to its backward anyway.
+/// Tensors that a run keeps to its backward, counted by storage.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct KeptPastCheckpoint {
+pub struct KeptTensors {
     /// How many (each storage once).
     pub tensors: usize,
     /// Their bytes.

@@ -42,9 +42,17 @@ pub(super) struct Store {
     /// The storages autograd functions kept on their `ctx` inside checkpoint segments in the
     /// first forward pass, each once: what checkpointing does not free.
     pub(super) kept_past_checkpoint: Vec<usize>,
+    /// The storages GPTQ layers saved outside checkpoint segments in the first forward pass:
+    /// their dequantized weights.
+    pub(super) dequantized_weights_kept: Vec<usize>,
 }
 
 impl Store {
+    /// How many of `storages` there are and their bytes.
+    pub(super) fn kept(&self, storages: &[usize]) -> KeptTensors {
+        KeptTensors { tensors: storages.len(), bytes: storages.iter().map(|&s| self.bytes[s]).sum() }
+    }
+
     pub(super) fn rounded(&self, bytes: i128) -> i128 {
         let up = bytes.saturating_add(self.rounding - 1);
         // An i128 division is a library call; sizes and roundings fit in an i64.
