@@ -70,6 +70,12 @@ fn main() {
             accuracy::LLM_INT8,
             accuracy::LLM_SCENARIOS,
         ),
+        (
+            "LoRA over GPTQ and AWQ weights in the LLM set's harness (memory_llm_int4_train.json)",
+            accuracy::LLM_INT4_TRAIN_FIXTURE,
+            accuracy::LLM_INT4,
+            accuracy::LLM_SCENARIOS,
+        ),
     ];
     for (title, fixture, models, scenarios) in llm_sets {
         let cases = accuracy::llm_cases(fixture, models, scenarios);
