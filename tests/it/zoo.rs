@@ -730,6 +730,33 @@ fn readme_language_model_answers() {
     };
     assert_eq!(longest(text.to_string(), "lora", Axis::Seq), Some(4443));
     assert_eq!(longest(int8.clone(), "lora", Axis::Seq), Some(4285));
+    // LoRA over GPTQ and AWQ checkpoints (groups of 128): the same with checkpointing; without
+    // it GPTQ's trainable kernel saves every projection's weight dequantized to bf16 (but
+    // layer 0's q, k and v, whose input is the frozen embedding's output), AWQ's none.
+    let over = |quant: &str, checkpoint: bool| {
+        let adapted = text.replace(
+            "lora_targets=\"q_proj,k_proj,v_proj,o_proj\")",
+            &format!("lora_targets=\"q_proj,k_proj,v_proj,o_proj\", quant=\"{quant}\")"),
+        );
+        if checkpoint { adapted } else { adapted.replace("checkpoint  device", "device") }
+    };
+    assert_eq!(answers(over("gptq", true)).0, "9.7 GiB");
+    assert_eq!(answers(over("awq", true)).0, "9.7 GiB");
+    assert_eq!(answers(over("awq", false)).0, "22.7 GiB");
+    assert_eq!(answers(over("gptq", false)).0, "35.7 GiB");
+    let layer: i128 = [d * d, d * kv, d * kv, d * d, d * 14_336, d * 14_336, d * 14_336].iter().sum();
+    let saved = 2 * (32 * layer - (d * d + 2 * d * kv));
+    let mut db = Database::new();
+    let file = db.set_file(FileName::new("gptq.net"), over("gptq", false));
+    let lora = syntax_tree(&db, file)
+        .iter()
+        .position(|i| matches!(i, Item::Scenario(s) if s.name.text == "lora"))
+        .expect("lora") as u32;
+    let costs = netc::costs::scenario_costs(&db, netc::semantics::files::ItemLoc::new(&db, file, lora))
+        .as_ref()
+        .expect("simulates");
+    assert_eq!(costs.simulation.dequantized_weights_kept.bytes, saved);
+    assert_eq!(netc::units::bytes(saved), "13.0 GiB");
     // Serving with int8 and AWQ weights: the decoder's projections stored as each format
     // stores them (the embedding, head and norms bf16), and how many 8k sequences then fit.
     let projections = [(d, d), (d, kv), (d, kv), (d, d), (d, 14_336), (d, 14_336), (14_336, d)];
