@@ -556,8 +556,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // A GPTQ layer loaded for training (gptqmodel's `TritonV2Linear`, which trains through
         // `TorchLinear`'s forward) multiplies by its whole weight dequantized and cast to the
         // input's dtype, `torch.matmul(x, weight)`, which saves that copy for the input's
-        // gradient; under autocast the matmul's half cast of it. Measured:
-        // tests/fixtures/calibration/measure_int4_train.py.
+        // gradient (measured: tests/fixtures/calibration/measure_int4_train.py); under
+        // autocast the matmul's half cast of it (not measured).
         Op::LinearInt4 if mode.training_step && node.str_arg("format") != Some("awq") => {
             let element = match mode.precision {
                 Precision::Fp32 | Precision::Int8 => node.inputs.first().map_or(4, |&t| graph.tensor(t).dtype.size()),
