@@ -2,12 +2,9 @@
 //! weights dequantized for the backward.
 //! Its documentation is the `///` comment below (the source of its page in spec/lints/).
 
-use super::{Lint, ScenarioContext, label_peak, percent};
+use super::{Lint, ScenarioContext, kept_worth_reporting, label_peak, percent};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::units::bytes;
-
-/// The share of the peak the kept weights must reach to be reported.
-const REPORTED_SHARE: i128 = 5;
 
 /// ## What it does
 /// Reports a `train` scenario whose model has GPTQ layers (`linear_int4`, the zoo's
@@ -44,7 +41,7 @@ impl Lint for GptqWeightsKept {
     fn check_scenario(&self, cx: &ScenarioContext<'_>) -> Vec<Diagnostic> {
         let kept = cx.costs.simulation.dequantized_weights_kept;
         let peak = cx.costs.simulation.peak.bytes;
-        if kept.bytes == 0 || kept.bytes * 100 < peak * REPORTED_SHARE {
+        if !kept_worth_reporting(kept, peak) {
             return Vec::new();
         }
         let mut d = cx

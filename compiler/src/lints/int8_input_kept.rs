@@ -2,12 +2,9 @@
 //! layers keep their inputs to the backward anyway, on their autograd `ctx`.
 //! Its documentation is the `///` comment below (the source of its page in spec/lints/).
 
-use super::{Lint, ScenarioContext, label_peak, percent};
+use super::{Lint, ScenarioContext, kept_worth_reporting, label_peak, percent};
 use crate::diagnostics::{Code, Diagnostic};
 use crate::units::bytes;
-
-/// The share of the peak the kept inputs must reach to be reported.
-const REPORTED_SHARE: i128 = 5;
 
 /// ## What it does
 /// Reports a `train` scenario with `checkpoint` whose model has LLM.int8() layers
@@ -43,7 +40,7 @@ impl Lint for Int8InputKept {
         // The simulation knows what each function kept on its `ctx` inside a segment.
         let kept = cx.costs.simulation.kept_past_checkpoint;
         let peak = cx.costs.simulation.peak.bytes;
-        if kept.bytes == 0 || kept.bytes * 100 < peak * REPORTED_SHARE {
+        if !kept_worth_reporting(kept, peak) {
             return Vec::new();
         }
         let d = cx

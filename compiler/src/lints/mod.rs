@@ -282,6 +282,16 @@ pub fn label_peak(d: Diagnostic, cx: &ScenarioContext<'_>, message: &str) -> Dia
     }
 }
 
+/// The share of the peak, in percent, that tensors a run keeps to its backward must reach to
+/// be reported (`int8-input-kept`, `gptq-weights-kept`).
+const KEPT_REPORTED_SHARE: i128 = 5;
+
+/// Whether `kept` is worth a warning: something, and at least [`KEPT_REPORTED_SHARE`] % of
+/// `peak`.
+pub fn kept_worth_reporting(kept: crate::costs::simulate::KeptTensors, peak: i128) -> bool {
+    kept.bytes > 0 && kept.bytes * 100 >= peak * KEPT_REPORTED_SHARE
+}
+
 /// Percentage of `part` in `whole`, rounded.
 pub fn percent(part: i128, whole: i128) -> i128 {
     if whole == 0 { 0 } else { (part * 100 + whole / 2) / whole }
