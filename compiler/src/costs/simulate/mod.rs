@@ -386,7 +386,7 @@ impl Run<'_> {
     /// float32 one to float16 first: not modelled). Measured:
     /// tests/fixtures/calibration/measure_int4_train.py.
     fn int4_matmul(&self, node: &crate::graph::Node, x: crate::graph::TensorId, pass: Pass) -> i128 {
-        if !self.config.training {
+        if !self.config.mode.training_step {
             return 0;
         }
         const NATIVE_GEMM_MAX_ROWS: i128 = 1024;
