@@ -288,7 +288,7 @@ const KEPT_REPORTED_SHARE: i128 = 5;
 
 /// Whether `kept` is worth a warning: something, and at least [`KEPT_REPORTED_SHARE`] % of
 /// `peak`.
-pub fn kept_worth_reporting(kept: crate::costs::simulate::KeptTensors, peak: i128) -> bool {
+pub(crate) fn kept_worth_reporting(kept: crate::costs::simulate::KeptTensors, peak: i128) -> bool {
     kept.bytes > 0 && kept.bytes * 100 >= peak * KEPT_REPORTED_SHARE
 }
 
