@@ -441,6 +441,34 @@ fn gemma2_family() {
     }
 }
 
+/// Gemma 3 (std.models.gemma3, transformers 5.24's `Gemma3ForCausalLM`): the parameter counts
+/// of 1B (`google/gemma-3-1b-pt`, published 999,885,952) and of the language models of 4B, 12B
+/// and 27B (their `text_config`s built as `Gemma3ForCausalLM` on the meta device by
+/// transformers 5.24, unique parameters counted), the formula for them (Gemma 2's, plus the
+/// `q_norm` and `k_norm` weights, `2 hd` a layer), and the MACs of a sequence: SDPA's two
+/// products over every query and key in every layer, sliding or global.
+#[test]
+fn gemma3_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + 4 * d + 2 * hd) + d
+    };
+    let macs = |s: i128, vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        s * (layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn) + vocab * d) + layers * 2 * s * s * heads * hd
+    };
+    let cases = [
+        ("gemma3_1b", (262_144, 1152, 26, 4, 1, 256, 6912), 999_885_952),
+        ("gemma3_4b_text", (262_208, 2560, 34, 8, 4, 256, 10_240), 3_880_263_168),
+        ("gemma3_12b_text", (262_208, 3840, 48, 16, 8, 256, 15_360), 11_766_034_176),
+        ("gemma3_27b_text", (262_208, 5376, 62, 32, 16, 128, 21_504), 27_009_346_304),
+    ];
+    for (name, (vocab, d, layers, heads, kv, hd, ffn), published) in cases {
+        assert_eq!(params(vocab, d, layers, heads, kv, hd, ffn), published, "{name}: the formula");
+        let (ours, ours_macs) = figures("gemma3", &format!("{name}()"), Some(2048));
+        assert_eq!(ours, published, "{name}");
+        assert_eq!(ours_macs, macs(2048, vocab, d, layers, heads, kv, hd, ffn), "{name}: MACs");
+    }
+}
+
 /// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
 /// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
 /// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the

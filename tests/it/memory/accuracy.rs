@@ -224,6 +224,14 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.mistral\n",
         "mistral(vocab=32768, d=2048, layers=8, heads=32, kv_heads=8, ffn=5632, window=1024",
     ),
+    // Gemma 3 1B's sizes with 6 of its 26 layers (five sliding-window layers of 512 tokens,
+    // then a global one) and a vocabulary of 32,000: Gemma 2's sandwich norms, SDPA, RMS norms
+    // over the queries' and keys' heads after the transpose, a rotary table per layer kind.
+    (
+        "gemma3_small",
+        "use std.models.gemma3\n",
+        "gemma3(vocab=32000, d=1152, layers=6, heads=4, kv_heads=1, head_dim=256, ffn=6912, window=512",
+    ),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
