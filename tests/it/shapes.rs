@@ -369,6 +369,35 @@ fn added_ops_shapes() {
     }
 }
 
+/// Type promotion as `torch.result_type` (torch 2.15): a bf16 tensor times a float32 one is
+/// float32 (OLMo 2's `self.weight * hidden_states`), times a 0-dim float32 one it stays bf16,
+/// and an integer tensor plus a 0-dim float is float. The declared types follow it, and so
+/// does a bf16 run, where a 0-dim float32 cast (`d`) no longer widens what it multiplies.
+#[test]
+fn type_promotion_follows_torch() {
+    let src = "model promote() {\n    input h: bf16[N, 64]\n    input w: f32[64]\n    input s: f32[]\n    input i: i64[N, 64]\n\
+               \x20   a = h * w\n    b = h * s\n    c = i + s\n    d = to(sum(h, dim=[0, 1]), \"f32\")\n    e = h * d\n\
+               \x20   f = to(h, \"f32\") * h\n    return a + b + c + e + f\n}\n\
+               infer serve { model promote()  batch 2  precision bf16  no_grad  device cpu }\n";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "promote");
+    assert_eq!(outputs_of(&graph, "mul"), ["f32[N, 64]", "bf16[N, 64]", "bf16[N, 64]", "f32[N, 64]"]);
+    assert_eq!(outputs_of(&graph, "add")[0], "f32[N, 64]");
+    let run = scenario_of(&db, files[0], "serve");
+    let shape = |source: &str| run.lines.iter().find(|l| l.source == source).map(|l| l.shape.clone());
+    // Under `precision bf16` the float32 inputs are bf16 too; the explicit casts hold.
+    let expected = [
+        ("a = h * w", "bf16[2, 64]"),
+        ("b = h * s", "bf16[2, 64]"),
+        ("e = h * d", "bf16[2, 64]"),
+        ("f = to(h, \"f32\") * h", "f32[2, 64]"),
+    ];
+    for (source, want) in expected {
+        assert_eq!(shape(source).as_deref(), Some(want), "{source}");
+    }
+}
+
 /// The ops transformers builds its masks with (std.models.gemma2's `hf_eager_mask`): tensor
 /// comparisons (`<=`, `>`, ...: bool, broadcast, a number on the right), `bitwise_and`, and
 /// `new_zeros` / `new_ones` in the dtype of a tensor or a named one.

@@ -77,6 +77,63 @@ impl DType {
     pub fn is_float(self) -> bool {
         matches!(self, DType::F64 | DType::F32 | DType::F16 | DType::BF16)
     }
+
+    /// The dtype two operands of an elementwise op meet in, as `torch.promote_types`: a
+    /// float beats an integer and an integer beats bool; within a kind the wider wins;
+    /// f16 with bf16 is f32 and u8 with i8 is i16 (neither holds the other's values).
+    pub fn promote(self, other: DType) -> DType {
+        use DType::*;
+        let kind = |d: DType| match d {
+            Bool => 0,
+            U8 | I8 | I16 | I32 | I64 => 1,
+            _ => 2,
+        };
+        match (self, other) {
+            (a, b) if a == b => a,
+            (F16, BF16) | (BF16, F16) => F32,
+            (U8, I8) | (I8, U8) => I16,
+            (a, b) if kind(a) != kind(b) => {
+                if kind(a) > kind(b) {
+                    a
+                } else {
+                    b
+                }
+            }
+            (a, b) => {
+                if a.size() >= b.size() {
+                    a
+                } else {
+                    b
+                }
+            }
+        }
+    }
+
+    /// The dtype of an op on `operands`, each a dtype and whether its tensor is 0-dim, as
+    /// `torch.result_type`: the dimensioned operands promote together, the 0-dim ones
+    /// together, and a 0-dim result only counts when it is of a higher kind (`bf16[n] *
+    /// f32[]` stays bf16; `i64[n] * f32[]` is f32). `None` without operands.
+    pub fn result_type(operands: impl IntoIterator<Item = (DType, bool)>) -> Option<DType> {
+        let kind = |d: DType| {
+            if d.is_float() {
+                2
+            } else if d == DType::Bool {
+                0
+            } else {
+                1
+            }
+        };
+        let (mut dimensioned, mut zero_dim) = (None::<DType>, None::<DType>);
+        for (dtype, is_zero_dim) in operands {
+            let slot = if is_zero_dim { &mut zero_dim } else { &mut dimensioned };
+            *slot = Some(slot.map_or(dtype, |d| d.promote(dtype)));
+        }
+        match (dimensioned, zero_dim) {
+            (Some(d), Some(z)) if kind(z) > kind(d) => Some(d.promote(z)),
+            (Some(d), _) => Some(d),
+            (None, z) => z,
+        }
+    }
 }
 
 /// The type of a tensor: dtype and shape.
@@ -133,5 +190,35 @@ impl fmt::Display for TensorType {
             write!(f, "{d}")?;
         }
         f.write_str("]")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each row is `(a, a is 0-dim, b, b is 0-dim, torch.result_type)`, as torch 2.15 answers
+    /// `torch.result_type(torch.ones(3 or (), dtype=a), torch.ones(3 or (), dtype=b))`.
+    const RESULT_TYPES: &[(&str, bool, &str, bool, &str)] = &[
+        ("bf16", false, "f32", false, "f32"),
+        ("bf16", false, "f32", true, "bf16"),
+        ("f32", true, "bf16", false, "bf16"),
+        ("f16", false, "bf16", false, "f32"),
+        ("u8", false, "i8", false, "i16"),
+        ("bool", false, "i64", true, "i64"),
+        ("i32", false, "i64", true, "i32"),
+        ("i64", false, "f64", true, "f64"),
+        ("i64", false, "f32", false, "f32"),
+        ("bool", false, "bool", false, "bool"),
+        ("f32", true, "f64", true, "f64"),
+    ];
+
+    #[test]
+    fn result_type_follows_torch() {
+        for &(a, a_zero_dim, b, b_zero_dim, want) in RESULT_TYPES {
+            let dtype = |name| DType::from_name(name).unwrap();
+            let got = DType::result_type([(dtype(a), a_zero_dim), (dtype(b), b_zero_dim)]).unwrap();
+            assert_eq!(got.name(), want, "{a} (0-dim: {a_zero_dim}) and {b} (0-dim: {b_zero_dim})");
+        }
     }
 }

@@ -97,9 +97,9 @@ pub struct Sharding {
 }
 
 /// The dtype of each tensor under the precision policy: a half model's parameters, buffers
-/// and inputs are half, and an op's float result takes its widest float input's dtype; under
+/// and inputs are half, and an op's float result takes its float inputs' promoted dtype; under
 /// autocast, an op's float outputs follow its autocast class (half for the ops autocast casts
-/// down, float32 for those it runs in float32, the widest float input for the rest); a cast
+/// down, float32 for those it runs in float32, their float inputs' promoted dtype for the rest); a cast
 /// (`to`, `type_as`) gives its own under either; everything else keeps the dtype the model
 /// declares. Under a half policy, what an `fp32(...)` call's parameters and buffers make is
 /// float32.
@@ -110,12 +110,19 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
         Precision::Fp32 | Precision::Int8 => DType::F32,
     };
     let mut dtypes: Vec<DType> = graph.tensors.iter().map(|t| t.dtype).collect();
-    let widest_input = |node: &crate::graph::Node, dtypes: &[DType]| {
-        node.inputs.iter().map(|i| dtypes[i.0 as usize]).filter(|d| d.is_float()).max_by_key(|d| d.size())
+    // Type promotion over the float inputs (`torch.result_type`: a 0-dim one only counts
+    // beside no dimensioned one).
+    let promoted_input = |node: &crate::graph::Node, dtypes: &[DType]| {
+        DType::result_type(
+            node.inputs
+                .iter()
+                .map(|i| (dtypes[i.0 as usize], graph.tensor(*i).rank() == 0))
+                .filter(|(d, _)| d.is_float()),
+        )
     };
     if matches!(precision, Precision::Fp16 | Precision::Bf16) {
         // `model.half()`: parameters, buffers and inputs in half; an op's result in its
-        // widest float input's dtype (type promotion), so a cast (`to(x, "f32")`, as HF's
+        // float inputs' promoted dtype, so a cast (`to(x, "f32")`, as HF's
         // RMSNorm and loss upcast) holds until a cast back.
         for dtype in dtypes.iter_mut().filter(|d| d.is_float()) {
             *dtype = half;
@@ -133,7 +140,7 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
                 dtypes[o.0 as usize] = if fp32_state {
                     DType::F32
                 } else {
-                    cast_dtype(node, declared, &dtypes).unwrap_or_else(|| widest_input(node, &dtypes).unwrap_or(half))
+                    cast_dtype(node, declared, &dtypes).unwrap_or_else(|| promoted_input(node, &dtypes).unwrap_or(half))
                 };
             }
         }
@@ -152,8 +159,8 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
                 dtypes[o.0 as usize] = match node.op.autocast() {
                     Autocast::Half => half,
                     Autocast::Float => DType::F32,
-                    // Type promotion: the widest float input.
-                    Autocast::Promote => widest_input(node, &dtypes).unwrap_or(DType::F32),
+                    // Type promotion of the float inputs.
+                    Autocast::Promote => promoted_input(node, &dtypes).unwrap_or(DType::F32),
                 };
             }
         }

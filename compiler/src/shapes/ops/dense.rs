@@ -51,7 +51,7 @@ pub fn broadcast(a: &TensorType, b: &TensorType) -> Result<TensorType, OpError> 
         };
         shape.push(d);
     }
-    let dtype = if a.dtype.is_float() { a.dtype } else { b.dtype };
+    let dtype = DType::result_type([(a.dtype, a.rank() == 0), (b.dtype, b.rank() == 0)]).unwrap_or(a.dtype);
     Ok(TensorType::new(dtype, shape))
 }
 
