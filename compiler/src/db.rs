@@ -101,6 +101,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.efficientnet", include_str!("../stdlib/std/models/efficientnet.net")),
     ("std.models.gemma2", include_str!("../stdlib/std/models/gemma2.net")),
     ("std.models.gemma3", include_str!("../stdlib/std/models/gemma3.net")),
+    ("std.models.olmo2", include_str!("../stdlib/std/models/olmo2.net")),
     ("std.models.gpt2", include_str!("../stdlib/std/models/gpt2.net")),
     ("std.models.gpt_neox", include_str!("../stdlib/std/models/gpt_neox.net")),
     ("std.models.llama", include_str!("../stdlib/std/models/llama.net")),

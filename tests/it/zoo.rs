@@ -469,6 +469,35 @@ fn gemma3_family() {
     }
 }
 
+/// OLMo 2 (std.models.olmo2, transformers 5.24's `Olmo2ForCausalLM`): the parameter counts
+/// of 1B (`allenai/OLMo-2-0425-1B`), 7B and 13B (`OLMo-2-1124`) and 32B (`OLMo-2-0325-32B`),
+/// their configs built on the meta device by transformers 5.24; the formula for them (Llama's
+/// untied one, plus `q_norm` and `k_norm` over the whole projections, `(heads + kv_heads) hd`
+/// a layer), and the MACs of a sequence.
+#[test]
+fn olmo2_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128| {
+        let hd = d / heads;
+        2 * vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + 2 * d + (heads + kv) * hd) + d
+    };
+    let macs = |s: i128, vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128| {
+        let hd = d / heads;
+        s * (layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn) + vocab * d) + layers * 2 * s * s * heads * hd
+    };
+    let cases = [
+        ("olmo2_1b", (100_352, 2048, 16, 16, 16, 8192), 1_484_916_736),
+        ("olmo2_7b", (100_352, 4096, 32, 32, 32, 11_008), 7_298_617_344),
+        ("olmo2_13b", (100_352, 5120, 40, 40, 40, 13_824), 13_716_198_400),
+        ("olmo2_32b", (100_352, 5120, 64, 40, 8, 27_648), 32_234_279_936),
+    ];
+    for (name, (vocab, d, layers, heads, kv, ffn), published) in cases {
+        assert_eq!(params(vocab, d, layers, heads, kv, ffn), published, "{name}: the formula");
+        let (ours, ours_macs) = figures("olmo2", &format!("{name}()"), Some(2048));
+        assert_eq!(ours, published, "{name}");
+        assert_eq!(ours_macs, macs(2048, vocab, d, layers, heads, kv, ffn), "{name}: MACs");
+    }
+}
+
 /// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
 /// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
 /// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the

@@ -232,6 +232,9 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.gemma3\n",
         "gemma3(vocab=32000, d=1152, layers=6, heads=4, kv_heads=1, head_dim=256, ffn=6912, window=512",
     ),
+    // OLMo 2 1B's sizes with 8 of its 16 layers: norms after the attention and the MLP, RMS
+    // norms over the whole query and key projections, float32 rotary tables.
+    ("olmo2_small", "use std.models.olmo2\n", "olmo2(d=2048, layers=8, heads=16, kv_heads=16, ffn=8192"),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
