@@ -555,6 +555,55 @@ fn mixtral_family_and_moe() {
     assert_eq!(small_run.macs_per_token, Some(small_run.macs / 512));
 }
 
+/// Qwen3-MoE (std.models.qwen3_moe, transformers 5.24's `Qwen3MoeForCausalLM`): the parameter
+/// counts of Qwen3-30B-A3B and Qwen3-235B-A22B (a `qwen3_moe(...)` call) and their active ones (8 of 128 experts a
+/// token; published "30.5B, 3.3B activated" and "235B, 22B activated"), their
+/// `Qwen3MoeConfig`s built on the meta device by transformers 5.24; the formula (Qwen3's
+/// attention with `q_norm`/`k_norm`, every layer's MLP `experts` SwiGLU experts and a router,
+/// the head untied), the calibration's `qwen3_moe_small` total and peft's LoRA count for it
+/// (r 16 on q, k, v and o: 589,824), and the MACs of a token: the router and `top_k` experts.
+#[test]
+fn qwen3_moe_family() {
+    let hd = 128;
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128, experts: i128| {
+        2 * vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 2 * hd + experts * (3 * d * ffn + d) + 2 * d) + d
+    };
+    let active = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128, experts: i128, k: i128| {
+        params(vocab, d, layers, heads, kv, ffn, experts) - layers * (experts - k) * 3 * d * ffn
+    };
+    let published = [
+        ("qwen3_30b_a3b()", (2048, 48, 32, 4, 768), 30_532_122_624, 3_353_032_704),
+        ("qwen3_moe(d=4096, layers=94, heads=64, ffn=1536)", (4096, 94, 64, 4, 1536), 235_093_634_560, 22_190_763_520),
+    ];
+    let small = "qwen3_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, ffn=768, experts=16, top_k=4";
+    assert_eq!(params(32_000, 1024, 4, 16, 4, 768, 16), 237_578_240, "the calibration's total_params");
+    let lora = "lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+    let mut text = String::from("use std.models.qwen3_moe\n");
+    for (i, (call, ..)) in published.iter().enumerate() {
+        text.push_str(&format!("infer probe{i} {{ model {call}  batch 1  seq 128 }}\n"));
+    }
+    text.push_str(&format!("infer small {{ model {small})  batch 1  seq 512 }}\n"));
+    text.push_str(&format!(
+        "train adapted {{ model {small}, {lora})  batch 1  seq 128  precision bf16  optimizer adamw  loss causal_lm }}\n"
+    ));
+    let mut db = Database::new();
+    let file = db.set_file(FileName::new("probe.net"), text);
+    let r = report(&db, &[file], None);
+    let [big, huge, small_run, adapted] = &r.scenarios[..] else { panic!("four reports: {:?}", r.not_simulated) };
+    for ((name, (d, layers, heads, kv, ffn), total, active_count), run) in published.iter().zip([big, huge]) {
+        assert_eq!(params(151_936, *d, *layers, *heads, *kv, *ffn, 128), *total, "{name}: the formula");
+        assert_eq!(active(151_936, *d, *layers, *heads, *kv, *ffn, 128, 8), *active_count, "{name}: the formula");
+        assert_eq!((run.params, run.active_params), (*total, *active_count), "{name}");
+    }
+    assert_eq!(adapted.trainable_params, 589_824);
+    assert_eq!(adapted.params - adapted.trainable_params, 237_578_240);
+    // MACs at (1, 512): the projections, SDPA's two products, the router's `16 d` and 4
+    // experts' `3 d ffn` a token, the head.
+    let (s, d, ffn) = (512, 1024, 768);
+    let per_token = 4 * (d * hd * (2 * 16 + 2 * 4) + 16 * d + 4 * 3 * d * ffn) + 32_000 * d;
+    assert_eq!(small_run.macs, s * per_token + 4 * 2 * s * s * 16 * hd);
+}
+
 // ---------------------------------------------------------------------------------------
 // The standard library as a whole.
 
