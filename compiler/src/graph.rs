@@ -60,6 +60,46 @@ pub struct Origin {
     /// Whether it runs inside an `fp32(...)` call: its op's parameters are float32 whatever
     /// the precision policy (`module.float()`).
     pub fp32: bool,
+    /// The share of its op's parameters a token reads: `k` of `of` inside `routed(call, k,
+    /// of)`, all of them elsewhere.
+    pub active: ActiveShare,
+}
+
+/// The share of some parameters one token reads: `k` of `of` for one of `of` experts a token
+/// is routed to `k` of (`routed(call, k, of)`; a product when routed calls nest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ActiveShare {
+    /// The alternatives a token runs.
+    pub k: u32,
+    /// The alternatives there are.
+    pub of: u32,
+}
+
+impl Default for ActiveShare {
+    fn default() -> Self {
+        ActiveShare { k: 1, of: 1 }
+    }
+}
+
+impl ActiveShare {
+    /// This share within `k` of `of` routed alternatives, reduced (`None` on overflow).
+    pub fn within(self, k: u32, of: u32) -> Option<ActiveShare> {
+        let (k, of) = (self.k.checked_mul(k)?, self.of.checked_mul(of)?);
+        let (mut a, mut b) = (k, of);
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        let gcd = a.max(1);
+        Some(ActiveShare { k: k / gcd, of: of / gcd })
+    }
+
+    /// The active part of `params`, rounded down, `None` on overflow.
+    pub fn of_params(self, params: &Dim) -> Option<Dim> {
+        if self.k == self.of {
+            return Some(params.clone());
+        }
+        params.mul(&Dim::Known(self.k.into()))?.floor_div(&Dim::Known(self.of.into()))
+    }
 }
 
 /// A fast hasher for sites (a file name and two small integers): the
@@ -276,7 +316,9 @@ impl Graph {
 
     /// The parameters one token's forward pass reads, `None` on overflow: every parameter,
     /// except that a `parameter(..., active=k)` stack of experts counts `k` of the slices of
-    /// its first dimension (a mixture of experts' top-k), as "active parameters" are quoted.
+    /// its first dimension (a mixture of experts' top-k), and the parameters made inside
+    /// `routed(call, k, of)` count `k / of` of theirs (one of separate experts), as "active
+    /// parameters" are quoted.
     pub fn active_params(&self) -> Option<Dim> {
         self.nodes.iter().try_fold(Dim::Known(0), |acc, n| {
             let active = match (n.op, n.args.values.get("active"), n.args.values.get("shape")) {
@@ -288,7 +330,7 @@ impl Graph {
                 }
                 _ => n.params.clone(),
             };
-            acc.add(&active)
+            acc.add(&n.origin.active.of_params(&active)?)
         })
     }
 

@@ -576,7 +576,8 @@ fn a_capacity_factor_mixture_of_experts_matches_deepspeed() {
 }
 
 /// The zoo's Mixtral with `capacity_factor` (DeepSpeed's MoE layer around its experts) has the
-/// grouped model's parameters, and its experts run `E * capacity` rows a layer, padding
+/// grouped model's parameters and active parameters (its separate experts each `routed(...,
+/// 2, 8)`: the router and 2 of 8 experts a token), and its experts run `E * capacity` rows a layer, padding
 /// included: at 4 x 2,048 tokens, 8 experts and a factor of 1.25, 2,560 slots an expert for the
 /// 16,384 routes, so 25 % more expert MACs than the grouped model's (and the gate's two
 /// einsums).
@@ -591,6 +592,8 @@ fn mixtral_with_a_capacity_factor_pads_every_expert() {
     let [grouped, padded] = &r.scenarios[..] else { panic!("two reports") };
     assert_eq!(grouped.params, padded.params);
     let (tokens, experts, d, ffn, layers) = (4 * 2048i128, 8i128, 1024i128, 3584i128, 2i128);
+    assert_eq!(grouped.active_params, grouped.params - layers * (experts - 2) * 3 * d * ffn);
+    assert_eq!(padded.active_params, grouped.active_params);
     let capacity = (tokens as f64 / experts as f64 * 1.25 * 2.0).ceil() as i128;
     assert_eq!(capacity, 2560);
     let expert_macs = |rows: i128| rows * 3 * d * ffn * layers;

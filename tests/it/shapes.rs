@@ -369,6 +369,28 @@ fn added_ops_shapes() {
     }
 }
 
+/// `routed(call, k, of)` counts `k / of` of the parameters the call makes as active, node by
+/// node and rounded down, and nested marks multiply: an expert of 1,088 + 1,040 parameters
+/// counted 2 of 8 (272 + 260), 1 of 8 (136 + 130) and 1 of 2 within 1 of 2 (272 + 260).
+#[test]
+fn routed_calls_count_their_share_of_active_parameters() {
+    let s = serve(
+        r#"block expert(x) {
+    return linear(relu(linear(x, 64)), 16)
+}
+model m() {
+    input x: f32[N, 16]
+    a = routed(expert(x), 2, 8)
+    b = routed(expert(x), 1, 8)
+    c = routed(routed(expert(x), 1, 2), 1, 2)
+    return a + b + c
+}
+infer serve { model m()  batch 1 }
+"#,
+    );
+    assert_eq!((s.params, s.active_params), (3 * 2128, 532 + 266 + 532));
+}
+
 /// Type promotion as `torch.result_type` (torch 2.15): a bf16 tensor times a float32 one is
 /// float32 (OLMo 2's `self.weight * hidden_states`), times a 0-dim float32 one it stays bf16,
 /// and an integer tensor plus a 0-dim float is float. The declared types follow it, and so

@@ -89,6 +89,11 @@ impl<'db> Elaborator<'db, '_> {
             match builtin {
                 Builtin::Frozen => marks.frozen = true,
                 Builtin::Fp32 => marks.fp32 = true,
+                Builtin::Routed => {
+                    if let Some((k, of)) = self.routed_share(args, env, ctx)? {
+                        marks.routed = marks.routed.within(k, of).unwrap_or(marks.routed);
+                    }
+                }
                 _ => marks.checkpoint = true,
             }
             if let ExprKind::Repeat { .. } = arg.value.kind {
@@ -166,22 +171,45 @@ impl<'db> Elaborator<'db, '_> {
         Ok(best)
     }
 
+    /// The `k` and `of` of `routed(call, k, of)`: known integers with `1 <= k <= of` (an
+    /// error otherwise, and no share; the checker has reported a missing or non-integer one).
+    fn routed_share(&mut self, args: &'db [Arg], env: &Env<'db>, ctx: &Ctx<'db>) -> Result<Option<(u32, u32)>, Stop> {
+        let [_, k, of] = args else { return Ok(None) };
+        let (k_value, of_value) = (self.eval_in(&k.value, env, ctx)?, self.eval_in(&of.value, env, ctx)?);
+        let (Value::Int(Dim::Known(k_count)), Value::Int(Dim::Known(of_count))) = (k_value, of_value) else {
+            return Ok(None);
+        };
+        match (u32::try_from(k_count), u32::try_from(of_count)) {
+            (Ok(k), Ok(of)) if k >= 1 && k <= of => Ok(Some((k, of))),
+            _ => {
+                let site = self.site(ctx.name, ctx.item, k.value.id);
+                let message = format!(
+                    "`routed` needs 1 <= k <= of (a token runs k of the of alternatives), found k {k_count} and of {of_count}"
+                );
+                self.error_at(Code::InvalidShape, &site, message);
+                Ok(None)
+            }
+        }
+    }
+
     /// Enters a call with `marks`: a checkpoint segment begins, unless one is open (a mark
     /// inside a marked call is part of its segment), and the parameters it creates are frozen
     /// or float32. Returns what [`Elaborator::leave`] restores when the call returns.
-    fn enter(&mut self, marks: Marks) -> (u32, bool, bool) {
-        let outer = (self.segment, self.frozen, self.fp32);
+    fn enter(&mut self, marks: Marks) -> (u32, bool, bool, ActiveShare) {
+        let outer = (self.segment, self.frozen, self.fp32, self.active);
         if marks.checkpoint && self.segment == 0 {
             self.segments += 1;
             self.segment = self.segments;
         }
         self.frozen |= marks.frozen;
         self.fp32 |= marks.fp32;
+        // Shares of realistic sizes cannot overflow; one that would keeps the outer share.
+        self.active = self.active.within(marks.routed.k, marks.routed.of).unwrap_or(self.active);
         outer
     }
 
-    fn leave(&mut self, (segment, frozen, fp32): (u32, bool, bool)) {
-        (self.segment, self.frozen, self.fp32) = (segment, frozen, fp32);
+    fn leave(&mut self, (segment, frozen, fp32, active): (u32, bool, bool, ActiveShare)) {
+        (self.segment, self.frozen, self.fp32, self.active) = (segment, frozen, fp32, active);
     }
 
     /// A call; `first`, if given, replaces the value of the first argument (for `repeat`).
@@ -272,6 +300,7 @@ impl<'db> Elaborator<'db, '_> {
                             segments: (self.segments, 0),
                             frozen: self.frozen,
                             fp32: self.fp32,
+                            active: self.active,
                             inner_call: self.inner_call,
                             inner_calls: (self.inner_calls, 0),
                             args: bound.iter().map(|(name, value, _)| (Box::from(*name), value.clone())).collect(),

@@ -25,7 +25,7 @@ pub use self::queries::{
     Stopped, item_at, model_graph, scenario_graph, scenario_graph_at, scenario_graph_with, shape_diagnostics, stopped,
 };
 
-use crate::graph::{Graph, Node, Origin, SegmentArg, Site, SiteMap, StmtValue, TensorId, Value};
+use crate::graph::{ActiveShare, Graph, Node, Origin, SegmentArg, Site, SiteMap, StmtValue, TensorId, Value};
 
 /// The database interface of elaboration and of every layer after it: the base
 /// [`crate::db::Db`] and the last elaboration of each model, whose block calls the next one
@@ -146,8 +146,10 @@ struct Elaborator<'db, 'r> {
     frozen: bool,
     /// Whether the parameters made now are float32 whatever the policy (inside `fp32(...)`).
     fp32: bool,
-    /// Set by `checkpoint(...)`, `frozen(...)` and `fp32(...)` for the call they mark, which
-    /// takes them.
+    /// The share of the parameters made now that a token reads (inside `routed(...)`).
+    active: ActiveShare,
+    /// Set by `checkpoint(...)`, `frozen(...)`, `fp32(...)` and `routed(...)` for the call
+    /// they mark, which takes them.
     pending: Marks,
     /// The previous elaboration of this request, whose block calls may be reused.
     previous: Option<Reusable>,
@@ -322,6 +324,7 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         segments: 0,
         frozen: false,
         fp32: false,
+        active: ActiveShare::default(),
         pending: Marks::default(),
         inner_call: 0,
         inner_calls: 0,
@@ -398,6 +401,7 @@ impl<'db> Elaborator<'db, '_> {
             inner_call: self.inner_call,
             frozen: self.frozen,
             fp32: self.fp32,
+            active: self.active,
         })
     }
 
@@ -539,7 +543,8 @@ impl<'db> Ctx<'db> {
     }
 }
 
-/// The marks a call takes from `checkpoint(...)`, `frozen(...)` and `fp32(...)` around it.
+/// The marks a call takes from `checkpoint(...)`, `frozen(...)`, `fp32(...)` and
+/// `routed(...)` around it.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Marks {
     /// A checkpoint segment.
@@ -548,4 +553,7 @@ pub(super) struct Marks {
     pub frozen: bool,
     /// Float32 parameters.
     pub fp32: bool,
+    /// The share of the parameters a token reads (`routed(call, k, of)`: `k` of `of`; the
+    /// product of nested marks).
+    pub routed: ActiveShare,
 }

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::Db;
-use super::{Graph, Site, SiteMap, TensorId, Value};
+use super::{ActiveShare, Graph, Site, SiteMap, TensorId, Value};
 use crate::db::{SourceFile, lookup_file};
 use crate::diagnostics::FileName;
 use crate::semantics::Scope;
@@ -296,6 +296,8 @@ pub(super) struct CallRecord {
     pub frozen: bool,
     /// Whether it runs inside an `fp32(...)` call (its parameters are float32).
     pub fp32: bool,
+    /// The share of its parameters a token reads (inside `routed(...)` calls).
+    pub active: ActiveShare,
     /// The block call inside an outermost one it runs in (0: none), and the count of those
     /// calls when it began and ended.
     pub inner_call: u32,

@@ -71,6 +71,7 @@ impl<'db> Elaborator<'db, '_> {
             && (record.segment == 0) == (self.segment == 0)
             && record.frozen == self.frozen
             && record.fp32 == self.fp32
+            && record.active == self.active
             && record.args.len() == bound.len()
             && record.inputs.len() == inputs.len()
             && record.items.iter().all(|&used| !reusable.changed[used as usize])
@@ -140,6 +141,7 @@ impl<'db> Elaborator<'db, '_> {
                 inner_call: inner_calls.of(origin.inner_call),
                 frozen: origin.frozen,
                 fp32: origin.fp32,
+                active: origin.active,
             })
         };
         let (n0, t0, s0) =
@@ -236,6 +238,7 @@ impl<'db> Elaborator<'db, '_> {
                 segment: segments.of(q.segment),
                 frozen: q.frozen,
                 fp32: q.fp32,
+                active: q.active,
                 segments: segments.span(q.segments),
                 inner_call: inner_calls.of(q.inner_call),
                 inner_calls: inner_calls.span(q.inner_calls),

@@ -2,8 +2,9 @@
 //! Python's builtins, for the arithmetic a model's code does beside its operators
 //! (`min(4, depth)`, `max(8, width // 4)`, `for i in 0..len(stages)`), and the marks of a
 //! call: `checkpoint(call)`, an activation-checkpointing segment (`torch.utils.checkpoint`
-//! around a module call), `frozen(call)`, frozen parameters (`requires_grad_(False)`), and
-//! `fp32(call)`, parameters kept in float32 whatever the precision (`module.float()`).
+//! around a module call), `frozen(call)`, frozen parameters (`requires_grad_(False)`),
+//! `fp32(call)`, parameters kept in float32 whatever the precision (`module.float()`), and
+//! `routed(call, k, of)`, one of `of` experts a token is routed to `k` of.
 //! Like Python's, they are found after every definition: a file's own item, an import or the
 //! prelude of the same name shadows them.
 
@@ -26,6 +27,10 @@ pub enum Builtin {
     /// policy (`module.float()` after `model.bfloat16()`, as peft keeps LoRA adapters); its
     /// value is the call's.
     Fp32,
+    /// `routed(f(x), k, of)`: the call is one of `of` alternatives (the experts of a mixture)
+    /// of which a token runs `k`: `k / of` of the parameters it creates are active per token;
+    /// its value is the call's.
+    Routed,
     /// `past_seen_tokens()`: the tokens the run's KV cache holds before this forward pass
     /// (the scenario's `context`; 0 without a cache), as transformers'
     /// `past_key_values.get_seq_length()`.
@@ -40,13 +45,14 @@ pub enum Builtin {
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 10] = [
+    pub const ALL: [Builtin; 11] = [
         Builtin::Min,
         Builtin::Max,
         Builtin::Len,
         Builtin::Checkpoint,
         Builtin::Frozen,
         Builtin::Fp32,
+        Builtin::Routed,
         Builtin::PastSeenTokens,
         Builtin::Generating,
         Builtin::Checkpointing,
@@ -67,6 +73,7 @@ impl Builtin {
             Builtin::Checkpoint => "checkpoint",
             Builtin::Frozen => "frozen",
             Builtin::Fp32 => "fp32",
+            Builtin::Routed => "routed",
             Builtin::PastSeenTokens => "past_seen_tokens",
             Builtin::Generating => "generating",
             Builtin::Checkpointing => "checkpointing",
@@ -83,6 +90,7 @@ impl Builtin {
             Builtin::Checkpoint => "checkpoint(block(x, ...))",
             Builtin::Frozen => "frozen(block(x, ...))",
             Builtin::Fp32 => "fp32(block(x, ...))",
+            Builtin::Routed => "routed(block(x, ...), k, of)",
             Builtin::PastSeenTokens => "past_seen_tokens()",
             Builtin::Generating => "generating()",
             Builtin::Checkpointing => "checkpointing()",
@@ -106,6 +114,9 @@ impl Builtin {
             Builtin::Fp32 => {
                 "Keeps the parameters a call (of a block, an op or a `repeat`) creates in float32 whatever the scenario's precision, as `module.float()` after `model.bfloat16()`: peft's LoRA adapters on a half base (`autocast_adapter_dtype=True`), transformers' `_keep_in_fp32_modules`. Their gradients and optimizer state are float32 too; the ops that read them need float32 inputs, as in PyTorch (cast with `to(x, \"f32\")`). Its value is the call's."
             }
+            Builtin::Routed => {
+                "Marks a call (of a block, an op or a `repeat`) as one of `of` routed alternatives of which each token runs `k`, as one expert of a mixture of experts that are separate modules (DeepSpeed's `Experts`): `k / of` of the parameters it creates count as active per token, as \"active parameters\" are quoted. Memory and MACs are the call's as written. Its value is the call's."
+            }
             Builtin::PastSeenTokens => {
                 "The tokens the run's KV cache holds before this forward pass, as transformers' `past_key_values.get_seq_length()`: the scenario's `context` when it sets a `cache`, else 0. A model written from transformers makes its positions (`arange(S) + past_seen_tokens()`) and its masks' key/value lengths from it."
             }
@@ -124,9 +135,10 @@ impl Builtin {
         }
     }
 
-    /// Whether it marks a call (`checkpoint`, `frozen`, `fp32`) rather than computing a number.
+    /// Whether it marks a call (`checkpoint`, `frozen`, `fp32`, `routed`) rather than
+    /// computing a number.
     pub fn marks_a_call(self) -> bool {
-        matches!(self, Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32)
+        matches!(self, Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32 | Builtin::Routed)
     }
 
     /// For `min` and `max`, whether the value kept so far, `a`, stays when `ordering` is `a`
@@ -139,6 +151,7 @@ impl Builtin {
             | Builtin::Checkpoint
             | Builtin::Frozen
             | Builtin::Fp32
+            | Builtin::Routed
             | Builtin::PastSeenTokens
             | Builtin::Generating
             | Builtin::Checkpointing

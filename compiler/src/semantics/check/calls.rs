@@ -40,10 +40,18 @@ impl<'a> ItemChecker<'a> {
         Builtin::from_name(&callee.text).filter(|_| !self.scope.names.contains_key(callee.text.as_str()))
     }
 
-    /// The kind of `checkpoint(call)` or `frozen(call)`: that of the call it marks (a block, an
-    /// op or a `repeat`), which may return several tensors where the statement assigns several
-    /// names.
+    /// The kind of `checkpoint(call)`, `frozen(call)`, `fp32(call)` or `routed(call, k, of)`:
+    /// that of the call it marks (a block, an op or a `repeat`), which may return several
+    /// tensors where the statement assigns several names.
     fn mark_kind(&mut self, mark: Builtin, id: NodeId, args: &[Arg], env: &Env, targets: usize) -> ValueKind {
+        if mark == Builtin::Routed {
+            return self.routed_kind(id, args, env, targets);
+        }
+        self.marked_call_kind(mark, id, args, env, targets)
+    }
+
+    /// The kind of a mark whose only argument is the call it marks.
+    fn marked_call_kind(&mut self, mark: Builtin, id: NodeId, args: &[Arg], env: &Env, targets: usize) -> ValueKind {
         let (name, signature) = (mark.name(), mark.signature());
         match args {
             [Arg { keyword: None, value, .. }] => match &value.kind {
@@ -62,6 +70,7 @@ impl<'a> ItemChecker<'a> {
                     let what = match mark {
                         Builtin::Frozen => "whose parameters are frozen",
                         Builtin::Fp32 => "whose parameters are float32",
+                        Builtin::Routed => "that makes one expert",
                         _ => "whose activations are recomputed in backward",
                     };
                     self.error(Code::ArgumentKind, value.id, message).help =
@@ -100,6 +109,40 @@ impl<'a> ItemChecker<'a> {
                 ValueKind::Unknown
             }
         }
+    }
+
+    /// The kind of `routed(call, k, of)`: the marked call's (checked as `frozen`'s), with two
+    /// integers by position after it.
+    fn routed_kind(&mut self, id: NodeId, args: &[Arg], env: &Env, targets: usize) -> ValueKind {
+        let signature = Builtin::Routed.signature();
+        if let Some(kw) = args.iter().find_map(|a| a.keyword.as_ref()) {
+            self.error(Code::UnknownKeyword, kw.id, "`routed` takes no keyword arguments").help =
+                Some(format!("give the counts by position: `{signature}`"));
+        }
+        let kind = self.marked_call_kind(Builtin::Routed, id, &args[..args.len().min(1)], env, targets);
+        for arg in args.iter().skip(1).take(2) {
+            let count = self.expr_kind(&arg.value, env);
+            if !matches!(count, ValueKind::Int | ValueKind::Unknown) {
+                let message = format!("`routed` counts experts with an integer, but this is {}", count.describe());
+                self.error(Code::ArgumentKind, arg.value.id, message).help = Some(format!("call it as `{signature}`"));
+            }
+        }
+        match args.len() {
+            0 => {}
+            1 | 2 => {
+                let message = "`routed` needs how many experts a token runs and how many there are";
+                self.error(Code::MissingArgument, id, message).help = Some(format!("call it as `{signature}`"));
+            }
+            3 => {}
+            n => {
+                for arg in &args[3..] {
+                    self.expr_kind(&arg.value, env);
+                }
+                let message = format!("`routed` takes a call and two counts, but {n} arguments were given");
+                self.error(Code::TooManyArguments, id, message).help = Some(format!("call it as `{signature}`"));
+            }
+        }
+        kind
     }
 
     /// The kind of a call of a built-in function: `min` and `max` of two or more numbers or of
