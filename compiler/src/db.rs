@@ -102,6 +102,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.gemma2", include_str!("../stdlib/std/models/gemma2.net")),
     ("std.models.gemma3", include_str!("../stdlib/std/models/gemma3.net")),
     ("std.models.olmo2", include_str!("../stdlib/std/models/olmo2.net")),
+    ("std.models.qwen2_moe", include_str!("../stdlib/std/models/qwen2_moe.net")),
     ("std.models.qwen3_moe", include_str!("../stdlib/std/models/qwen3_moe.net")),
     ("std.models.gpt2", include_str!("../stdlib/std/models/gpt2.net")),
     ("std.models.gpt_neox", include_str!("../stdlib/std/models/gpt_neox.net")),

@@ -604,6 +604,55 @@ fn qwen3_moe_family() {
     assert_eq!(small_run.macs, s * per_token + 4 * 2 * s * s * 16 * hd);
 }
 
+/// Qwen2-MoE (std.models.qwen2_moe, transformers 5.24's `Qwen2MoeForCausalLM`): the parameter
+/// counts of Qwen1.5-MoE-A2.7B and Qwen2-57B-A14B and their active ones (published "14.3B,
+/// 2.7B activated" and "57B, 14B activated"), their `Qwen2MoeConfig`s built on the meta device
+/// by transformers 5.24; the formula (Qwen2's attention with biased q/k/v, every layer's MLP
+/// routed experts, a router, a shared SwiGLU expert and its one-output gate, the head
+/// untied); the calibration's `qwen2_moe_small` total and peft's LoRA count for it (r 16 on
+/// q, k, v and o: 524,288); the MACs of a token: the router, `top_k` experts, the shared
+/// expert and its gate.
+#[test]
+fn qwen2_moe_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128, shared: i128, experts: i128| {
+        let hd = d / heads;
+        let attention = d * hd * (2 * heads + 2 * kv) + hd * (heads + 2 * kv);
+        2 * vocab * d + layers * (attention + experts * (3 * d * ffn + d) + 3 * d * shared + d + 2 * d) + d
+    };
+    let published = [
+        ("qwen1_5_moe_a2_7b", (2048, 24, 16, 16, 1408, 5632, 60, 4), 14_315_784_192, 2_689_173_504),
+        ("qwen2_57b_a14b", (3584, 28, 28, 4, 2560, 20_480, 64, 8), 57_408_658_944, 14_249_270_784),
+    ];
+    let small =
+        "qwen2_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=16, ffn=704, shared_ffn=2816, experts=16, top_k=4";
+    assert_eq!(params(32_000, 1024, 4, 16, 16, 704, 2816, 16), 255_419_392, "the calibration's total_params");
+    let lora = "lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+    let mut text = String::from("use std.models.qwen2_moe\n");
+    for (name, ..) in published {
+        text.push_str(&format!("infer {name}_probe {{ model {name}()  batch 1  seq 128 }}\n"));
+    }
+    text.push_str(&format!("infer small {{ model {small})  batch 1  seq 512 }}\n"));
+    text.push_str(&format!(
+        "train adapted {{ model {small}, {lora})  batch 1  seq 128  precision bf16  optimizer adamw  loss causal_lm }}\n"
+    ));
+    let mut db = Database::new();
+    let file = db.set_file(FileName::new("probe.net"), text);
+    let r = report(&db, &[file], None);
+    let [a2_7b, a14b, small_run, adapted] = &r.scenarios[..] else { panic!("four reports: {:?}", r.not_simulated) };
+    for ((name, (d, layers, heads, kv, ffn, shared, experts, k), total, active), run) in
+        published.iter().zip([a2_7b, a14b])
+    {
+        assert_eq!(params(151_936, *d, *layers, *heads, *kv, *ffn, *shared, *experts), *total, "{name}: the formula");
+        assert_eq!(*total - layers * (experts - k) * 3 * d * ffn, *active, "{name}: the formula");
+        assert_eq!((run.params, run.active_params), (*total, *active), "{name}");
+    }
+    assert_eq!(adapted.trainable_params, 524_288);
+    assert_eq!(adapted.params - adapted.trainable_params, 255_419_392);
+    let (s, d, hd) = (512, 1024, 64);
+    let per_token = 4 * (d * hd * (2 * 16 + 2 * 16) + 16 * d + 4 * 3 * d * 704 + 3 * d * 2816 + d) + 32_000 * d;
+    assert_eq!(small_run.macs, s * per_token + 4 * 2 * s * s * 16 * hd);
+}
+
 // ---------------------------------------------------------------------------------------
 // The standard library as a whole.
 

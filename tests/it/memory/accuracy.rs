@@ -235,6 +235,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // OLMo 2 1B's sizes with 8 of its 16 layers: norms after the attention and the MLP, RMS
     // norms over the whole query and key projections, float32 rotary tables.
     ("olmo2_small", "use std.models.olmo2\n", "olmo2(d=2048, layers=8, heads=16, kv_heads=16, ffn=8192"),
+    // Qwen2-MoE with 4 layers of 16 experts (4 a token) and a shared expert: Qwen2's
+    // attention, a router without renormalization, the shared expert's sigmoid gate.
+    (
+        "qwen2_moe_small",
+        "use std.models.qwen2_moe\n",
+        "qwen2_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=16, ffn=704, shared_ffn=2816, experts=16, top_k=4",
+    ),
     // Qwen3-MoE with 4 layers of 16 experts (4 a token): Qwen3's attention, Mixtral's grouped
     // experts, a router whose weights are cast to bf16.
     (
