@@ -707,6 +707,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.alexnet standard-library module
         Module     std.models.articles standard-library module
         Module     std.models.bert standard-library module
+        Module     std.models.cohere standard-library module
         Module     std.models.convnext standard-library module
         Module     std.models.densenet standard-library module
         Module     std.models.efficientnet standard-library module

@@ -498,6 +498,39 @@ fn olmo2_family() {
     }
 }
 
+/// Cohere (std.models.cohere, transformers 5.24's `CohereForCausalLM`): the parameter counts of
+/// Aya 23 8B, Command R v01 (35B) and Command R+ (104B, `qk_norm`, a `cohere(...)` call), their
+/// `CohereConfig`s built on the meta device by transformers 5.24; the formula (one bias-free
+/// LayerNorm a layer, per-head query and key norms with `qk_norm`, the head tied), and the
+/// MACs of a sequence.
+#[test]
+fn cohere_family() {
+    let params = |d: i128, layers: i128, heads: i128, kv: i128, ffn: i128, qk_norm: bool| {
+        let hd = d / heads;
+        let norms = d + if qk_norm { (heads + kv) * hd } else { 0 };
+        256_000 * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + norms) + d
+    };
+    let macs = |s: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128| {
+        let hd = d / heads;
+        s * (layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn) + 256_000 * d) + layers * 2 * s * s * heads * hd
+    };
+    let cases = [
+        ("aya_23_8b()", (4096, 32, 32, 8, 14_336, false), 8_028_033_024),
+        ("command_r_v01()", (8192, 40, 64, 64, 22_528, false), 34_980_831_232),
+        (
+            "cohere(d=12288, layers=64, heads=96, kv_heads=8, ffn=33792, qk_norm=true)",
+            (12_288, 64, 96, 8, 33_792, true),
+            103_810_674_688,
+        ),
+    ];
+    for (call, (d, layers, heads, kv, ffn, qk_norm), published) in cases {
+        assert_eq!(params(d, layers, heads, kv, ffn, qk_norm), published, "{call}: the formula");
+        let (ours, ours_macs) = figures("cohere", call, Some(2048));
+        assert_eq!(ours, published, "{call}");
+        assert_eq!(ours_macs, macs(2048, d, layers, heads, kv, ffn), "{call}: MACs");
+    }
+}
+
 /// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
 /// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
 /// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the

@@ -235,6 +235,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // OLMo 2 1B's sizes with 8 of its 16 layers: norms after the attention and the MLP, RMS
     // norms over the whole query and key projections, float32 rotary tables.
     ("olmo2_small", "use std.models.olmo2\n", "olmo2(d=2048, layers=8, heads=16, kv_heads=16, ffn=8192"),
+    // Cohere (Command R) with 6 layers: float32 LayerNorms without bias feeding the attention
+    // and the MLP in parallel, interleaved rotary tables applied in float32, scaled logits.
+    (
+        "cohere_small",
+        "use std.models.cohere\n",
+        "cohere(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=2816, logit_scale=0.0625",
+    ),
     // Qwen2-MoE with 4 layers of 16 experts (4 a token) and a shared expert: Qwen2's
     // attention, a router without renormalization, the shared expert's sigmoid gate.
     (
