@@ -101,6 +101,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.efficientnet", include_str!("../stdlib/std/models/efficientnet.net")),
     ("std.models.gemma2", include_str!("../stdlib/std/models/gemma2.net")),
     ("std.models.cohere", include_str!("../stdlib/std/models/cohere.net")),
+    ("std.models.deepseek_v3", include_str!("../stdlib/std/models/deepseek_v3.net")),
     ("std.models.gemma3", include_str!("../stdlib/std/models/gemma3.net")),
     ("std.models.olmo2", include_str!("../stdlib/std/models/olmo2.net")),
     ("std.models.qwen2_moe", include_str!("../stdlib/std/models/qwen2_moe.net")),

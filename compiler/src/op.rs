@@ -126,6 +126,8 @@ keyword_enum! {
         KvCache = "kv_cache",
         /// `torch.split`.
         Split = "split",
+        /// `torch.split` with a list of sizes (`split_with_sizes`).
+        SplitSizes = "split_sizes",
         /// Slicing along one dimension.
         Slice = "slice",
         /// `nn.Parameter`.
@@ -327,8 +329,8 @@ impl Op {
             Dropout | DropPath => Family::Dropout,
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
-            Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | Slice | Expand | Select | Narrow
-            | Contiguous | Clone | RequiresGrad | Stack => Family::Layout,
+            Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Expand
+            | Select | Narrow | Contiguous | Clone | RequiresGrad | Stack => Family::Layout,
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer => Family::Arithmetic,
             Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => Family::Compare,
@@ -362,12 +364,12 @@ impl Op {
             | Rsqrt | Pow => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
-            | Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | Slice | Parameter | Buffer | Add
-            | Mul | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow | DropPath
-            | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous | Kernel
-            | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide | Lt | Le | Gt | Ge
-            | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full | FullLike | Stack
-            | Scatter | IndexSelect | Clamp => Autocast::Promote,
+            | Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Parameter
+            | Buffer | Add | Mul | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow
+            | DropPath | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous
+            | Kernel | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide | Lt | Le
+            | Gt | Ge | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full | FullLike
+            | Stack | Scatter | IndexSelect | Clamp => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype
             // itself): it runs in its operands' dtype.
             GroupedMm | Clone => Autocast::Promote,

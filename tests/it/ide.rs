@@ -361,7 +361,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
-        (and 108 Op)
+        (and 109 Op)
         ");
 }
 
@@ -436,7 +436,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
-        (and 108 Op)
+        (and 109 Op)
         ");
 }
 
@@ -487,7 +487,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
-        (and 108 Op)
+        (and 109 Op)
         "#);
 }
 
@@ -709,6 +709,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.bert standard-library module
         Module     std.models.cohere standard-library module
         Module     std.models.convnext standard-library module
+        Module     std.models.deepseek_v3 standard-library module
         Module     std.models.densenet standard-library module
         Module     std.models.efficientnet standard-library module
         Module     std.models.gemma2 standard-library module

@@ -420,6 +420,25 @@ fn type_promotion_follows_torch() {
     }
 }
 
+/// An in-place op writes into its first operand and keeps its dtype whatever the operands
+/// promote to (`bf16.div_(f32)` is bf16, as DeepSeek-V3's router renormalizes its bf16
+/// weights by a float32 sum under autocast); out of place it promotes. Under autocast the
+/// run follows: `sum` is float32 there, the in-place quotient stays bf16.
+#[test]
+fn in_place_ops_keep_their_operands_dtype() {
+    let src = "model m() {\n    input h: bf16[N, 4]\n    a = h * 1.0\n    s = to(sum(a, [-1], keepdim=true), \"f32\")\n\
+               \x20   q = div(a, s)\n    a = div(a, s, inplace=true)\n    return a + q\n}\n\
+               infer serve { model m()  batch 2  precision amp_bf16  no_grad  device cpu }\n";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "m");
+    assert_eq!(outputs_of(&graph, "div"), ["f32[N, 4]", "bf16[N, 4]"]);
+    let run = scenario_of(&db, files[0], "serve");
+    let shape = |source: &str| run.lines.iter().find(|l| l.source == source).map(|l| l.shape.clone());
+    assert_eq!(shape("q = div(a, s)").as_deref(), Some("f32[2, 4]"));
+    assert_eq!(shape("a = div(a, s, inplace=true)").as_deref(), Some("bf16[2, 4]"));
+}
+
 /// The ops transformers builds its masks with (std.models.gemma2's `hf_eager_mask`): tensor
 /// comparisons (`<=`, `>`, ...: bool, broadcast, a number on the right), `bitwise_and`, and
 /// `new_zeros` / `new_ones` in the dtype of a tensor or a named one.

@@ -531,6 +531,59 @@ fn cohere_family() {
     }
 }
 
+/// DeepSeek-V3 (std.models.deepseek_v3, transformers 5.24's `DeepseekV3ForCausalLM`): the
+/// parameter count of DeepSeek-V3 (its `DeepseekV3Config` built on the meta device by
+/// transformers 5.24: 671,026,404,352, of which 37,552,282,624 active a token with 8 of 256
+/// routed experts) and the calibration's `deepseek_v3_small` (165,867,008); the formula
+/// (multi-head latent attention's low-rank projections and their norms, dense MLPs in the
+/// first layers, then a router, routed and shared experts; the head untied); peft's LoRA
+/// count for the small one (q/k/v/o targets match only `o_proj`: 131,072).
+#[test]
+fn deepseek_v3_family() {
+    #[allow(clippy::too_many_arguments)]
+    let params = |vocab: i128,
+                  d: i128,
+                  layers: i128,
+                  dense: i128,
+                  heads: i128,
+                  q_rank: i128,
+                  kv_rank: i128,
+                  dims: (i128, i128, i128),
+                  dense_ffn: i128,
+                  experts: i128,
+                  ffn: i128| {
+        let (nope, rope, v) = dims;
+        let attention = d * q_rank
+            + q_rank
+            + q_rank * heads * (nope + rope)
+            + d * (kv_rank + rope)
+            + kv_rank
+            + kv_rank * heads * (nope + v)
+            + heads * v * d;
+        let moe = experts * d + 3 * experts * d * ffn + 3 * d * ffn;
+        2 * vocab * d + d + layers * (2 * d + attention) + dense * 3 * d * dense_ffn + (layers - dense) * moe
+    };
+    let full = params(129_280, 7168, 61, 3, 128, 1536, 512, (128, 64, 128), 18_432, 256, 2048);
+    assert_eq!(full, 671_026_404_352);
+    assert_eq!(full - 58 * (256 - 8) * 3 * 7168 * 2048, 37_552_282_624);
+    let small = "deepseek_v3(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_group=4, topk_group=2";
+    assert_eq!(params(32_000, 1024, 4, 1, 16, 384, 256, (64, 32, 64), 2816, 16, 512), 165_867_008);
+    let lora = "lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+    let text = format!(
+        "use std.models.deepseek_v3\n\
+         infer big {{ model deepseek_v3()  batch 1  seq 128 }}\n\
+         infer small {{ model {small})  batch 1  seq 512 }}\n\
+         train adapted {{ model {small}, {lora})  batch 1  seq 128  precision bf16  optimizer adamw  loss causal_lm }}\n"
+    );
+    let mut db = Database::new();
+    let file = db.set_file(FileName::new("probe.net"), text);
+    let r = report(&db, &[file], None);
+    let [big, small_run, adapted] = &r.scenarios[..] else { panic!("three reports: {:?}", r.not_simulated) };
+    assert_eq!((big.params, big.active_params), (671_026_404_352, 37_552_282_624));
+    assert_eq!(small_run.params, 165_867_008);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (165_867_008, 131_072));
+}
+
 /// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
 /// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
 /// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the

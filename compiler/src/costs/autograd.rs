@@ -648,7 +648,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         Op::AdaptiveAvgPool2d => fresh(&[Saved::Input(0)]),
         Op::Flatten | Op::Reshape => alias_all(GradFlow::PassThrough),
         Op::Permute | Op::Transpose => alias_all(GradFlow::PassThrough),
-        Op::Split => alias_all(GradFlow::New),
+        Op::Split | Op::SplitSizes => alias_all(GradFlow::New),
         Op::Slice => alias_all(GradFlow::New),
         Op::Concat => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         // Without a cache (`use_cache=False`) the call is its input. With one, a new tensor
@@ -744,8 +744,13 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         Op::Clamp => fresh(&[Saved::Input(0)]),
         // `stack`'s backward unbinds the gradient: views, as `cat`'s.
         Op::Stack => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
-        // In place into an integer tensor: its storage, no gradient.
-        Op::Scatter => OpMemory { grad_inputs: 0, ..identity() },
+        // In place: `x`'s storage. A number written into a floating-point `x` (DeepSeek's
+        // group mask): `x`'s gradient is `grad.scatter(dim, index, 0)`, a new tensor, and the
+        // index is saved for it; an integer `x` gets no gradient, and a tensor source is
+        // modelled for integers only.
+        Op::Scatter => {
+            OpMemory { grad: GradFlow::New, grad_inputs: 1, saved: SavedList::new(&[Saved::Input(1)]), ..identity() }
+        }
         // No gradient: counts, an uninitialized tensor, integer quotients, comparisons and
         // their masks, filled tensors.
         Op::Histc

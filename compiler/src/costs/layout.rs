@@ -128,7 +128,7 @@ fn output_strides(
             *stride = stride.saturating_mul(step);
             Some(strides)
         }
-        Op::Split | Op::Narrow if view => Some(input.to_vec()),
+        Op::Split | Op::SplitSizes | Op::Narrow if view => Some(input.to_vec()),
         Op::Select if view => {
             let mut strides = input.to_vec();
             let d = dim("dim")?;

@@ -355,7 +355,16 @@ impl<'db> Elaborator<'db, '_> {
                 }
                 match b {
                     Value::Ints(v) => Value::Int(v[at as usize].clone()),
-                    Value::Tensors(v) => Value::Tensor(v[at as usize]),
+                    Value::Tensors(v) => {
+                        // `topk(x, k)[1]`: the tuple is a temporary, so the tensors not taken
+                        // are dropped here unless something else holds them.
+                        for (i, &t) in v.iter().enumerate() {
+                            if i != at as usize && self.refs[t.0 as usize] == 0 {
+                                self.release(t);
+                            }
+                        }
+                        Value::Tensor(v[at as usize])
+                    }
                     _ => Value::Unknown,
                 }
             }

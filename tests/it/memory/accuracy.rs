@@ -235,6 +235,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // OLMo 2 1B's sizes with 8 of its 16 layers: norms after the attention and the MLP, RMS
     // norms over the whole query and key projections, float32 rotary tables.
     ("olmo2_small", "use std.models.olmo2\n", "olmo2(d=2048, layers=8, heads=16, kv_heads=16, ffn=8192"),
+    // DeepSeek-V3 with 4 layers (1 dense): multi-head latent attention caching the latent,
+    // group-limited sigmoid routing in float32, a shared expert.
+    (
+        "deepseek_v3_small",
+        "use std.models.deepseek_v3\n",
+        "deepseek_v3(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_group=4, topk_group=2",
+    ),
     // Cohere (Command R) with 6 layers: float32 LayerNorms without bias feeding the attention
     // and the MLP in parallel, interleaved rotary tables applied in float32, scaled logits.
     (

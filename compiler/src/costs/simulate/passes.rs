@@ -874,10 +874,20 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
         if groups.is_empty() {
             store.check(label, None);
         }
+        // The group's temporary is a local of the loop over groups (`exp_avg_sq_sqrt` in
+        // `_multi_tensor_adamw`), rebound when the next group's is made: two groups' are live
+        // then, as Python names are (measured: DeepSeek-V3's float32 router weights beside its
+        // bf16 parameters, tests/fixtures/calibration's `deepseek_v3_small`).
+        let mut previous: Option<usize> = None;
         for (_, total) in groups {
             let t = store.alloc(total, Category::OptimizerTemporaries);
             store.check(label, None);
-            store.release(t);
+            if let Some(p) = previous.replace(t) {
+                store.release(p);
+            }
+        }
+        if let Some(p) = previous {
+            store.release(p);
         }
     } else {
         // torch.optim's for-loop implementations (`_single_tensor_adam`, ...) keep the last

@@ -215,18 +215,27 @@ pub(super) fn scatter(args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
     axis(args, "dim", x.rank())?;
     let index = args.tensor("index")?;
-    let src = args.tensor("src")?;
     if index.dtype != DType::I64 {
         return Err(error(format!("scatter needs an i64 index, found {index}")).blame("index", format!("{index}")));
     }
-    if x.dtype.is_float() || src.dtype != x.dtype {
-        return Err(error(format!("scatter is modelled for integer tensors of one dtype, found {x} and {src}"))
-            .blame("x", format!("{x}"))
-            .help("a floating-point scatter's gradient is not modelled"));
-    }
-    if index.rank() != x.rank() || src.rank() != x.rank() {
-        return Err(error(format!("scatter's index {index} and source {src} must have the rank of {x}"))
+    if index.rank() != x.rank() {
+        return Err(error(format!("scatter's index {index} must have the rank of {x}"))
             .blame("index", format!("{}-D", index.rank())));
+    }
+    // A number written into any tensor (`scatter_(dim, index, 1)`); a tensor source only
+    // between integer tensors, whose scatter has no gradient to model.
+    if let ArgValue::Tensor(src) = args.get("src")? {
+        if x.dtype.is_float() || src.dtype != x.dtype {
+            return Err(error(format!(
+                "scatter of a tensor is modelled for integer tensors of one dtype, found {x} and {src}"
+            ))
+            .blame("x", format!("{x}"))
+            .help("a floating-point source's gradient is not modelled; a number may be written into any tensor"));
+        }
+        if src.rank() != x.rank() {
+            return Err(error(format!("scatter's source {src} must have the rank of {x}"))
+                .blame("src", format!("{}-D", src.rank())));
+        }
     }
     Ok(OpResult::one(x.clone()))
 }

@@ -177,6 +177,32 @@ pub(super) fn kv_cache(args: &Args) -> OpOutcome {
 }
 
 /// torch.chunk: `sections` pieces of ceil(L / sections), the last one smaller.
+/// `split_sizes(x, sizes, dim)` (torch.split with a list, `split_with_sizes`): one view per
+/// size, the sizes summing to the length of `dim`.
+pub(super) fn split_sizes(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank())?;
+    let sizes = args.sizes("sizes")?;
+    if sizes.is_empty() {
+        return Err(error("split_sizes needs at least one size").blame("sizes", "empty"));
+    }
+    let total = sizes.iter().try_fold(k(0), |acc, s| acc.add(s)).ok_or_else(|| error("the sizes overflow"))?;
+    if total.certainly_differs(&x.shape[d]) {
+        return Err(error(format!("split_sizes' sizes sum to {total}, but dimension {d} of {x} is {}", x.shape[d]))
+            .blame("sizes", format!("sum {total}"))
+            .help("the sizes must add up to the dimension's length, as torch.split requires"));
+    }
+    let outputs = sizes
+        .into_iter()
+        .map(|size| {
+            let mut shape = x.shape.clone();
+            shape[d] = size;
+            TensorType::new(x.dtype, shape)
+        })
+        .collect();
+    Ok(OpResult { outputs, weights: Vec::new(), buffers: Vec::new(), macs: k(0) })
+}
+
 pub(super) fn split(args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
     let d = axis(args, "dim", x.rank())?;

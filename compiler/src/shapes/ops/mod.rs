@@ -392,6 +392,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Concat => concat(args),
         KvCache => kv_cache(args),
         Split => split(args),
+        SplitSizes => split_sizes(args),
         Slice => slice(args),
         Parameter => parameter(args),
         Buffer => buffer(args),
@@ -446,9 +447,13 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Add | Mul | Sub | Div | FloorDivide => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
-            if args.bool("inplace").unwrap_or(false) && out.shape != a.shape {
-                return Err(error(format!("in-place {op} would change the shape of `a` from {a} to {out}"))
-                    .blame("a", format!("{a}")));
+            if args.bool("inplace").unwrap_or(false) {
+                if out.shape != a.shape {
+                    return Err(error(format!("in-place {op} would change the shape of `a` from {a} to {out}"))
+                        .blame("a", format!("{a}")));
+                }
+                // Written into `a`: its dtype, whatever the operands promote to.
+                return Ok(OpResult::one(a.clone()));
             }
             Ok(OpResult::one(out))
         }
