@@ -544,6 +544,28 @@ infer serve { model m()  batch 2 }
 "#
 );
 
+/// `split_sizes` (torch.split with a list of sizes): one view per size; `scatter` of a
+/// number into a floating-point tensor (DeepSeek-V3's group mask).
+#[test]
+fn split_sizes_and_scatter_of_a_number() {
+    let src = "model m() {\n    input q: f32[N, 16, 96]\n    input idx: i64[N, 2]\n\
+               \x20   q_pass, q_rot = split_sizes(q, [64, 32], dim=-1)\n\
+               \x20   mask = scatter(full_like(select(q, 2, 0), 0.0), 1, idx, 1.0)\n    return q_pass\n}\n";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "m");
+    assert_eq!(outputs_of(&graph, "split_sizes"), ["f32[N, 16, 64], f32[N, 16, 32]"]);
+    assert_eq!(outputs_of(&graph, "scatter"), ["f32[N, 16]"]);
+}
+
+case!(
+    split_sizes_that_do_not_sum_to_the_dimension,
+    "model m() {\n    input x: f32[N, 16, 96]\n    a, b = split_sizes(x, [64, 30], dim=-1)\n    return a\n}\n"
+);
+case!(
+    scatter_of_a_float_tensor_source,
+    "model m() {\n    input x: f32[N, 4]\n    input i: i64[N, 2]\n    input v: f32[N, 2]\n    return scatter(x, 1, i, v)\n}\n"
+);
 case!(expand_only_repeats_size_one, "model m() {\n    input x: f32[N, 4, 8]\n    return expand(x, [-1, 6, 8])\n}\n");
 case!(select_index_out_of_range, "model m() {\n    input x: f32[N, 4, 8]\n    return select(x, 1, 4)\n}\n");
 case!(
