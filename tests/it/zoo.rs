@@ -21,7 +21,7 @@ use netc::db::Db as _;
 use netc::db::{STDLIB_SOURCES, SourceFile};
 use netc::diagnostics::FileName;
 use netc::host::{Database, file_diagnostics};
-use netc::report::{report, table};
+use netc::report::{ScenarioReport, report, table};
 use netc::semantics::files::syntax_tree;
 use netc::syntax::{ExprKind, Item, SettingValue};
 
@@ -563,17 +563,8 @@ fn deepseek_v3_family() {
     assert_eq!(full - 58 * (256 - 8) * 3 * 7168 * 2048, 37_552_282_624);
     let small = "deepseek_v3(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_group=4, topk_group=2";
     assert_eq!(params(32_000, 1024, 4, 1, 16, 384, 256, (64, 32, 64), 2816, 16, 512), 165_867_008);
-    let lora = "lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
-    let text = format!(
-        "use std.models.deepseek_v3\n\
-         infer big {{ model deepseek_v3()  batch 1  seq 128 }}\n\
-         infer small {{ model {small})  batch 1  seq 512 }}\n\
-         train adapted {{ model {small}, {lora})  batch 1  seq 128  precision bf16  optimizer adamw  loss causal_lm }}\n"
-    );
-    let mut db = Database::new();
-    let file = db.set_file(FileName::new("probe.net"), text);
-    let r = report(&db, &[file], None);
-    let [big, small_run, adapted] = &r.scenarios[..] else { panic!("three reports: {:?}", r.not_simulated) };
+    let reports = family_probes("deepseek_v3", &["deepseek_v3()"], small);
+    let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
     assert_eq!((big.params, big.active_params), (671_026_404_352, 37_552_282_624));
     assert_eq!(small_run.params, 165_867_008);
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (165_867_008, 131_072));
@@ -636,6 +627,27 @@ fn mixtral_family_and_moe() {
     assert_eq!(small_run.macs_per_token, Some(small_run.macs / 512));
 }
 
+/// The reports of a language-model family's probes: each of `calls` at (1, 128), then the
+/// calibration's small model (`small`, a call without its closing parenthesis) at (1, 512),
+/// then the small model under peft's LoRA (r 16 on q, k, v and o) in a bf16 AdamW step at
+/// (1, 128).
+fn family_probes(family: &str, calls: &[&str], small: &str) -> Vec<ScenarioReport> {
+    let lora = "lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+    let mut text = format!("use std.models.{family}\n");
+    for (i, call) in calls.iter().enumerate() {
+        text.push_str(&format!("infer probe{i} {{ model {call}  batch 1  seq 128 }}\n"));
+    }
+    text.push_str(&format!("infer small {{ model {small})  batch 1  seq 512 }}\n"));
+    text.push_str(&format!(
+        "train adapted {{ model {small}, {lora})  batch 1  seq 128  precision bf16  optimizer adamw  loss causal_lm }}\n"
+    ));
+    let mut db = Database::new();
+    let file = db.set_file(FileName::new("probe.net"), text);
+    let r = report(&db, &[file], None);
+    assert_eq!(r.scenarios.len(), calls.len() + 2, "{family}: not simulated: {:?}", r.not_simulated);
+    r.scenarios
+}
+
 /// Qwen3-MoE (std.models.qwen3_moe, transformers 5.24's `Qwen3MoeForCausalLM`): the parameter
 /// counts of Qwen3-30B-A3B and Qwen3-235B-A22B (a `qwen3_moe(...)` call) and their active ones (8 of 128 experts a
 /// token; published "30.5B, 3.3B activated" and "235B, 22B activated"), their
@@ -658,19 +670,9 @@ fn qwen3_moe_family() {
     ];
     let small = "qwen3_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, ffn=768, experts=16, top_k=4";
     assert_eq!(params(32_000, 1024, 4, 16, 4, 768, 16), 237_578_240, "the calibration's total_params");
-    let lora = "lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
-    let mut text = String::from("use std.models.qwen3_moe\n");
-    for (i, (call, ..)) in published.iter().enumerate() {
-        text.push_str(&format!("infer probe{i} {{ model {call}  batch 1  seq 128 }}\n"));
-    }
-    text.push_str(&format!("infer small {{ model {small})  batch 1  seq 512 }}\n"));
-    text.push_str(&format!(
-        "train adapted {{ model {small}, {lora})  batch 1  seq 128  precision bf16  optimizer adamw  loss causal_lm }}\n"
-    ));
-    let mut db = Database::new();
-    let file = db.set_file(FileName::new("probe.net"), text);
-    let r = report(&db, &[file], None);
-    let [big, huge, small_run, adapted] = &r.scenarios[..] else { panic!("four reports: {:?}", r.not_simulated) };
+    let calls: Vec<&str> = published.iter().map(|(call, ..)| *call).collect();
+    let reports = family_probes("qwen3_moe", &calls, small);
+    let [big, huge, small_run, adapted] = &reports[..] else { panic!("four reports") };
     for ((name, (d, layers, heads, kv, ffn), total, active_count), run) in published.iter().zip([big, huge]) {
         assert_eq!(params(151_936, *d, *layers, *heads, *kv, *ffn, 128), *total, "{name}: the formula");
         assert_eq!(active(151_936, *d, *layers, *heads, *kv, *ffn, 128, 8), *active_count, "{name}: the formula");
@@ -707,19 +709,8 @@ fn qwen2_moe_family() {
     let small =
         "qwen2_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=16, ffn=704, shared_ffn=2816, experts=16, top_k=4";
     assert_eq!(params(32_000, 1024, 4, 16, 16, 704, 2816, 16), 255_419_392, "the calibration's total_params");
-    let lora = "lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
-    let mut text = String::from("use std.models.qwen2_moe\n");
-    for (name, ..) in published {
-        text.push_str(&format!("infer {name}_probe {{ model {name}()  batch 1  seq 128 }}\n"));
-    }
-    text.push_str(&format!("infer small {{ model {small})  batch 1  seq 512 }}\n"));
-    text.push_str(&format!(
-        "train adapted {{ model {small}, {lora})  batch 1  seq 128  precision bf16  optimizer adamw  loss causal_lm }}\n"
-    ));
-    let mut db = Database::new();
-    let file = db.set_file(FileName::new("probe.net"), text);
-    let r = report(&db, &[file], None);
-    let [a2_7b, a14b, small_run, adapted] = &r.scenarios[..] else { panic!("four reports: {:?}", r.not_simulated) };
+    let reports = family_probes("qwen2_moe", &["qwen1_5_moe_a2_7b()", "qwen2_57b_a14b()"], small);
+    let [a2_7b, a14b, small_run, adapted] = &reports[..] else { panic!("four reports") };
     for ((name, (d, layers, heads, kv, ffn, shared, experts, k), total, active), run) in
         published.iter().zip([a2_7b, a14b])
     {
