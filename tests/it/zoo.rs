@@ -648,6 +648,30 @@ fn family_probes(family: &str, calls: &[&str], small: &str) -> Vec<ScenarioRepor
     r.scenarios
 }
 
+/// OLMoE (std.models.olmoe, transformers 5.24's `OlmoeForCausalLM`): OLMoE-1B-7B's parameter
+/// count and active one (its `OlmoeConfig` built on the meta device: 6,919,161,856, of which
+/// 1,282,017,280 active with 8 of 64 experts), the formula (Llama's attention plus `q_norm`
+/// and `k_norm` over the whole projections, every layer's MLP experts and a router, the head
+/// untied), the calibration's `olmoe_small` total and peft's LoRA count for it (r 16 on q, k,
+/// v and o: 524,288).
+#[test]
+fn olmoe_family() {
+    // Both models have 16 heads, all of them key/value heads.
+    let params = |vocab: i128, d: i128, layers: i128, kv: i128, ffn: i128, experts: i128| {
+        let hd = d / 16;
+        2 * vocab * d + layers * (2 * d * d + 2 * d * kv * hd + d + kv * hd + experts * (3 * d * ffn + d) + 2 * d) + d
+    };
+    assert_eq!(params(50_304, 2048, 16, 16, 1024, 64) - 16 * 56 * 3 * 2048 * 1024, 1_282_017_280);
+    assert_eq!(params(50_304, 2048, 16, 16, 1024, 64), 6_919_161_856);
+    let small = "olmoe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=16, experts=16, top_k=4, ffn=512";
+    assert_eq!(params(32_000, 1024, 4, 16, 512, 16), 183_059_456, "the calibration's total_params");
+    let reports = family_probes("olmoe", &["olmoe_1b_7b()"], small);
+    let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
+    assert_eq!((big.params, big.active_params), (6_919_161_856, 1_282_017_280));
+    assert_eq!(small_run.params, 183_059_456);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (183_059_456, 524_288));
+}
+
 /// Qwen3-MoE (std.models.qwen3_moe, transformers 5.24's `Qwen3MoeForCausalLM`): the parameter
 /// counts of Qwen3-30B-A3B and Qwen3-235B-A22B (a `qwen3_moe(...)` call) and their active ones (8 of 128 experts a
 /// token; published "30.5B, 3.3B activated" and "235B, 22B activated"), their
