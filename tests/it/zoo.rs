@@ -570,6 +570,20 @@ fn deepseek_v3_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (165_867_008, 131_072));
 }
 
+/// StableLM (std.models.stablelm, transformers 5.24's `StableLmForCausalLM`): StableLM-3B-4E1T's
+/// parameter count (`StableLmConfig()`'s defaults, its documented checkpoint, built on the meta
+/// device: 2,795,443,200), the formula (Llama's with LayerNorms of weight and bias, the head
+/// untied), and the MACs of a sequence (a quarter of each head rotated changes none).
+#[test]
+fn stablelm_3b_4e1t() {
+    let (vocab, d, layers, ffn) = (50_304, 2560, 32, 6912);
+    let params = 2 * vocab * d + layers * (4 * d * d + 3 * d * ffn + 4 * d) + 2 * d;
+    assert_eq!(params, 2_795_443_200);
+    let (ours, macs) = figures("stablelm", "stablelm_3b_4e1t()", Some(2048));
+    assert_eq!(ours, 2_795_443_200);
+    assert_eq!(macs, gated_decoder_macs(2048, vocab, d, layers, 32, 32, 80, ffn));
+}
+
 /// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
 /// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
 /// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the

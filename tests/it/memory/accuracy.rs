@@ -235,6 +235,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // OLMo 2 1B's sizes with 8 of its 16 layers: norms after the attention and the MLP, RMS
     // norms over the whole query and key projections, float32 rotary tables.
     ("olmo2_small", "use std.models.olmo2\n", "olmo2(d=2048, layers=8, heads=16, kv_heads=16, ffn=8192"),
+    // StableLM (3B-4E1T's kind) with 6 layers: LayerNorms with biases, a quarter of each head
+    // rotated, both rotated parts held until the attention returns.
+    (
+        "stablelm_small",
+        "use std.models.stablelm\n",
+        "stablelm(vocab=32000, d=1024, layers=6, heads=16, kv_heads=16, ffn=2816",
+    ),
     // OLMoE with 4 layers of 16 experts (4 a token): RMS norms over the whole query and key
     // projections, Qwen3-MoE's router without renormalization.
     (
