@@ -27,7 +27,7 @@ const PREC = {
 };
 
 /** Scenario settings that are a key alone. */
-const FLAG_KEYS = ['no_grad', 'eval', 'checkpoint', 'fsdp', 'cudnn_benchmark'];
+const FLAG_KEYS = ['no_grad', 'eval', 'checkpoint', 'reentrant', 'prepare_kbit', 'fsdp', 'cudnn_benchmark'];
 /** Scenario settings that are a key and a value. */
 const VALUE_KEYS = [
   'model',

@@ -1021,6 +1021,10 @@ fn one_mistake_gives_one_code() {
     assert_eq!(codes("block b(x) {\n    return relu(x) $\n}\n"), ["E0101"]);
     assert_eq!(codes("block b(x) {\n    return convv2d(x, 8, k=3)\n}\n"), ["E0206"]);
     assert_eq!(codes("train t { batch 8 }\n"), ["E0302"]);
+    // The reentrant variant is a way to checkpoint: alone it changes nothing.
+    let reentrant = "use std.models.resnet\ntrain t { model resnet18()  batch 8  reentrant }\n";
+    assert_eq!(codes(reentrant), ["W0306"]);
+    assert_eq!(codes(&reentrant.replace("reentrant }", "checkpoint  reentrant }")), Vec::<&str>::new());
 }
 
 // ---------------------------------------------------------------------------------------

@@ -570,6 +570,8 @@ fn completion_of_setting_keys_in_a_train_scenario() {
         Setting    precision      KEY VALUE
         Setting    loss           KEY VALUE
         Setting    checkpoint     flag
+        Setting    reentrant      flag
+        Setting    prepare_kbit   flag
         Setting    grad_accum     KEY VALUE
         Setting    data_parallel  KEY VALUE
         Setting    zero           KEY VALUE

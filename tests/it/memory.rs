@@ -716,6 +716,75 @@ fn qlora_matches_bitsandbytes_and_peft() {
     assert_eq!(cases.len(), 10);
 }
 
+/// QLoRA prepared as peft's recipe prepares it (`prepare_model_for_kbit_training` before
+/// `get_peft_model`): the float parameters outside the 4-bit layers in float32 (`prepare_kbit`),
+/// so float32 activations that each 4-bit layer casts to bfloat16 and back, and with peft's
+/// default checkpointing torch's reentrant variant (`checkpoint reentrant`), against
+/// tests/fixtures/ops/measure_kbit.py: the casts alone, the defaults, and non-reentrant
+/// checkpointing, at measure_qlora.py's sizes. The weights as stored and the peak.
+#[test]
+fn kbit_preparation_matches_peft() {
+    use netc::costs::scenario_costs;
+    use netc::semantics::files::ItemLoc;
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_kbit.json")).expect("valid JSON");
+    let lora = "lora_r=8, lora_alpha=16, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+    let mut text = String::from("use std.models.llama\n");
+    let mut cases = Vec::new();
+    for (set, settings) in [
+        ("cast", "prepare_kbit"),
+        ("reentrant", "prepare_kbit  checkpoint  reentrant"),
+        ("nonreentrant", "prepare_kbit  checkpoint"),
+    ] {
+        for (name, m) in measured[set].as_object().expect("cases") {
+            let (vocab, ffn) = if name.starts_with("wide_") { (256, 4096) } else { (2000, 2048) };
+            let size = name.trim_start_matches("wide_").trim_start_matches('b');
+            let (batch, seq) = size.split_once("_s").expect("b<batch>_s<seq>");
+            let scenario = format!("{set}_{name}");
+            text.push_str(&format!(
+                "train {scenario} {{ model llama(vocab={vocab}, d=512, layers=2, heads=8, kv_heads=2, ffn={ffn}, {lora}, \
+                 quant=\"nf4\", double_quant=true)  batch {batch}  seq {seq}  precision bf16  optimizer adamw  \
+                 loss causal_lm  {settings}  device cpu }}\n"
+            ));
+            cases.push((scenario, m));
+        }
+    }
+    let (db, file, items) = load("kbit.net", text);
+    let mut report = Vec::new();
+    let mut off = Vec::new();
+    for (name, m) in &cases {
+        let costs = scenario_costs(&db, ItemLoc::new(&db, file, items[name])).as_ref().expect("simulates");
+        let (static_bytes, peak) = (costs.simulation.phases[0].start, costs.simulation.peak.bytes);
+        let (want_static, want_peak) =
+            (m["static"].as_i64().expect("static") as i128, m["peak"].as_i64().expect("peak") as i128);
+        report.push(format!("{name}: static {static_bytes} vs {want_static}, peak {peak} vs {want_peak}"));
+        if static_bytes != want_static || peak != want_peak {
+            off.push(name.clone());
+        }
+    }
+    assert_eq!(cases.len(), 9);
+    assert!(off.is_empty(), "off: {off:?}\n{}", report.join("\n"));
+
+    // peft casts nothing in a GPTQ model (`is_gptq_quantized`), and casts an AWQ one's
+    // embedding, head and norms: (2 * 2000 * 512 + 5 * 512) parameters, 2 bytes more each.
+    let mut text = String::from("use std.models.llama\n");
+    for quant in ["gptq", "awq"] {
+        for (name, settings) in [("plain", ""), ("prepared", "prepare_kbit")] {
+            text.push_str(&format!(
+                "train {quant}_{name} {{ model llama(vocab=2000, d=512, layers=2, heads=8, kv_heads=2, ffn=2048, {lora}, \
+                 quant=\"{quant}\")  batch 1  seq 128  precision bf16  optimizer adamw  {settings}  device cpu }}\n"
+            ));
+        }
+    }
+    let (db, file, items) = load("kbit_int4.net", text);
+    let weights = |name: &str| {
+        let costs = scenario_costs(&db, ItemLoc::new(&db, file, items[name])).as_ref().expect("simulates");
+        costs.simulation.phases[0].start
+    };
+    assert_eq!(weights("gptq_prepared"), weights("gptq_plain"));
+    assert_eq!(weights("awq_prepared") - weights("awq_plain"), (2 * 2000 * 512 + 5 * 512) * 2);
+}
+
 /// What a GPTQ or AWQ layer (`linear_int4`) and a fine-grained float8 layer (`linear_fp8`)
 /// store, against the modules themselves (gptqmodel 7.7's `TorchLinear` and `AwqTorchLinear`,
 /// transformers' `FP8Linear`; tests/fixtures/ops/measure_quant_storage.py): every shape, group

@@ -969,7 +969,7 @@ fn readme_language_model_answers() {
     let stored = 2 * 128_256 * d * 2 + (2 * 32 + 1) * d * 2 + trainable * 4 + 32 * four_bit;
     assert_eq!(netc::units::bytes(stored), "5.4 GiB");
     let mut db = Database::new();
-    let file = db.set_file(FileName::new("qlora.net"), qlora);
+    let file = db.set_file(FileName::new("qlora.net"), qlora.clone());
     let r = report(&db, &[file], None);
     assert_eq!(r.scenarios.iter().find(|s| s.name == "lora").expect("lora").ledgers.weights, stored);
     let lora = syntax_tree(&db, file)
@@ -977,6 +977,21 @@ fn readme_language_model_answers() {
         .position(|i| matches!(i, Item::Scenario(s) if s.name.text == "lora"))
         .expect("lora") as u32;
     assert_eq!(fit(&db, file, lora, Axis::Seq).expect("a fit").largest, Some(9435));
+    // Prepared as peft's QLoRA recipe prepares it: the embedding, head and norms in float32
+    // (two bytes more for each of their parameters) and reentrant checkpointing.
+    let recipe = qlora.replace("checkpoint  device", "prepare_kbit  checkpoint  reentrant  device");
+    assert_eq!(answers(recipe.clone()).0, "12.7 GiB");
+    let mut db = Database::new();
+    let file = db.set_file(FileName::new("recipe.net"), recipe);
+    let r = report(&db, &[file], None);
+    let prepared = stored + (2 * 128_256 * d + (2 * 32 + 1) * d) * 2;
+    assert_eq!(r.scenarios.iter().find(|s| s.name == "lora").expect("lora").ledgers.weights, prepared);
+    assert_eq!(netc::units::bytes(prepared), "7.3 GiB");
+    let lora = syntax_tree(&db, file)
+        .iter()
+        .position(|i| matches!(i, Item::Scenario(s) if s.name.text == "lora"))
+        .expect("lora") as u32;
+    assert_eq!(fit(&db, file, lora, Axis::Seq).expect("a fit").largest, Some(6736));
     // LoRA over LLM.int8() weights: less at 2,048 tokens than bf16 LoRA, but fewer tokens fit
     // (every 8-bit projection's input stays on bitsandbytes' `ctx` through checkpointing).
     let int8 = text.replace(

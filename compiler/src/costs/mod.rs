@@ -96,6 +96,7 @@ pub fn config(setup: &crate::semantics::setup::RunSettings) -> (Config, &'static
         precision: setup.precision,
         micro_batches: setup.grad_accum.max(1),
         checkpoint: setup.checkpoint,
+        reentrant: setup.reentrant,
         segments: Segments::Marked,
         cache: setup.cache.map(|kind| simulate::Cache {
             kind,

@@ -61,7 +61,33 @@ pub fn scenario_graph_at(
         let model = ItemLoc::new(db, setup.model.0, setup.model.1);
         (setup.args.is_empty() && setup.run.cache.is_none()).then(|| model_graph(db, model).clone()).flatten()
     };
-    Some(elaborate_scenario(db, &request, symbolic))
+    let graph = elaborate_scenario(db, &request, symbolic);
+    Some(if setup.run.prepare_kbit { Arc::new(kbit_prepared(&graph)) } else { graph })
+}
+
+/// `graph` after peft's `prepare_model_for_kbit_training`, which casts every float16 or
+/// bfloat16 parameter that is not a 4-bit one to float32 (`param.data = param.data.to(
+/// torch.float32)`): each node with weights outside a quantized layer keeps them in float32,
+/// as an `fp32(...)` call does. The casts happen before the run, so the run starts with the
+/// float32 copies. Buffers of such a node follow its weights (peft casts parameters only;
+/// the language models it is used on have no layer with both). peft casts nothing in a
+/// GPTQ model (`is_gptq_quantized`); it does in an AWQ or float8 one.
+pub fn kbit_prepared(graph: &Graph) -> Graph {
+    let mut prepared = graph.clone();
+    if graph.nodes.iter().any(|n| n.op == crate::op::Op::LinearInt4 && n.str_arg("format") != Some("awq")) {
+        return prepared;
+    }
+    for node in prepared.nodes.iter_mut() {
+        if node.result.weights.is_empty() || node.op.quantizes_weight() || node.origin.fp32 {
+            continue;
+        }
+        let mut origin = (*node.origin).clone();
+        origin.fp32 = true;
+        let mut cast = (**node).clone();
+        cast.origin = Arc::new(origin);
+        *node = Arc::new(cast);
+    }
+    prepared
 }
 
 /// A model elaborated on its own: dimensions not bound by a scenario stay symbolic

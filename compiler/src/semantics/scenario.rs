@@ -330,6 +330,12 @@ fn check_combinations(cx: &mut ItemChecker<'_>, scenario: &Scenario, rejected: &
             ineffective(cx, setting, format!("`{key}` only applies to a `paged` cache"), help);
         }
     }
+    if let Some(reentrant) = get("reentrant")
+        && get("checkpoint").is_none()
+    {
+        let help = "add `checkpoint` (peft's `prepare_model_for_kbit_training` enables it by default)";
+        ineffective(cx, reentrant, "`reentrant` without `checkpoint` has no effect".into(), help);
+    }
     if let Some(margin) = get("margin")
         && get("budget").is_none()
     {

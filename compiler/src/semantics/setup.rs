@@ -74,6 +74,11 @@ pub struct RunSettings {
     pub fsdp: bool,
     /// Activation checkpointing.
     pub checkpoint: bool,
+    /// Checkpointing's reentrant variant (`use_reentrant=True`).
+    pub reentrant: bool,
+    /// peft's `prepare_model_for_kbit_training`: the float parameters outside quantized
+    /// layers kept in float32.
+    pub prepare_kbit: bool,
     /// The dataloader: workers, prefetch factor, bytes per sample, pinned memory.
     pub dataloader: Option<Dataloader>,
     /// The host memory budget.
@@ -123,6 +128,8 @@ impl Default for RunSettings {
             zero: 0,
             fsdp: false,
             checkpoint: false,
+            reentrant: false,
+            prepare_kbit: false,
             dataloader: None,
             host_budget: None,
             cache: None,
@@ -188,6 +195,8 @@ pub fn scenario_setup<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Scenari
             ("no_grad", _) => setup.run.no_grad = true,
             ("fsdp", _) => setup.run.fsdp = true,
             ("checkpoint", _) => setup.run.checkpoint = true,
+            ("reentrant", _) => setup.run.reentrant = true,
+            ("prepare_kbit", _) => setup.run.prepare_kbit = true,
             ("precision", SettingValue::Value(Expr { kind: ExprKind::Name(n), .. })) => {
                 // A word that is no policy is reported by the checks; the default stands.
                 setup.run.precision = Precision::from_name(&n.text).unwrap_or(setup.run.precision)

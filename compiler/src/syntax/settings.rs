@@ -88,6 +88,18 @@ pub const SETTINGS: &[SettingSpec] = &[
         "activation checkpointing: each call marked `checkpoint(...)` is a segment, recomputed in backward (in a model that marks none, each block call in the model's body)",
     ),
     spec(
+        "reentrant",
+        Flag,
+        Some("train"),
+        "with `checkpoint`: torch's reentrant variant (`use_reentrant=True`, what peft's `prepare_model_for_kbit_training` enables by default): each segment saves its inputs and recomputes whole in its backward",
+    ),
+    spec(
+        "prepare_kbit",
+        Flag,
+        Some("train"),
+        "peft's `prepare_model_for_kbit_training`: every float parameter outside a quantized layer (the embedding, the norms, the head) cast to float32; its default checkpointing is `checkpoint reentrant`",
+    ),
+    spec(
         "grad_accum",
         Value,
         Some("train"),

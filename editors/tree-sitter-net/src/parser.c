@@ -9,9 +9,9 @@
 #define LANGUAGE_VERSION 14
 #define STATE_COUNT 297
 #define LARGE_STATE_COUNT 3
-#define SYMBOL_COUNT 139
+#define SYMBOL_COUNT 141
 #define ALIAS_COUNT 0
-#define TOKEN_COUNT 87
+#define TOKEN_COUNT 89
 #define EXTERNAL_TOKEN_COUNT 0
 #define FIELD_COUNT 28
 #define MAX_ALIAS_SEQUENCE_LENGTH 6
@@ -68,96 +68,98 @@ enum ts_symbol_identifiers {
   anon_sym_no_grad = 46,
   anon_sym_eval = 47,
   anon_sym_checkpoint = 48,
-  anon_sym_fsdp = 49,
-  anon_sym_cudnn_benchmark = 50,
-  anon_sym_batch = 51,
-  anon_sym_seq = 52,
-  anon_sym_precision = 53,
-  anon_sym_optimizer = 54,
-  anon_sym_loss = 55,
-  anon_sym_cache = 56,
-  anon_sym_context = 57,
-  anon_sym_new_tokens = 58,
-  anon_sym_cache_block = 59,
-  anon_sym_cache_dtype = 60,
-  anon_sym_grad_accum = 61,
-  anon_sym_data_parallel = 62,
-  anon_sym_zero = 63,
-  anon_sym_device = 64,
-  anon_sym_overhead = 65,
-  anon_sym_budget = 66,
-  anon_sym_margin = 67,
-  anon_sym_host_budget = 68,
-  anon_sym_conv_algorithm = 69,
-  anon_sym_dim = 70,
-  anon_sym_dataloader = 71,
-  sym_integer = 72,
-  sym_float = 73,
-  anon_sym_B = 74,
-  anon_sym_KB = 75,
-  anon_sym_MB = 76,
-  anon_sym_GB = 77,
-  anon_sym_TB = 78,
-  anon_sym_KiB = 79,
-  anon_sym_MiB = 80,
-  anon_sym_GiB = 81,
-  anon_sym_TiB = 82,
-  sym_string = 83,
-  anon_sym_true = 84,
-  anon_sym_false = 85,
-  sym_comment = 86,
-  sym_source_file = 87,
-  sym__separator = 88,
-  sym__item = 89,
-  sym_use = 90,
-  sym_module_path = 91,
-  sym_op = 92,
-  sym_outputs = 93,
-  sym_block = 94,
-  sym_model = 95,
-  sym_parameters = 96,
-  sym_parameter = 97,
-  sym_type = 98,
-  sym_shape = 99,
-  sym_body = 100,
-  sym__statement = 101,
-  sym_input_statement = 102,
-  sym_buffer_statement = 103,
-  sym_assignment = 104,
-  sym_return_statement = 105,
-  sym_if_statement = 106,
-  sym_for_statement = 107,
-  sym_range = 108,
-  sym__expression = 109,
-  sym_binary_expression = 110,
-  sym_not_expression = 111,
-  sym_unary_expression = 112,
-  sym_call = 113,
-  sym_arguments = 114,
-  sym_keyword_argument = 115,
-  sym_field_expression = 116,
-  sym_index_expression = 117,
-  sym_repeat_expression = 118,
-  sym_parenthesized_expression = 119,
-  sym_list = 120,
-  sym_scenario = 121,
-  sym_setting = 122,
-  sym__scenario_size = 123,
-  sym__name = 124,
-  sym_size = 125,
-  sym_unit = 126,
-  sym_boolean = 127,
-  aux_sym_source_file_repeat1 = 128,
-  aux_sym_module_path_repeat1 = 129,
-  aux_sym_outputs_repeat1 = 130,
-  aux_sym_parameters_repeat1 = 131,
-  aux_sym_shape_repeat1 = 132,
-  aux_sym_body_repeat1 = 133,
-  aux_sym_buffer_statement_repeat1 = 134,
-  aux_sym_assignment_repeat1 = 135,
-  aux_sym_if_statement_repeat1 = 136,
-  aux_sym_arguments_repeat1 = 137,
-  aux_sym_scenario_repeat1 = 138,
+  anon_sym_reentrant = 49,
+  anon_sym_prepare_kbit = 50,
+  anon_sym_fsdp = 51,
+  anon_sym_cudnn_benchmark = 52,
+  anon_sym_batch = 53,
+  anon_sym_seq = 54,
+  anon_sym_precision = 55,
+  anon_sym_optimizer = 56,
+  anon_sym_loss = 57,
+  anon_sym_cache = 58,
+  anon_sym_context = 59,
+  anon_sym_new_tokens = 60,
+  anon_sym_cache_block = 61,
+  anon_sym_cache_dtype = 62,
+  anon_sym_grad_accum = 63,
+  anon_sym_data_parallel = 64,
+  anon_sym_zero = 65,
+  anon_sym_device = 66,
+  anon_sym_overhead = 67,
+  anon_sym_budget = 68,
+  anon_sym_margin = 69,
+  anon_sym_host_budget = 70,
+  anon_sym_conv_algorithm = 71,
+  anon_sym_dim = 72,
+  anon_sym_dataloader = 73,
+  sym_integer = 74,
+  sym_float = 75,
+  anon_sym_B = 76,
+  anon_sym_KB = 77,
+  anon_sym_MB = 78,
+  anon_sym_GB = 79,
+  anon_sym_TB = 80,
+  anon_sym_KiB = 81,
+  anon_sym_MiB = 82,
+  anon_sym_GiB = 83,
+  anon_sym_TiB = 84,
+  sym_string = 85,
+  anon_sym_true = 86,
+  anon_sym_false = 87,
+  sym_comment = 88,
+  sym_source_file = 89,
+  sym__separator = 90,
+  sym__item = 91,
+  sym_use = 92,
+  sym_module_path = 93,
+  sym_op = 94,
+  sym_outputs = 95,
+  sym_block = 96,
+  sym_model = 97,
+  sym_parameters = 98,
+  sym_parameter = 99,
+  sym_type = 100,
+  sym_shape = 101,
+  sym_body = 102,
+  sym__statement = 103,
+  sym_input_statement = 104,
+  sym_buffer_statement = 105,
+  sym_assignment = 106,
+  sym_return_statement = 107,
+  sym_if_statement = 108,
+  sym_for_statement = 109,
+  sym_range = 110,
+  sym__expression = 111,
+  sym_binary_expression = 112,
+  sym_not_expression = 113,
+  sym_unary_expression = 114,
+  sym_call = 115,
+  sym_arguments = 116,
+  sym_keyword_argument = 117,
+  sym_field_expression = 118,
+  sym_index_expression = 119,
+  sym_repeat_expression = 120,
+  sym_parenthesized_expression = 121,
+  sym_list = 122,
+  sym_scenario = 123,
+  sym_setting = 124,
+  sym__scenario_size = 125,
+  sym__name = 126,
+  sym_size = 127,
+  sym_unit = 128,
+  sym_boolean = 129,
+  aux_sym_source_file_repeat1 = 130,
+  aux_sym_module_path_repeat1 = 131,
+  aux_sym_outputs_repeat1 = 132,
+  aux_sym_parameters_repeat1 = 133,
+  aux_sym_shape_repeat1 = 134,
+  aux_sym_body_repeat1 = 135,
+  aux_sym_buffer_statement_repeat1 = 136,
+  aux_sym_assignment_repeat1 = 137,
+  aux_sym_if_statement_repeat1 = 138,
+  aux_sym_arguments_repeat1 = 139,
+  aux_sym_scenario_repeat1 = 140,
 };
 
 static const char * const ts_symbol_names[] = {
@@ -210,6 +212,8 @@ static const char * const ts_symbol_names[] = {
   [anon_sym_no_grad] = "setting_key",
   [anon_sym_eval] = "setting_key",
   [anon_sym_checkpoint] = "setting_key",
+  [anon_sym_reentrant] = "setting_key",
+  [anon_sym_prepare_kbit] = "setting_key",
   [anon_sym_fsdp] = "setting_key",
   [anon_sym_cudnn_benchmark] = "setting_key",
   [anon_sym_batch] = "setting_key",
@@ -352,6 +356,8 @@ static const TSSymbol ts_symbol_map[] = {
   [anon_sym_no_grad] = anon_sym_no_grad,
   [anon_sym_eval] = anon_sym_no_grad,
   [anon_sym_checkpoint] = anon_sym_no_grad,
+  [anon_sym_reentrant] = anon_sym_no_grad,
+  [anon_sym_prepare_kbit] = anon_sym_no_grad,
   [anon_sym_fsdp] = anon_sym_no_grad,
   [anon_sym_cudnn_benchmark] = anon_sym_no_grad,
   [anon_sym_batch] = anon_sym_no_grad,
@@ -638,6 +644,14 @@ static const TSSymbolMetadata ts_symbol_metadata[] = {
     .named = true,
   },
   [anon_sym_checkpoint] = {
+    .visible = true,
+    .named = true,
+  },
+  [anon_sym_reentrant] = {
+    .visible = true,
+    .named = true,
+  },
+  [anon_sym_prepare_kbit] = {
     .visible = true,
     .named = true,
   },
@@ -1268,11 +1282,11 @@ static const TSStateId ts_primary_state_ids[STATE_COUNT] = {
   [34] = 34,
   [35] = 35,
   [36] = 36,
-  [37] = 2,
-  [38] = 35,
+  [37] = 37,
+  [38] = 38,
   [39] = 39,
-  [40] = 40,
-  [41] = 41,
+  [40] = 2,
+  [41] = 36,
   [42] = 42,
   [43] = 43,
   [44] = 44,
@@ -2027,21 +2041,22 @@ static bool ts_lex_keywords(TSLexer *lexer, TSStateId state) {
       if (lookahead == 'e') ADVANCE(100);
       END_STATE();
     case 62:
-      if (lookahead == 'p') ADVANCE(101);
-      if (lookahead == 't') ADVANCE(102);
+      if (lookahead == 'e') ADVANCE(101);
+      if (lookahead == 'p') ADVANCE(102);
+      if (lookahead == 't') ADVANCE(103);
       END_STATE();
     case 63:
-      if (lookahead == 'q') ADVANCE(103);
+      if (lookahead == 'q') ADVANCE(104);
       END_STATE();
     case 64:
-      if (lookahead == 'a') ADVANCE(104);
-      if (lookahead == 'u') ADVANCE(105);
+      if (lookahead == 'a') ADVANCE(105);
+      if (lookahead == 'u') ADVANCE(106);
       END_STATE();
     case 65:
-      if (lookahead == 'e') ADVANCE(106);
+      if (lookahead == 'e') ADVANCE(107);
       END_STATE();
     case 66:
-      if (lookahead == 'r') ADVANCE(107);
+      if (lookahead == 'r') ADVANCE(108);
       END_STATE();
     case 67:
       ACCEPT_TOKEN(anon_sym_GiB);
@@ -2059,547 +2074,596 @@ static bool ts_lex_keywords(TSLexer *lexer, TSStateId state) {
       ACCEPT_TOKEN(anon_sym_and);
       END_STATE();
     case 72:
-      if (lookahead == 'c') ADVANCE(108);
-      END_STATE();
-    case 73:
       if (lookahead == 'c') ADVANCE(109);
       END_STATE();
+    case 73:
+      if (lookahead == 'c') ADVANCE(110);
+      END_STATE();
     case 74:
-      if (lookahead == 'g') ADVANCE(110);
+      if (lookahead == 'g') ADVANCE(111);
       END_STATE();
     case 75:
-      if (lookahead == 'f') ADVANCE(111);
+      if (lookahead == 'f') ADVANCE(112);
       END_STATE();
     case 76:
-      if (lookahead == 'h') ADVANCE(112);
+      if (lookahead == 'h') ADVANCE(113);
       END_STATE();
     case 77:
-      if (lookahead == 'c') ADVANCE(113);
+      if (lookahead == 'c') ADVANCE(114);
       END_STATE();
     case 78:
-      if (lookahead == 't') ADVANCE(114);
-      if (lookahead == 'v') ADVANCE(115);
+      if (lookahead == 't') ADVANCE(115);
+      if (lookahead == 'v') ADVANCE(116);
       END_STATE();
     case 79:
-      if (lookahead == 'n') ADVANCE(116);
+      if (lookahead == 'n') ADVANCE(117);
       END_STATE();
     case 80:
-      if (lookahead == 'a') ADVANCE(117);
+      if (lookahead == 'a') ADVANCE(118);
       END_STATE();
     case 81:
-      if (lookahead == 'i') ADVANCE(118);
+      if (lookahead == 'i') ADVANCE(119);
       END_STATE();
     case 82:
       ACCEPT_TOKEN(anon_sym_dim);
       END_STATE();
     case 83:
-      if (lookahead == 'e') ADVANCE(119);
+      if (lookahead == 'e') ADVANCE(120);
       END_STATE();
     case 84:
-      if (lookahead == 'l') ADVANCE(120);
+      if (lookahead == 'l') ADVANCE(121);
       END_STATE();
     case 85:
-      if (lookahead == 's') ADVANCE(121);
+      if (lookahead == 's') ADVANCE(122);
       END_STATE();
     case 86:
       ACCEPT_TOKEN(anon_sym_for);
       END_STATE();
     case 87:
-      if (lookahead == 'p') ADVANCE(122);
+      if (lookahead == 'p') ADVANCE(123);
       END_STATE();
     case 88:
-      if (lookahead == 'd') ADVANCE(123);
+      if (lookahead == 'd') ADVANCE(124);
       END_STATE();
     case 89:
-      if (lookahead == 't') ADVANCE(124);
+      if (lookahead == 't') ADVANCE(125);
       END_STATE();
     case 90:
-      if (lookahead == 'e') ADVANCE(125);
+      if (lookahead == 'e') ADVANCE(126);
       END_STATE();
     case 91:
-      if (lookahead == 'u') ADVANCE(126);
+      if (lookahead == 'u') ADVANCE(127);
       END_STATE();
     case 92:
-      if (lookahead == 's') ADVANCE(127);
+      if (lookahead == 's') ADVANCE(128);
       END_STATE();
     case 93:
-      if (lookahead == 'g') ADVANCE(128);
+      if (lookahead == 'g') ADVANCE(129);
       END_STATE();
     case 94:
-      if (lookahead == 'e') ADVANCE(129);
+      if (lookahead == 'e') ADVANCE(130);
       END_STATE();
     case 95:
-      if (lookahead == '_') ADVANCE(130);
+      if (lookahead == '_') ADVANCE(131);
       END_STATE();
     case 96:
-      if (lookahead == 'g') ADVANCE(131);
+      if (lookahead == 'g') ADVANCE(132);
       END_STATE();
     case 97:
       ACCEPT_TOKEN(anon_sym_not);
       END_STATE();
     case 98:
-      if (lookahead == 'i') ADVANCE(132);
+      if (lookahead == 'i') ADVANCE(133);
       END_STATE();
     case 99:
-      if (lookahead == 'r') ADVANCE(133);
+      if (lookahead == 'r') ADVANCE(134);
       END_STATE();
     case 100:
-      if (lookahead == 'c') ADVANCE(134);
+      if (lookahead == 'c') ADVANCE(135);
+      if (lookahead == 'p') ADVANCE(136);
       END_STATE();
     case 101:
-      if (lookahead == 'e') ADVANCE(135);
+      if (lookahead == 'n') ADVANCE(137);
       END_STATE();
     case 102:
-      if (lookahead == 'u') ADVANCE(136);
-      END_STATE();
-    case 103:
-      ACCEPT_TOKEN(anon_sym_seq);
-      END_STATE();
-    case 104:
-      if (lookahead == 'i') ADVANCE(137);
-      END_STATE();
-    case 105:
       if (lookahead == 'e') ADVANCE(138);
       END_STATE();
+    case 103:
+      if (lookahead == 'u') ADVANCE(139);
+      END_STATE();
+    case 104:
+      ACCEPT_TOKEN(anon_sym_seq);
+      END_STATE();
+    case 105:
+      if (lookahead == 'i') ADVANCE(140);
+      END_STATE();
     case 106:
-      ACCEPT_TOKEN(anon_sym_use);
+      if (lookahead == 'e') ADVANCE(141);
       END_STATE();
     case 107:
-      if (lookahead == 'o') ADVANCE(139);
+      ACCEPT_TOKEN(anon_sym_use);
       END_STATE();
     case 108:
-      if (lookahead == 'h') ADVANCE(140);
+      if (lookahead == 'o') ADVANCE(142);
       END_STATE();
     case 109:
-      if (lookahead == 'k') ADVANCE(141);
+      if (lookahead == 'h') ADVANCE(143);
       END_STATE();
     case 110:
-      if (lookahead == 'e') ADVANCE(142);
+      if (lookahead == 'k') ADVANCE(144);
       END_STATE();
     case 111:
-      if (lookahead == 'e') ADVANCE(143);
+      if (lookahead == 'e') ADVANCE(145);
       END_STATE();
     case 112:
-      if (lookahead == 'e') ADVANCE(144);
-      END_STATE();
-    case 113:
-      if (lookahead == 'k') ADVANCE(145);
-      END_STATE();
-    case 114:
       if (lookahead == 'e') ADVANCE(146);
       END_STATE();
+    case 113:
+      if (lookahead == 'e') ADVANCE(147);
+      END_STATE();
+    case 114:
+      if (lookahead == 'k') ADVANCE(148);
+      END_STATE();
     case 115:
-      if (lookahead == '_') ADVANCE(147);
+      if (lookahead == 'e') ADVANCE(149);
       END_STATE();
     case 116:
-      if (lookahead == 'n') ADVANCE(148);
+      if (lookahead == '_') ADVANCE(150);
       END_STATE();
     case 117:
-      if (lookahead == '_') ADVANCE(149);
-      if (lookahead == 'l') ADVANCE(150);
+      if (lookahead == 'n') ADVANCE(151);
       END_STATE();
     case 118:
-      if (lookahead == 'c') ADVANCE(151);
+      if (lookahead == '_') ADVANCE(152);
+      if (lookahead == 'l') ADVANCE(153);
       END_STATE();
     case 119:
-      ACCEPT_TOKEN(anon_sym_else);
+      if (lookahead == 'c') ADVANCE(154);
       END_STATE();
     case 120:
-      ACCEPT_TOKEN(anon_sym_eval);
+      ACCEPT_TOKEN(anon_sym_else);
       END_STATE();
     case 121:
-      if (lookahead == 'e') ADVANCE(152);
+      ACCEPT_TOKEN(anon_sym_eval);
       END_STATE();
     case 122:
-      ACCEPT_TOKEN(anon_sym_fsdp);
+      if (lookahead == 'e') ADVANCE(155);
       END_STATE();
     case 123:
-      if (lookahead == '_') ADVANCE(153);
+      ACCEPT_TOKEN(anon_sym_fsdp);
       END_STATE();
     case 124:
-      if (lookahead == '_') ADVANCE(154);
+      if (lookahead == '_') ADVANCE(156);
       END_STATE();
     case 125:
-      if (lookahead == 'r') ADVANCE(155);
+      if (lookahead == '_') ADVANCE(157);
       END_STATE();
     case 126:
-      if (lookahead == 't') ADVANCE(156);
+      if (lookahead == 'r') ADVANCE(158);
       END_STATE();
     case 127:
-      ACCEPT_TOKEN(anon_sym_loss);
-      END_STATE();
-    case 128:
-      if (lookahead == 'i') ADVANCE(157);
-      END_STATE();
-    case 129:
-      if (lookahead == 'l') ADVANCE(158);
-      END_STATE();
-    case 130:
       if (lookahead == 't') ADVANCE(159);
       END_STATE();
+    case 128:
+      ACCEPT_TOKEN(anon_sym_loss);
+      END_STATE();
+    case 129:
+      if (lookahead == 'i') ADVANCE(160);
+      END_STATE();
+    case 130:
+      if (lookahead == 'l') ADVANCE(161);
+      END_STATE();
     case 131:
-      if (lookahead == 'r') ADVANCE(160);
+      if (lookahead == 't') ADVANCE(162);
       END_STATE();
     case 132:
-      if (lookahead == 'm') ADVANCE(161);
+      if (lookahead == 'r') ADVANCE(163);
       END_STATE();
     case 133:
-      if (lookahead == 'h') ADVANCE(162);
+      if (lookahead == 'm') ADVANCE(164);
       END_STATE();
     case 134:
-      if (lookahead == 'i') ADVANCE(163);
+      if (lookahead == 'h') ADVANCE(165);
       END_STATE();
     case 135:
-      if (lookahead == 'a') ADVANCE(164);
+      if (lookahead == 'i') ADVANCE(166);
       END_STATE();
     case 136:
-      if (lookahead == 'r') ADVANCE(165);
+      if (lookahead == 'a') ADVANCE(167);
       END_STATE();
     case 137:
-      if (lookahead == 'n') ADVANCE(166);
+      if (lookahead == 't') ADVANCE(168);
       END_STATE();
     case 138:
-      ACCEPT_TOKEN(anon_sym_true);
+      if (lookahead == 'a') ADVANCE(169);
       END_STATE();
     case 139:
-      ACCEPT_TOKEN(anon_sym_zero);
+      if (lookahead == 'r') ADVANCE(170);
       END_STATE();
     case 140:
-      ACCEPT_TOKEN(anon_sym_batch);
+      if (lookahead == 'n') ADVANCE(171);
       END_STATE();
     case 141:
-      ACCEPT_TOKEN(anon_sym_block);
+      ACCEPT_TOKEN(anon_sym_true);
       END_STATE();
     case 142:
-      if (lookahead == 't') ADVANCE(167);
+      ACCEPT_TOKEN(anon_sym_zero);
       END_STATE();
     case 143:
-      if (lookahead == 'r') ADVANCE(168);
+      ACCEPT_TOKEN(anon_sym_batch);
       END_STATE();
     case 144:
-      ACCEPT_TOKEN(anon_sym_cache);
-      if (lookahead == '_') ADVANCE(169);
+      ACCEPT_TOKEN(anon_sym_block);
       END_STATE();
     case 145:
-      if (lookahead == 'p') ADVANCE(170);
+      if (lookahead == 't') ADVANCE(172);
       END_STATE();
     case 146:
-      if (lookahead == 'x') ADVANCE(171);
+      if (lookahead == 'r') ADVANCE(173);
       END_STATE();
     case 147:
-      if (lookahead == 'a') ADVANCE(172);
+      ACCEPT_TOKEN(anon_sym_cache);
+      if (lookahead == '_') ADVANCE(174);
       END_STATE();
     case 148:
-      if (lookahead == '_') ADVANCE(173);
+      if (lookahead == 'p') ADVANCE(175);
       END_STATE();
     case 149:
-      if (lookahead == 'p') ADVANCE(174);
+      if (lookahead == 'x') ADVANCE(176);
       END_STATE();
     case 150:
-      if (lookahead == 'o') ADVANCE(175);
-      END_STATE();
-    case 151:
-      if (lookahead == 'e') ADVANCE(176);
-      END_STATE();
-    case 152:
-      ACCEPT_TOKEN(anon_sym_false);
-      END_STATE();
-    case 153:
       if (lookahead == 'a') ADVANCE(177);
       END_STATE();
-    case 154:
-      if (lookahead == 'b') ADVANCE(178);
+    case 151:
+      if (lookahead == '_') ADVANCE(178);
       END_STATE();
-    case 155:
-      ACCEPT_TOKEN(anon_sym_infer);
+    case 152:
+      if (lookahead == 'p') ADVANCE(179);
       END_STATE();
-    case 156:
-      ACCEPT_TOKEN(anon_sym_input);
-      END_STATE();
-    case 157:
-      if (lookahead == 'n') ADVANCE(179);
-      END_STATE();
-    case 158:
-      ACCEPT_TOKEN(anon_sym_model);
-      END_STATE();
-    case 159:
+    case 153:
       if (lookahead == 'o') ADVANCE(180);
       END_STATE();
+    case 154:
+      if (lookahead == 'e') ADVANCE(181);
+      END_STATE();
+    case 155:
+      ACCEPT_TOKEN(anon_sym_false);
+      END_STATE();
+    case 156:
+      if (lookahead == 'a') ADVANCE(182);
+      END_STATE();
+    case 157:
+      if (lookahead == 'b') ADVANCE(183);
+      END_STATE();
+    case 158:
+      ACCEPT_TOKEN(anon_sym_infer);
+      END_STATE();
+    case 159:
+      ACCEPT_TOKEN(anon_sym_input);
+      END_STATE();
     case 160:
-      if (lookahead == 'a') ADVANCE(181);
+      if (lookahead == 'n') ADVANCE(184);
       END_STATE();
     case 161:
-      if (lookahead == 'i') ADVANCE(182);
+      ACCEPT_TOKEN(anon_sym_model);
       END_STATE();
     case 162:
-      if (lookahead == 'e') ADVANCE(183);
+      if (lookahead == 'o') ADVANCE(185);
       END_STATE();
     case 163:
-      if (lookahead == 's') ADVANCE(184);
+      if (lookahead == 'a') ADVANCE(186);
       END_STATE();
     case 164:
-      if (lookahead == 't') ADVANCE(185);
+      if (lookahead == 'i') ADVANCE(187);
       END_STATE();
     case 165:
-      if (lookahead == 'n') ADVANCE(186);
+      if (lookahead == 'e') ADVANCE(188);
       END_STATE();
     case 166:
-      ACCEPT_TOKEN(anon_sym_train);
+      if (lookahead == 's') ADVANCE(189);
       END_STATE();
     case 167:
-      ACCEPT_TOKEN(anon_sym_budget);
+      if (lookahead == 'r') ADVANCE(190);
       END_STATE();
     case 168:
-      ACCEPT_TOKEN(anon_sym_buffer);
+      if (lookahead == 'r') ADVANCE(191);
       END_STATE();
     case 169:
-      if (lookahead == 'b') ADVANCE(187);
-      if (lookahead == 'd') ADVANCE(188);
+      if (lookahead == 't') ADVANCE(192);
       END_STATE();
     case 170:
-      if (lookahead == 'o') ADVANCE(189);
+      if (lookahead == 'n') ADVANCE(193);
       END_STATE();
     case 171:
-      if (lookahead == 't') ADVANCE(190);
+      ACCEPT_TOKEN(anon_sym_train);
       END_STATE();
     case 172:
-      if (lookahead == 'l') ADVANCE(191);
+      ACCEPT_TOKEN(anon_sym_budget);
       END_STATE();
     case 173:
-      if (lookahead == 'b') ADVANCE(192);
+      ACCEPT_TOKEN(anon_sym_buffer);
       END_STATE();
     case 174:
-      if (lookahead == 'a') ADVANCE(193);
+      if (lookahead == 'b') ADVANCE(194);
+      if (lookahead == 'd') ADVANCE(195);
       END_STATE();
     case 175:
-      if (lookahead == 'a') ADVANCE(194);
+      if (lookahead == 'o') ADVANCE(196);
       END_STATE();
     case 176:
-      ACCEPT_TOKEN(anon_sym_device);
+      if (lookahead == 't') ADVANCE(197);
       END_STATE();
     case 177:
-      if (lookahead == 'c') ADVANCE(195);
+      if (lookahead == 'l') ADVANCE(198);
       END_STATE();
     case 178:
-      if (lookahead == 'u') ADVANCE(196);
+      if (lookahead == 'b') ADVANCE(199);
       END_STATE();
     case 179:
-      ACCEPT_TOKEN(anon_sym_margin);
-      END_STATE();
-    case 180:
-      if (lookahead == 'k') ADVANCE(197);
-      END_STATE();
-    case 181:
-      if (lookahead == 'd') ADVANCE(198);
-      END_STATE();
-    case 182:
-      if (lookahead == 'z') ADVANCE(199);
-      END_STATE();
-    case 183:
       if (lookahead == 'a') ADVANCE(200);
       END_STATE();
+    case 180:
+      if (lookahead == 'a') ADVANCE(201);
+      END_STATE();
+    case 181:
+      ACCEPT_TOKEN(anon_sym_device);
+      END_STATE();
+    case 182:
+      if (lookahead == 'c') ADVANCE(202);
+      END_STATE();
+    case 183:
+      if (lookahead == 'u') ADVANCE(203);
+      END_STATE();
     case 184:
-      if (lookahead == 'i') ADVANCE(201);
+      ACCEPT_TOKEN(anon_sym_margin);
       END_STATE();
     case 185:
-      ACCEPT_TOKEN(anon_sym_repeat);
+      if (lookahead == 'k') ADVANCE(204);
       END_STATE();
     case 186:
-      ACCEPT_TOKEN(anon_sym_return);
+      if (lookahead == 'd') ADVANCE(205);
       END_STATE();
     case 187:
-      if (lookahead == 'l') ADVANCE(202);
+      if (lookahead == 'z') ADVANCE(206);
       END_STATE();
     case 188:
-      if (lookahead == 't') ADVANCE(203);
+      if (lookahead == 'a') ADVANCE(207);
       END_STATE();
     case 189:
-      if (lookahead == 'i') ADVANCE(204);
+      if (lookahead == 'i') ADVANCE(208);
       END_STATE();
     case 190:
-      ACCEPT_TOKEN(anon_sym_context);
+      if (lookahead == 'e') ADVANCE(209);
       END_STATE();
     case 191:
-      if (lookahead == 'g') ADVANCE(205);
+      if (lookahead == 'a') ADVANCE(210);
       END_STATE();
     case 192:
-      if (lookahead == 'e') ADVANCE(206);
+      ACCEPT_TOKEN(anon_sym_repeat);
       END_STATE();
     case 193:
-      if (lookahead == 'r') ADVANCE(207);
+      ACCEPT_TOKEN(anon_sym_return);
       END_STATE();
     case 194:
-      if (lookahead == 'd') ADVANCE(208);
+      if (lookahead == 'l') ADVANCE(211);
       END_STATE();
     case 195:
-      if (lookahead == 'c') ADVANCE(209);
+      if (lookahead == 't') ADVANCE(212);
       END_STATE();
     case 196:
-      if (lookahead == 'd') ADVANCE(210);
+      if (lookahead == 'i') ADVANCE(213);
       END_STATE();
     case 197:
-      if (lookahead == 'e') ADVANCE(211);
+      ACCEPT_TOKEN(anon_sym_context);
       END_STATE();
     case 198:
-      ACCEPT_TOKEN(anon_sym_no_grad);
+      if (lookahead == 'g') ADVANCE(214);
       END_STATE();
     case 199:
-      if (lookahead == 'e') ADVANCE(212);
+      if (lookahead == 'e') ADVANCE(215);
       END_STATE();
     case 200:
-      if (lookahead == 'd') ADVANCE(213);
+      if (lookahead == 'r') ADVANCE(216);
       END_STATE();
     case 201:
-      if (lookahead == 'o') ADVANCE(214);
+      if (lookahead == 'd') ADVANCE(217);
       END_STATE();
     case 202:
-      if (lookahead == 'o') ADVANCE(215);
+      if (lookahead == 'c') ADVANCE(218);
       END_STATE();
     case 203:
-      if (lookahead == 'y') ADVANCE(216);
+      if (lookahead == 'd') ADVANCE(219);
       END_STATE();
     case 204:
-      if (lookahead == 'n') ADVANCE(217);
+      if (lookahead == 'e') ADVANCE(220);
       END_STATE();
     case 205:
-      if (lookahead == 'o') ADVANCE(218);
+      ACCEPT_TOKEN(anon_sym_no_grad);
       END_STATE();
     case 206:
-      if (lookahead == 'n') ADVANCE(219);
-      END_STATE();
-    case 207:
-      if (lookahead == 'a') ADVANCE(220);
-      END_STATE();
-    case 208:
       if (lookahead == 'e') ADVANCE(221);
       END_STATE();
+    case 207:
+      if (lookahead == 'd') ADVANCE(222);
+      END_STATE();
+    case 208:
+      if (lookahead == 'o') ADVANCE(223);
+      END_STATE();
     case 209:
-      if (lookahead == 'u') ADVANCE(222);
+      if (lookahead == '_') ADVANCE(224);
       END_STATE();
     case 210:
-      if (lookahead == 'g') ADVANCE(223);
+      if (lookahead == 'n') ADVANCE(225);
       END_STATE();
     case 211:
-      if (lookahead == 'n') ADVANCE(224);
+      if (lookahead == 'o') ADVANCE(226);
       END_STATE();
     case 212:
-      if (lookahead == 'r') ADVANCE(225);
+      if (lookahead == 'y') ADVANCE(227);
       END_STATE();
     case 213:
-      ACCEPT_TOKEN(anon_sym_overhead);
+      if (lookahead == 'n') ADVANCE(228);
       END_STATE();
     case 214:
-      if (lookahead == 'n') ADVANCE(226);
+      if (lookahead == 'o') ADVANCE(229);
       END_STATE();
     case 215:
-      if (lookahead == 'c') ADVANCE(227);
+      if (lookahead == 'n') ADVANCE(230);
       END_STATE();
     case 216:
-      if (lookahead == 'p') ADVANCE(228);
+      if (lookahead == 'a') ADVANCE(231);
       END_STATE();
     case 217:
-      if (lookahead == 't') ADVANCE(229);
+      if (lookahead == 'e') ADVANCE(232);
       END_STATE();
     case 218:
-      if (lookahead == 'r') ADVANCE(230);
+      if (lookahead == 'u') ADVANCE(233);
       END_STATE();
     case 219:
-      if (lookahead == 'c') ADVANCE(231);
+      if (lookahead == 'g') ADVANCE(234);
       END_STATE();
     case 220:
-      if (lookahead == 'l') ADVANCE(232);
+      if (lookahead == 'n') ADVANCE(235);
       END_STATE();
     case 221:
-      if (lookahead == 'r') ADVANCE(233);
+      if (lookahead == 'r') ADVANCE(236);
       END_STATE();
     case 222:
-      if (lookahead == 'm') ADVANCE(234);
+      ACCEPT_TOKEN(anon_sym_overhead);
       END_STATE();
     case 223:
-      if (lookahead == 'e') ADVANCE(235);
+      if (lookahead == 'n') ADVANCE(237);
       END_STATE();
     case 224:
-      if (lookahead == 's') ADVANCE(236);
+      if (lookahead == 'k') ADVANCE(238);
       END_STATE();
     case 225:
-      ACCEPT_TOKEN(anon_sym_optimizer);
+      if (lookahead == 't') ADVANCE(239);
       END_STATE();
     case 226:
-      ACCEPT_TOKEN(anon_sym_precision);
+      if (lookahead == 'c') ADVANCE(240);
       END_STATE();
     case 227:
-      if (lookahead == 'k') ADVANCE(237);
+      if (lookahead == 'p') ADVANCE(241);
       END_STATE();
     case 228:
-      if (lookahead == 'e') ADVANCE(238);
-      END_STATE();
-    case 229:
-      ACCEPT_TOKEN(anon_sym_checkpoint);
-      END_STATE();
-    case 230:
-      if (lookahead == 'i') ADVANCE(239);
-      END_STATE();
-    case 231:
-      if (lookahead == 'h') ADVANCE(240);
-      END_STATE();
-    case 232:
-      if (lookahead == 'l') ADVANCE(241);
-      END_STATE();
-    case 233:
-      ACCEPT_TOKEN(anon_sym_dataloader);
-      END_STATE();
-    case 234:
-      ACCEPT_TOKEN(anon_sym_grad_accum);
-      END_STATE();
-    case 235:
       if (lookahead == 't') ADVANCE(242);
       END_STATE();
+    case 229:
+      if (lookahead == 'r') ADVANCE(243);
+      END_STATE();
+    case 230:
+      if (lookahead == 'c') ADVANCE(244);
+      END_STATE();
+    case 231:
+      if (lookahead == 'l') ADVANCE(245);
+      END_STATE();
+    case 232:
+      if (lookahead == 'r') ADVANCE(246);
+      END_STATE();
+    case 233:
+      if (lookahead == 'm') ADVANCE(247);
+      END_STATE();
+    case 234:
+      if (lookahead == 'e') ADVANCE(248);
+      END_STATE();
+    case 235:
+      if (lookahead == 's') ADVANCE(249);
+      END_STATE();
     case 236:
-      ACCEPT_TOKEN(anon_sym_new_tokens);
+      ACCEPT_TOKEN(anon_sym_optimizer);
       END_STATE();
     case 237:
-      ACCEPT_TOKEN(anon_sym_cache_block);
+      ACCEPT_TOKEN(anon_sym_precision);
       END_STATE();
     case 238:
-      ACCEPT_TOKEN(anon_sym_cache_dtype);
+      if (lookahead == 'b') ADVANCE(250);
       END_STATE();
     case 239:
-      if (lookahead == 't') ADVANCE(243);
+      ACCEPT_TOKEN(anon_sym_reentrant);
       END_STATE();
     case 240:
-      if (lookahead == 'm') ADVANCE(244);
-      END_STATE();
-    case 241:
-      if (lookahead == 'e') ADVANCE(245);
-      END_STATE();
-    case 242:
-      ACCEPT_TOKEN(anon_sym_host_budget);
-      END_STATE();
-    case 243:
-      if (lookahead == 'h') ADVANCE(246);
-      END_STATE();
-    case 244:
-      if (lookahead == 'a') ADVANCE(247);
-      END_STATE();
-    case 245:
-      if (lookahead == 'l') ADVANCE(248);
-      END_STATE();
-    case 246:
-      if (lookahead == 'm') ADVANCE(249);
-      END_STATE();
-    case 247:
-      if (lookahead == 'r') ADVANCE(250);
-      END_STATE();
-    case 248:
-      ACCEPT_TOKEN(anon_sym_data_parallel);
-      END_STATE();
-    case 249:
-      ACCEPT_TOKEN(anon_sym_conv_algorithm);
-      END_STATE();
-    case 250:
       if (lookahead == 'k') ADVANCE(251);
       END_STATE();
+    case 241:
+      if (lookahead == 'e') ADVANCE(252);
+      END_STATE();
+    case 242:
+      ACCEPT_TOKEN(anon_sym_checkpoint);
+      END_STATE();
+    case 243:
+      if (lookahead == 'i') ADVANCE(253);
+      END_STATE();
+    case 244:
+      if (lookahead == 'h') ADVANCE(254);
+      END_STATE();
+    case 245:
+      if (lookahead == 'l') ADVANCE(255);
+      END_STATE();
+    case 246:
+      ACCEPT_TOKEN(anon_sym_dataloader);
+      END_STATE();
+    case 247:
+      ACCEPT_TOKEN(anon_sym_grad_accum);
+      END_STATE();
+    case 248:
+      if (lookahead == 't') ADVANCE(256);
+      END_STATE();
+    case 249:
+      ACCEPT_TOKEN(anon_sym_new_tokens);
+      END_STATE();
+    case 250:
+      if (lookahead == 'i') ADVANCE(257);
+      END_STATE();
     case 251:
+      ACCEPT_TOKEN(anon_sym_cache_block);
+      END_STATE();
+    case 252:
+      ACCEPT_TOKEN(anon_sym_cache_dtype);
+      END_STATE();
+    case 253:
+      if (lookahead == 't') ADVANCE(258);
+      END_STATE();
+    case 254:
+      if (lookahead == 'm') ADVANCE(259);
+      END_STATE();
+    case 255:
+      if (lookahead == 'e') ADVANCE(260);
+      END_STATE();
+    case 256:
+      ACCEPT_TOKEN(anon_sym_host_budget);
+      END_STATE();
+    case 257:
+      if (lookahead == 't') ADVANCE(261);
+      END_STATE();
+    case 258:
+      if (lookahead == 'h') ADVANCE(262);
+      END_STATE();
+    case 259:
+      if (lookahead == 'a') ADVANCE(263);
+      END_STATE();
+    case 260:
+      if (lookahead == 'l') ADVANCE(264);
+      END_STATE();
+    case 261:
+      ACCEPT_TOKEN(anon_sym_prepare_kbit);
+      END_STATE();
+    case 262:
+      if (lookahead == 'm') ADVANCE(265);
+      END_STATE();
+    case 263:
+      if (lookahead == 'r') ADVANCE(266);
+      END_STATE();
+    case 264:
+      ACCEPT_TOKEN(anon_sym_data_parallel);
+      END_STATE();
+    case 265:
+      ACCEPT_TOKEN(anon_sym_conv_algorithm);
+      END_STATE();
+    case 266:
+      if (lookahead == 'k') ADVANCE(267);
+      END_STATE();
+    case 267:
       ACCEPT_TOKEN(anon_sym_cudnn_benchmark);
       END_STATE();
     default:
@@ -2643,13 +2707,13 @@ static const TSLexMode ts_lex_modes[STATE_COUNT] = {
   [32] = {.lex_state = 1},
   [33] = {.lex_state = 0},
   [34] = {.lex_state = 0},
-  [35] = {.lex_state = 1},
-  [36] = {.lex_state = 0},
-  [37] = {.lex_state = 1},
-  [38] = {.lex_state = 1},
+  [35] = {.lex_state = 0},
+  [36] = {.lex_state = 1},
+  [37] = {.lex_state = 0},
+  [38] = {.lex_state = 0},
   [39] = {.lex_state = 0},
-  [40] = {.lex_state = 0},
-  [41] = {.lex_state = 0},
+  [40] = {.lex_state = 1},
+  [41] = {.lex_state = 1},
   [42] = {.lex_state = 0},
   [43] = {.lex_state = 1},
   [44] = {.lex_state = 1},
@@ -2958,6 +3022,8 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_no_grad] = ACTIONS(1),
     [anon_sym_eval] = ACTIONS(1),
     [anon_sym_checkpoint] = ACTIONS(1),
+    [anon_sym_reentrant] = ACTIONS(1),
+    [anon_sym_prepare_kbit] = ACTIONS(1),
     [anon_sym_fsdp] = ACTIONS(1),
     [anon_sym_cudnn_benchmark] = ACTIONS(1),
     [anon_sym_batch] = ACTIONS(1),
@@ -3051,6 +3117,8 @@ static const uint16_t ts_parse_table[LARGE_STATE_COUNT][SYMBOL_COUNT] = {
     [anon_sym_no_grad] = ACTIONS(19),
     [anon_sym_eval] = ACTIONS(19),
     [anon_sym_checkpoint] = ACTIONS(19),
+    [anon_sym_reentrant] = ACTIONS(19),
+    [anon_sym_prepare_kbit] = ACTIONS(19),
     [anon_sym_fsdp] = ACTIONS(19),
     [anon_sym_cudnn_benchmark] = ACTIONS(19),
     [anon_sym_batch] = ACTIONS(19),
@@ -3122,7 +3190,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(19), 32,
+    ACTIONS(19), 34,
       anon_sym_model,
       anon_sym_or,
       anon_sym_and,
@@ -3132,6 +3200,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3155,7 +3225,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_conv_algorithm,
       anon_sym_dim,
       anon_sym_dataloader,
-  [73] = 5,
+  [75] = 5,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(27), 1,
@@ -3179,7 +3249,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(19), 38,
+    ACTIONS(19), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3194,6 +3264,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3218,7 +3290,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [141] = 3,
+  [145] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(31), 17,
@@ -3239,7 +3311,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(29), 38,
+    ACTIONS(29), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3254,6 +3326,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3278,7 +3352,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [204] = 3,
+  [210] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(35), 16,
@@ -3298,7 +3372,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(33), 38,
+    ACTIONS(33), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3313,6 +3387,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3337,7 +3413,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [266] = 5,
+  [274] = 5,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -3359,7 +3435,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(37), 38,
+    ACTIONS(37), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3374,6 +3450,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3398,7 +3476,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [332] = 10,
+  [342] = 10,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -3428,7 +3506,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(45), 35,
+    ACTIONS(45), 37,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3440,6 +3518,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3464,7 +3544,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [408] = 3,
+  [420] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(61), 16,
@@ -3484,7 +3564,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(59), 38,
+    ACTIONS(59), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3499,6 +3579,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3523,7 +3605,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [470] = 3,
+  [484] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(65), 16,
@@ -3543,7 +3625,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(63), 38,
+    ACTIONS(63), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3558,6 +3640,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3582,7 +3666,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [532] = 3,
+  [548] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(69), 16,
@@ -3602,7 +3686,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(67), 38,
+    ACTIONS(67), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3617,6 +3701,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3641,7 +3727,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [594] = 3,
+  [612] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(73), 16,
@@ -3661,7 +3747,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(71), 38,
+    ACTIONS(71), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3676,6 +3762,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3700,7 +3788,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [656] = 3,
+  [676] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(77), 16,
@@ -3720,7 +3808,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(75), 38,
+    ACTIONS(75), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3735,6 +3823,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3759,7 +3849,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [718] = 3,
+  [740] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(81), 16,
@@ -3779,7 +3869,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(79), 38,
+    ACTIONS(79), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3794,6 +3884,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3818,7 +3910,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [780] = 3,
+  [804] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(85), 16,
@@ -3838,7 +3930,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(83), 38,
+    ACTIONS(83), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3853,6 +3945,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3877,7 +3971,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [842] = 3,
+  [868] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(89), 16,
@@ -3897,7 +3991,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(87), 38,
+    ACTIONS(87), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3912,6 +4006,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -3936,7 +4032,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [904] = 11,
+  [932] = 11,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -3968,7 +4064,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SEMI,
       anon_sym_COMMA,
       anon_sym_RBRACE,
-    ACTIONS(91), 34,
+    ACTIONS(91), 36,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -3979,6 +4075,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4003,7 +4101,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [982] = 10,
+  [1012] = 10,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -4033,7 +4131,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SEMI,
       anon_sym_COMMA,
       anon_sym_RBRACE,
-    ACTIONS(91), 35,
+    ACTIONS(91), 37,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4045,6 +4143,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4069,7 +4169,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1058] = 8,
+  [1090] = 8,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -4095,7 +4195,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_BANG_EQ,
       anon_sym_LT_EQ,
       anon_sym_GT_EQ,
-    ACTIONS(91), 37,
+    ACTIONS(91), 39,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4109,6 +4209,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4133,7 +4235,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1130] = 7,
+  [1164] = 7,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -4158,7 +4260,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_GT_EQ,
       anon_sym_PLUS,
       anon_sym_DASH,
-    ACTIONS(91), 37,
+    ACTIONS(91), 39,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4172,6 +4274,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4196,7 +4300,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1200] = 5,
+  [1236] = 5,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -4218,7 +4322,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(91), 38,
+    ACTIONS(91), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4233,6 +4337,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4257,7 +4363,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1266] = 3,
+  [1304] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(99), 16,
@@ -4277,7 +4383,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(97), 38,
+    ACTIONS(97), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4292,6 +4398,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4316,7 +4424,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1328] = 3,
+  [1368] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(103), 16,
@@ -4336,7 +4444,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(101), 38,
+    ACTIONS(101), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4351,6 +4459,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4375,7 +4485,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1390] = 3,
+  [1432] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(107), 16,
@@ -4395,7 +4505,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(105), 38,
+    ACTIONS(105), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4410,6 +4520,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4434,7 +4546,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1452] = 3,
+  [1496] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(111), 16,
@@ -4454,7 +4566,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(109), 38,
+    ACTIONS(109), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4469,6 +4581,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4493,7 +4607,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1514] = 3,
+  [1560] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(115), 16,
@@ -4513,7 +4627,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(113), 38,
+    ACTIONS(113), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4528,6 +4642,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4552,7 +4668,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1576] = 3,
+  [1624] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(119), 16,
@@ -4572,7 +4688,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(117), 38,
+    ACTIONS(117), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4587,6 +4703,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4611,7 +4729,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1638] = 3,
+  [1688] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(123), 16,
@@ -4631,7 +4749,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(121), 38,
+    ACTIONS(121), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4646,6 +4764,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4670,7 +4790,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1700] = 3,
+  [1752] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(127), 16,
@@ -4690,7 +4810,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(125), 38,
+    ACTIONS(125), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4705,6 +4825,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4729,7 +4851,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1762] = 3,
+  [1816] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(131), 16,
@@ -4749,7 +4871,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(129), 38,
+    ACTIONS(129), 40,
       anon_sym_model,
       anon_sym_input,
       anon_sym_buffer,
@@ -4764,6 +4886,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4788,7 +4912,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
       anon_sym_dataloader,
       sym_identifier,
-  [1824] = 12,
+  [1880] = 12,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -4819,7 +4943,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(133), 30,
+    ACTIONS(133), 32,
       anon_sym_LF,
       anon_sym_SEMI,
       anon_sym_COMMA,
@@ -4828,6 +4952,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4850,7 +4976,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_conv_algorithm,
       anon_sym_dim,
       anon_sym_dataloader,
-  [1898] = 12,
+  [1956] = 12,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -4881,7 +5007,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-    ACTIONS(141), 30,
+    ACTIONS(141), 32,
       anon_sym_LF,
       anon_sym_SEMI,
       anon_sym_COMMA,
@@ -4890,6 +5016,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -4912,7 +5040,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_conv_algorithm,
       anon_sym_dim,
       anon_sym_dataloader,
-  [1972] = 9,
+  [2032] = 9,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(149), 1,
@@ -4923,17 +5051,19 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_dim,
     ACTIONS(157), 1,
       anon_sym_dataloader,
-    STATE(36), 2,
+    STATE(35), 2,
       sym_setting,
       aux_sym_scenario_repeat1,
     ACTIONS(145), 3,
       anon_sym_LF,
       anon_sym_SEMI,
       anon_sym_COMMA,
-    ACTIONS(151), 5,
+    ACTIONS(151), 7,
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
     ACTIONS(147), 19,
@@ -4956,7 +5086,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_margin,
       anon_sym_host_budget,
       anon_sym_conv_algorithm,
-  [2025] = 9,
+  [2087] = 9,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(153), 1,
@@ -4974,10 +5104,12 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_LF,
       anon_sym_SEMI,
       anon_sym_COMMA,
-    ACTIONS(151), 5,
+    ACTIONS(151), 7,
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
     ACTIONS(147), 19,
@@ -5000,8 +5132,54 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_margin,
       anon_sym_host_budget,
       anon_sym_conv_algorithm,
-  [2078] = 9,
-    ACTIONS(163), 1,
+  [2142] = 9,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(169), 1,
+      anon_sym_RBRACE,
+    ACTIONS(174), 1,
+      anon_sym_cache,
+    ACTIONS(177), 1,
+      anon_sym_dim,
+    ACTIONS(180), 1,
+      anon_sym_dataloader,
+    STATE(35), 2,
+      sym_setting,
+      aux_sym_scenario_repeat1,
+    ACTIONS(163), 3,
+      anon_sym_LF,
+      anon_sym_SEMI,
+      anon_sym_COMMA,
+    ACTIONS(171), 7,
+      anon_sym_no_grad,
+      anon_sym_eval,
+      anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
+      anon_sym_fsdp,
+      anon_sym_cudnn_benchmark,
+    ACTIONS(166), 19,
+      anon_sym_model,
+      anon_sym_batch,
+      anon_sym_seq,
+      anon_sym_precision,
+      anon_sym_optimizer,
+      anon_sym_loss,
+      anon_sym_context,
+      anon_sym_new_tokens,
+      anon_sym_cache_block,
+      anon_sym_cache_dtype,
+      anon_sym_grad_accum,
+      anon_sym_data_parallel,
+      anon_sym_zero,
+      anon_sym_device,
+      anon_sym_overhead,
+      anon_sym_budget,
+      anon_sym_margin,
+      anon_sym_host_budget,
+      anon_sym_conv_algorithm,
+  [2197] = 9,
+    ACTIONS(183), 1,
       sym_identifier,
     STATE(15), 1,
       sym_call,
@@ -5012,7 +5190,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(19), 5,
@@ -5021,7 +5199,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_LT,
       anon_sym_GT,
       anon_sym_SLASH,
-    ACTIONS(167), 9,
+    ACTIONS(187), 9,
       anon_sym_B,
       anon_sym_KB,
       anon_sym_MB,
@@ -5044,32 +5222,24 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [2131] = 9,
+  [2250] = 3,
     ACTIONS(3), 1,
       sym_comment,
-    ACTIONS(175), 1,
-      anon_sym_RBRACE,
-    ACTIONS(180), 1,
+    ACTIONS(191), 1,
       anon_sym_cache,
-    ACTIONS(183), 1,
-      anon_sym_dim,
-    ACTIONS(186), 1,
-      anon_sym_dataloader,
-    STATE(36), 2,
-      sym_setting,
-      aux_sym_scenario_repeat1,
-    ACTIONS(169), 3,
+    ACTIONS(189), 32,
       anon_sym_LF,
       anon_sym_SEMI,
       anon_sym_COMMA,
-    ACTIONS(177), 5,
+      anon_sym_model,
+      anon_sym_RBRACE,
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
-    ACTIONS(172), 19,
-      anon_sym_model,
       anon_sym_batch,
       anon_sym_seq,
       anon_sym_precision,
@@ -5088,7 +5258,85 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_margin,
       anon_sym_host_budget,
       anon_sym_conv_algorithm,
-  [2184] = 5,
+      anon_sym_dim,
+      anon_sym_dataloader,
+  [2291] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(195), 1,
+      anon_sym_cache,
+    ACTIONS(193), 32,
+      anon_sym_LF,
+      anon_sym_SEMI,
+      anon_sym_COMMA,
+      anon_sym_model,
+      anon_sym_RBRACE,
+      anon_sym_no_grad,
+      anon_sym_eval,
+      anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
+      anon_sym_fsdp,
+      anon_sym_cudnn_benchmark,
+      anon_sym_batch,
+      anon_sym_seq,
+      anon_sym_precision,
+      anon_sym_optimizer,
+      anon_sym_loss,
+      anon_sym_context,
+      anon_sym_new_tokens,
+      anon_sym_cache_block,
+      anon_sym_cache_dtype,
+      anon_sym_grad_accum,
+      anon_sym_data_parallel,
+      anon_sym_zero,
+      anon_sym_device,
+      anon_sym_overhead,
+      anon_sym_budget,
+      anon_sym_margin,
+      anon_sym_host_budget,
+      anon_sym_conv_algorithm,
+      anon_sym_dim,
+      anon_sym_dataloader,
+  [2332] = 3,
+    ACTIONS(3), 1,
+      sym_comment,
+    ACTIONS(199), 1,
+      anon_sym_cache,
+    ACTIONS(197), 32,
+      anon_sym_LF,
+      anon_sym_SEMI,
+      anon_sym_COMMA,
+      anon_sym_model,
+      anon_sym_RBRACE,
+      anon_sym_no_grad,
+      anon_sym_eval,
+      anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
+      anon_sym_fsdp,
+      anon_sym_cudnn_benchmark,
+      anon_sym_batch,
+      anon_sym_seq,
+      anon_sym_precision,
+      anon_sym_optimizer,
+      anon_sym_loss,
+      anon_sym_context,
+      anon_sym_new_tokens,
+      anon_sym_cache_block,
+      anon_sym_cache_dtype,
+      anon_sym_grad_accum,
+      anon_sym_data_parallel,
+      anon_sym_zero,
+      anon_sym_device,
+      anon_sym_overhead,
+      anon_sym_budget,
+      anon_sym_margin,
+      anon_sym_host_budget,
+      anon_sym_conv_algorithm,
+      anon_sym_dim,
+      anon_sym_dataloader,
+  [2373] = 5,
     STATE(107), 1,
       sym_unit,
     ACTIONS(3), 2,
@@ -5099,7 +5347,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_LT,
       anon_sym_GT,
       anon_sym_SLASH,
-    ACTIONS(189), 9,
+    ACTIONS(201), 9,
       anon_sym_B,
       anon_sym_KB,
       anon_sym_MB,
@@ -5128,8 +5376,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [2229] = 9,
-    ACTIONS(191), 1,
+  [2418] = 9,
+    ACTIONS(203), 1,
       sym_identifier,
     STATE(107), 1,
       sym_unit,
@@ -5140,7 +5388,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(19), 5,
@@ -5149,7 +5397,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_LT,
       anon_sym_GT,
       anon_sym_SLASH,
-    ACTIONS(167), 9,
+    ACTIONS(187), 9,
       anon_sym_B,
       anon_sym_KB,
       anon_sym_MB,
@@ -5172,120 +5420,12 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [2282] = 3,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(195), 1,
-      anon_sym_cache,
-    ACTIONS(193), 30,
-      anon_sym_LF,
-      anon_sym_SEMI,
-      anon_sym_COMMA,
-      anon_sym_model,
-      anon_sym_RBRACE,
-      anon_sym_no_grad,
-      anon_sym_eval,
-      anon_sym_checkpoint,
-      anon_sym_fsdp,
-      anon_sym_cudnn_benchmark,
-      anon_sym_batch,
-      anon_sym_seq,
-      anon_sym_precision,
-      anon_sym_optimizer,
-      anon_sym_loss,
-      anon_sym_context,
-      anon_sym_new_tokens,
-      anon_sym_cache_block,
-      anon_sym_cache_dtype,
-      anon_sym_grad_accum,
-      anon_sym_data_parallel,
-      anon_sym_zero,
-      anon_sym_device,
-      anon_sym_overhead,
-      anon_sym_budget,
-      anon_sym_margin,
-      anon_sym_host_budget,
-      anon_sym_conv_algorithm,
-      anon_sym_dim,
-      anon_sym_dataloader,
-  [2321] = 3,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(199), 1,
-      anon_sym_cache,
-    ACTIONS(197), 30,
-      anon_sym_LF,
-      anon_sym_SEMI,
-      anon_sym_COMMA,
-      anon_sym_model,
-      anon_sym_RBRACE,
-      anon_sym_no_grad,
-      anon_sym_eval,
-      anon_sym_checkpoint,
-      anon_sym_fsdp,
-      anon_sym_cudnn_benchmark,
-      anon_sym_batch,
-      anon_sym_seq,
-      anon_sym_precision,
-      anon_sym_optimizer,
-      anon_sym_loss,
-      anon_sym_context,
-      anon_sym_new_tokens,
-      anon_sym_cache_block,
-      anon_sym_cache_dtype,
-      anon_sym_grad_accum,
-      anon_sym_data_parallel,
-      anon_sym_zero,
-      anon_sym_device,
-      anon_sym_overhead,
-      anon_sym_budget,
-      anon_sym_margin,
-      anon_sym_host_budget,
-      anon_sym_conv_algorithm,
-      anon_sym_dim,
-      anon_sym_dataloader,
-  [2360] = 3,
-    ACTIONS(3), 1,
-      sym_comment,
-    ACTIONS(203), 1,
-      anon_sym_cache,
-    ACTIONS(201), 30,
-      anon_sym_LF,
-      anon_sym_SEMI,
-      anon_sym_COMMA,
-      anon_sym_model,
-      anon_sym_RBRACE,
-      anon_sym_no_grad,
-      anon_sym_eval,
-      anon_sym_checkpoint,
-      anon_sym_fsdp,
-      anon_sym_cudnn_benchmark,
-      anon_sym_batch,
-      anon_sym_seq,
-      anon_sym_precision,
-      anon_sym_optimizer,
-      anon_sym_loss,
-      anon_sym_context,
-      anon_sym_new_tokens,
-      anon_sym_cache_block,
-      anon_sym_cache_dtype,
-      anon_sym_grad_accum,
-      anon_sym_data_parallel,
-      anon_sym_zero,
-      anon_sym_device,
-      anon_sym_overhead,
-      anon_sym_budget,
-      anon_sym_margin,
-      anon_sym_host_budget,
-      anon_sym_conv_algorithm,
-      anon_sym_dim,
-      anon_sym_dataloader,
-  [2399] = 3,
+  [2471] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(207), 1,
       anon_sym_cache,
-    ACTIONS(205), 30,
+    ACTIONS(205), 32,
       anon_sym_LF,
       anon_sym_SEMI,
       anon_sym_COMMA,
@@ -5294,6 +5434,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_no_grad,
       anon_sym_eval,
       anon_sym_checkpoint,
+      anon_sym_reentrant,
+      anon_sym_prepare_kbit,
       anon_sym_fsdp,
       anon_sym_cudnn_benchmark,
       anon_sym_batch,
@@ -5316,7 +5458,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_conv_algorithm,
       anon_sym_dim,
       anon_sym_dataloader,
-  [2438] = 16,
+  [2512] = 16,
     ACTIONS(209), 1,
       sym_identifier,
     ACTIONS(211), 1,
@@ -5344,7 +5486,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5363,7 +5505,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [2501] = 16,
+  [2575] = 16,
     ACTIONS(209), 1,
       sym_identifier,
     ACTIONS(211), 1,
@@ -5391,7 +5533,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5410,7 +5552,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [2564] = 16,
+  [2638] = 16,
     ACTIONS(209), 1,
       sym_identifier,
     ACTIONS(211), 1,
@@ -5438,7 +5580,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5457,7 +5599,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [2627] = 16,
+  [2701] = 16,
     ACTIONS(209), 1,
       sym_identifier,
     ACTIONS(211), 1,
@@ -5485,7 +5627,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5504,7 +5646,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [2690] = 16,
+  [2764] = 16,
     ACTIONS(209), 1,
       sym_identifier,
     ACTIONS(211), 1,
@@ -5532,7 +5674,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5551,7 +5693,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [2753] = 16,
+  [2827] = 16,
     ACTIONS(209), 1,
       sym_identifier,
     ACTIONS(211), 1,
@@ -5579,7 +5721,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5598,7 +5740,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [2816] = 15,
+  [2890] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -5624,7 +5766,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5643,7 +5785,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [2876] = 15,
+  [2950] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -5669,7 +5811,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5688,7 +5830,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [2936] = 15,
+  [3010] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -5714,7 +5856,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5733,7 +5875,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [2996] = 15,
+  [3070] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -5759,7 +5901,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5778,7 +5920,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3056] = 15,
+  [3130] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -5804,7 +5946,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5823,7 +5965,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3116] = 15,
+  [3190] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -5849,7 +5991,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5868,7 +6010,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3176] = 15,
+  [3250] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -5894,7 +6036,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -5913,7 +6055,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3236] = 14,
+  [3310] = 14,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -5957,7 +6099,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [3294] = 15,
+  [3368] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -5983,7 +6125,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6002,7 +6144,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3354] = 15,
+  [3428] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6028,7 +6170,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6047,7 +6189,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3414] = 15,
+  [3488] = 15,
     ACTIONS(209), 1,
       sym_identifier,
     ACTIONS(211), 1,
@@ -6073,7 +6215,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6092,7 +6234,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3474] = 15,
+  [3548] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6118,7 +6260,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6137,7 +6279,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3534] = 15,
+  [3608] = 15,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -6158,7 +6300,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_string,
     STATE(4), 1,
       sym__name,
-    STATE(39), 1,
+    STATE(37), 1,
       sym__scenario_size,
     ACTIONS(3), 2,
       anon_sym_LF,
@@ -6182,7 +6324,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3594] = 15,
+  [3668] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6208,7 +6350,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6227,7 +6369,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3654] = 15,
+  [3728] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6253,7 +6395,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6272,7 +6414,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3714] = 15,
+  [3788] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6298,7 +6440,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6317,7 +6459,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3774] = 14,
+  [3848] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -6360,7 +6502,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3831] = 14,
+  [3905] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6384,7 +6526,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6403,7 +6545,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3888] = 14,
+  [3962] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6427,7 +6569,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6446,7 +6588,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [3945] = 14,
+  [4019] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -6489,7 +6631,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4002] = 3,
+  [4076] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -6521,7 +6663,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [4037] = 14,
+  [4111] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -6564,7 +6706,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4094] = 14,
+  [4168] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -6607,7 +6749,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4151] = 14,
+  [4225] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6631,7 +6773,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6650,7 +6792,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4208] = 12,
+  [4282] = 12,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -6691,7 +6833,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [4261] = 15,
+  [4335] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6735,7 +6877,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_call,
       sym_repeat_expression,
       sym_list,
-  [4320] = 14,
+  [4394] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6759,7 +6901,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6778,7 +6920,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4377] = 14,
+  [4451] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -6802,7 +6944,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -6821,7 +6963,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4434] = 14,
+  [4508] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -6864,7 +7006,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4491] = 14,
+  [4565] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -6907,7 +7049,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4548] = 14,
+  [4622] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -6950,7 +7092,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4605] = 14,
+  [4679] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -6993,7 +7135,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4662] = 14,
+  [4736] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -7036,7 +7178,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4719] = 14,
+  [4793] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7060,7 +7202,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7079,7 +7221,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4776] = 14,
+  [4850] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7103,7 +7245,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7122,7 +7264,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4833] = 14,
+  [4907] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7146,7 +7288,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7165,7 +7307,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4890] = 14,
+  [4964] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7189,7 +7331,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7208,7 +7350,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [4947] = 14,
+  [5021] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7232,7 +7374,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7251,7 +7393,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5004] = 14,
+  [5078] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -7294,7 +7436,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5061] = 14,
+  [5135] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7318,7 +7460,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7337,7 +7479,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5118] = 14,
+  [5192] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7361,7 +7503,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7380,7 +7522,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5175] = 14,
+  [5249] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -7423,7 +7565,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5232] = 12,
+  [5306] = 12,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -7464,7 +7606,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [5285] = 14,
+  [5359] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -7507,7 +7649,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5342] = 14,
+  [5416] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7531,7 +7673,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7550,7 +7692,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5399] = 14,
+  [5473] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7574,7 +7716,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7593,7 +7735,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5456] = 14,
+  [5530] = 14,
     ACTIONS(285), 1,
       sym_identifier,
     ACTIONS(287), 1,
@@ -7636,7 +7778,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5513] = 14,
+  [5587] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7660,7 +7802,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7679,7 +7821,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5570] = 15,
+  [5644] = 15,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7723,7 +7865,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_call,
       sym_repeat_expression,
       sym_list,
-  [5629] = 14,
+  [5703] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7747,7 +7889,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7766,7 +7908,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5686] = 14,
+  [5760] = 14,
     ACTIONS(211), 1,
       anon_sym_LPAREN,
     ACTIONS(215), 1,
@@ -7790,7 +7932,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(229), 2,
@@ -7809,7 +7951,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_list,
       sym_size,
       sym_boolean,
-  [5743] = 3,
+  [5817] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -7840,7 +7982,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [5777] = 3,
+  [5851] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -7871,7 +8013,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [5811] = 3,
+  [5885] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -7902,7 +8044,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [5845] = 3,
+  [5919] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -7933,7 +8075,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [5879] = 12,
+  [5953] = 12,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -7973,7 +8115,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [5931] = 3,
+  [6005] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8004,7 +8146,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [5965] = 3,
+  [6039] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8035,7 +8177,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [5999] = 3,
+  [6073] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8066,7 +8208,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6033] = 12,
+  [6107] = 12,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(41), 1,
@@ -8106,7 +8248,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [6085] = 3,
+  [6159] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8137,8 +8279,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6119] = 9,
-    ACTIONS(191), 1,
+  [6193] = 9,
+    ACTIONS(203), 1,
       sym_identifier,
     ACTIONS(409), 1,
       anon_sym_LPAREN,
@@ -8151,7 +8293,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(19), 5,
@@ -8173,7 +8315,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6164] = 5,
+  [6238] = 5,
     ACTIONS(409), 1,
       anon_sym_LPAREN,
     STATE(116), 1,
@@ -8205,8 +8347,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6201] = 9,
-    ACTIONS(163), 1,
+  [6275] = 9,
+    ACTIONS(183), 1,
       sym_identifier,
     ACTIONS(409), 1,
       anon_sym_LPAREN,
@@ -8219,7 +8361,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(19), 5,
@@ -8241,7 +8383,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6246] = 3,
+  [6320] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8269,7 +8411,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6277] = 3,
+  [6351] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8297,7 +8439,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6308] = 3,
+  [6382] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8325,7 +8467,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6339] = 3,
+  [6413] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8353,7 +8495,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6370] = 3,
+  [6444] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8381,7 +8523,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6401] = 9,
+  [6475] = 9,
     ACTIONS(411), 1,
       anon_sym_DOT,
     ACTIONS(413), 1,
@@ -8415,7 +8557,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_DOT_DOT,
       anon_sym_or,
       anon_sym_and,
-  [6444] = 3,
+  [6518] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8443,7 +8585,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6475] = 3,
+  [6549] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8471,7 +8613,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6506] = 3,
+  [6580] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8499,7 +8641,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6537] = 10,
+  [6611] = 10,
     ACTIONS(411), 1,
       anon_sym_DOT,
     ACTIONS(413), 1,
@@ -8534,7 +8676,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_LBRACE,
       anon_sym_DOT_DOT,
       anon_sym_or,
-  [6582] = 9,
+  [6656] = 9,
     ACTIONS(411), 1,
       anon_sym_DOT,
     ACTIONS(413), 1,
@@ -8568,7 +8710,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_DOT_DOT,
       anon_sym_or,
       anon_sym_and,
-  [6625] = 6,
+  [6699] = 6,
     ACTIONS(409), 1,
       anon_sym_LPAREN,
     ACTIONS(427), 1,
@@ -8599,8 +8741,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6662] = 7,
-    ACTIONS(191), 1,
+  [6736] = 7,
+    ACTIONS(203), 1,
       sym_identifier,
     STATE(132), 1,
       sym_call,
@@ -8609,7 +8751,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(19), 5,
@@ -8631,7 +8773,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6701] = 8,
+  [6775] = 8,
     ACTIONS(411), 1,
       anon_sym_DOT,
     ACTIONS(413), 1,
@@ -8664,7 +8806,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_BANG_EQ,
       anon_sym_LT_EQ,
       anon_sym_GT_EQ,
-  [6742] = 7,
+  [6816] = 7,
     ACTIONS(411), 1,
       anon_sym_DOT,
     ACTIONS(413), 1,
@@ -8696,8 +8838,8 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_GT_EQ,
       anon_sym_PLUS,
       anon_sym_DASH,
-  [6781] = 7,
-    ACTIONS(163), 1,
+  [6855] = 7,
+    ACTIONS(183), 1,
       sym_identifier,
     STATE(15), 1,
       sym_call,
@@ -8706,7 +8848,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
     ACTIONS(19), 5,
@@ -8728,7 +8870,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6820] = 5,
+  [6894] = 5,
     ACTIONS(411), 1,
       anon_sym_DOT,
     ACTIONS(413), 1,
@@ -8758,7 +8900,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6855] = 3,
+  [6929] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8786,7 +8928,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6886] = 5,
+  [6960] = 5,
     ACTIONS(411), 1,
       anon_sym_DOT,
     ACTIONS(413), 1,
@@ -8816,7 +8958,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6921] = 3,
+  [6995] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8844,7 +8986,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6952] = 3,
+  [7026] = 3,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -8871,7 +9013,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [6982] = 13,
+  [7056] = 13,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -8907,7 +9049,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7031] = 13,
+  [7105] = 13,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -8943,7 +9085,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7080] = 13,
+  [7154] = 13,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -8979,7 +9121,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7129] = 13,
+  [7203] = 13,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9015,7 +9157,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7178] = 13,
+  [7252] = 13,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9051,7 +9193,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7227] = 13,
+  [7301] = 13,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9087,7 +9229,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7276] = 13,
+  [7350] = 13,
     ACTIONS(411), 1,
       anon_sym_DOT,
     ACTIONS(413), 1,
@@ -9123,7 +9265,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7325] = 11,
+  [7399] = 11,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9156,7 +9298,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7369] = 12,
+  [7443] = 12,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9190,7 +9332,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7415] = 12,
+  [7489] = 12,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9224,7 +9366,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7461] = 11,
+  [7535] = 11,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9257,7 +9399,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7505] = 12,
+  [7579] = 12,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9291,7 +9433,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7551] = 11,
+  [7625] = 11,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9324,7 +9466,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7595] = 11,
+  [7669] = 11,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9357,7 +9499,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7639] = 12,
+  [7713] = 12,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9391,7 +9533,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7685] = 11,
+  [7759] = 11,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9424,7 +9566,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7729] = 12,
+  [7803] = 12,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9458,7 +9600,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7775] = 11,
+  [7849] = 11,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(483), 1,
@@ -9490,7 +9632,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_if_statement,
       sym_for_statement,
       aux_sym_body_repeat1,
-  [7818] = 11,
+  [7892] = 11,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(506), 1,
@@ -9522,7 +9664,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_if_statement,
       sym_for_statement,
       aux_sym_body_repeat1,
-  [7861] = 11,
+  [7935] = 11,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9554,7 +9696,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7904] = 11,
+  [7978] = 11,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(506), 1,
@@ -9586,7 +9728,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_if_statement,
       sym_for_statement,
       aux_sym_body_repeat1,
-  [7947] = 10,
+  [8021] = 10,
     ACTIONS(413), 1,
       anon_sym_LBRACK,
     ACTIONS(423), 1,
@@ -9616,7 +9758,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_SLASH_SLASH,
       anon_sym_PERCENT,
       anon_sym_AT,
-  [7987] = 9,
+  [8061] = 9,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(528), 1,
@@ -9644,7 +9786,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_model,
       sym_scenario,
       aux_sym_source_file_repeat1,
-  [8024] = 3,
+  [8098] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(548), 4,
@@ -9666,7 +9808,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_train,
       anon_sym_infer,
       sym_identifier,
-  [8049] = 9,
+  [8123] = 9,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(9), 1,
@@ -9694,7 +9836,7 @@ static const uint16_t ts_small_parse_table[] = {
       sym_model,
       sym_scenario,
       aux_sym_source_file_repeat1,
-  [8086] = 3,
+  [8160] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(556), 4,
@@ -9716,7 +9858,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_train,
       anon_sym_infer,
       sym_identifier,
-  [8111] = 5,
+  [8185] = 5,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(564), 1,
@@ -9735,7 +9877,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8135] = 4,
+  [8209] = 4,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(568), 1,
@@ -9752,7 +9894,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8156] = 5,
+  [8230] = 5,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(574), 1,
@@ -9770,7 +9912,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8179] = 5,
+  [8253] = 5,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(574), 1,
@@ -9788,7 +9930,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8202] = 5,
+  [8276] = 5,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(584), 1,
@@ -9806,7 +9948,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8225] = 4,
+  [8299] = 4,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(568), 1,
@@ -9823,7 +9965,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8246] = 6,
+  [8320] = 6,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(591), 1,
@@ -9842,7 +9984,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8271] = 5,
+  [8345] = 5,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(271), 1,
@@ -9860,7 +10002,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8294] = 5,
+  [8368] = 5,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(602), 1,
@@ -9878,7 +10020,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8317] = 4,
+  [8391] = 4,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(607), 1,
@@ -9895,7 +10037,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8338] = 3,
+  [8412] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(612), 4,
@@ -9910,7 +10052,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8356] = 2,
+  [8430] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(614), 10,
@@ -9924,7 +10066,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8372] = 2,
+  [8446] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(616), 10,
@@ -9938,7 +10080,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8388] = 2,
+  [8462] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(605), 10,
@@ -9952,7 +10094,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8404] = 3,
+  [8478] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(582), 4,
@@ -9967,7 +10109,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8422] = 3,
+  [8496] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(620), 1,
@@ -9982,7 +10124,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8440] = 2,
+  [8514] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(622), 10,
@@ -9996,7 +10138,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8456] = 3,
+  [8530] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(626), 4,
@@ -10011,7 +10153,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8474] = 3,
+  [8548] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(630), 4,
@@ -10026,7 +10168,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8492] = 2,
+  [8566] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(632), 10,
@@ -10040,7 +10182,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8508] = 3,
+  [8582] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(636), 4,
@@ -10055,7 +10197,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8526] = 3,
+  [8600] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(640), 4,
@@ -10070,7 +10212,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8544] = 3,
+  [8618] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(644), 4,
@@ -10085,7 +10227,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8562] = 3,
+  [8636] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(648), 4,
@@ -10100,7 +10242,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8580] = 2,
+  [8654] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(650), 9,
@@ -10113,7 +10255,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8595] = 3,
+  [8669] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(654), 3,
@@ -10127,7 +10269,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8612] = 3,
+  [8686] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(658), 3,
@@ -10141,7 +10283,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8629] = 2,
+  [8703] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(660), 9,
@@ -10154,7 +10296,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8644] = 2,
+  [8718] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(662), 9,
@@ -10167,7 +10309,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8659] = 3,
+  [8733] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(666), 3,
@@ -10181,7 +10323,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8676] = 2,
+  [8750] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(668), 9,
@@ -10194,7 +10336,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8691] = 2,
+  [8765] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(670), 9,
@@ -10207,7 +10349,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8706] = 2,
+  [8780] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(672), 9,
@@ -10220,7 +10362,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8721] = 2,
+  [8795] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(674), 9,
@@ -10233,7 +10375,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8736] = 2,
+  [8810] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(676), 9,
@@ -10246,7 +10388,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8751] = 2,
+  [8825] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(678), 9,
@@ -10259,7 +10401,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8766] = 2,
+  [8840] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(680), 9,
@@ -10272,7 +10414,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8781] = 2,
+  [8855] = 2,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(682), 9,
@@ -10285,7 +10427,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_model,
       anon_sym_train,
       anon_sym_infer,
-  [8796] = 3,
+  [8870] = 3,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(686), 3,
@@ -10299,7 +10441,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_if,
       anon_sym_for,
       sym_identifier,
-  [8813] = 6,
+  [8887] = 6,
     ACTIONS(688), 1,
       sym_identifier,
     ACTIONS(690), 1,
@@ -10311,10 +10453,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [8834] = 6,
+  [8908] = 6,
     ACTIONS(688), 1,
       sym_identifier,
     ACTIONS(692), 1,
@@ -10326,10 +10468,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [8855] = 5,
+  [8929] = 5,
     ACTIONS(694), 1,
       sym_identifier,
     STATE(283), 1,
@@ -10340,10 +10482,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(31), 2,
       anon_sym_COMMA,
       anon_sym_EQ,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [8874] = 6,
+  [8948] = 6,
     ACTIONS(688), 1,
       sym_identifier,
     ACTIONS(696), 1,
@@ -10355,10 +10497,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [8895] = 6,
+  [8969] = 6,
     ACTIONS(688), 1,
       sym_identifier,
     ACTIONS(698), 1,
@@ -10370,10 +10512,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [8916] = 6,
+  [8990] = 6,
     ACTIONS(688), 1,
       sym_identifier,
     ACTIONS(700), 1,
@@ -10385,10 +10527,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [8937] = 6,
+  [9011] = 6,
     ACTIONS(688), 1,
       sym_identifier,
     ACTIONS(702), 1,
@@ -10400,10 +10542,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [8958] = 4,
+  [9032] = 4,
     ACTIONS(704), 1,
       anon_sym_LBRACK,
     STATE(210), 1,
@@ -10416,7 +10558,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_EQ,
       anon_sym_RBRACK,
-  [8975] = 5,
+  [9049] = 5,
     ACTIONS(706), 1,
       sym_identifier,
     STATE(276), 1,
@@ -10427,10 +10569,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(31), 2,
       anon_sym_COMMA,
       anon_sym_EQ,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [8994] = 5,
+  [9068] = 5,
     ACTIONS(708), 1,
       sym_identifier,
     STATE(174), 1,
@@ -10440,10 +10582,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [9012] = 5,
+  [9086] = 5,
     ACTIONS(688), 1,
       sym_identifier,
     STATE(215), 1,
@@ -10453,10 +10595,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [9030] = 2,
+  [9104] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -10465,7 +10607,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_EQ,
       anon_sym_RBRACK,
-  [9041] = 4,
+  [9115] = 4,
     ACTIONS(457), 1,
       anon_sym_LBRACE,
     ACTIONS(710), 1,
@@ -10476,7 +10618,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(185), 2,
       sym_body,
       sym_if_statement,
-  [9056] = 2,
+  [9130] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -10485,7 +10627,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_EQ,
       anon_sym_RBRACK,
-  [9067] = 4,
+  [9141] = 4,
     ACTIONS(457), 1,
       anon_sym_LBRACE,
     ACTIONS(710), 1,
@@ -10496,7 +10638,7 @@ static const uint16_t ts_small_parse_table[] = {
     STATE(186), 2,
       sym_body,
       sym_if_statement,
-  [9082] = 2,
+  [9156] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -10505,7 +10647,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_EQ,
       anon_sym_RBRACK,
-  [9093] = 4,
+  [9167] = 4,
     ACTIONS(714), 1,
       anon_sym_COLON,
     ACTIONS(716), 1,
@@ -10516,7 +10658,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(712), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [9108] = 2,
+  [9182] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -10525,7 +10667,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_EQ,
       anon_sym_RBRACK,
-  [9119] = 2,
+  [9193] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -10534,7 +10676,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_EQ,
       anon_sym_RBRACK,
-  [9130] = 4,
+  [9204] = 4,
     ACTIONS(718), 1,
       sym_identifier,
     STATE(274), 1,
@@ -10542,10 +10684,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [9145] = 2,
+  [9219] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -10554,7 +10696,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_EQ,
       anon_sym_RBRACK,
-  [9156] = 2,
+  [9230] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
@@ -10563,7 +10705,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_RPAREN,
       anon_sym_EQ,
       anon_sym_RBRACK,
-  [9167] = 4,
+  [9241] = 4,
     ACTIONS(720), 1,
       sym_identifier,
     STATE(265), 1,
@@ -10571,10 +10713,10 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-    ACTIONS(165), 2,
+    ACTIONS(185), 2,
       anon_sym_input,
       anon_sym_buffer,
-  [9182] = 4,
+  [9256] = 4,
     ACTIONS(722), 1,
       anon_sym_COMMA,
     ACTIONS(725), 1,
@@ -10584,7 +10726,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9196] = 4,
+  [9270] = 4,
     ACTIONS(727), 1,
       sym_identifier,
     ACTIONS(729), 1,
@@ -10594,7 +10736,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9210] = 4,
+  [9284] = 4,
     ACTIONS(731), 1,
       anon_sym_COMMA,
     ACTIONS(733), 1,
@@ -10604,7 +10746,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9224] = 4,
+  [9298] = 4,
     ACTIONS(735), 1,
       sym_identifier,
     ACTIONS(737), 1,
@@ -10614,7 +10756,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9238] = 4,
+  [9312] = 4,
     ACTIONS(735), 1,
       sym_identifier,
     ACTIONS(737), 1,
@@ -10624,7 +10766,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9252] = 4,
+  [9326] = 4,
     ACTIONS(739), 1,
       sym_identifier,
     ACTIONS(741), 1,
@@ -10634,7 +10776,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9266] = 4,
+  [9340] = 4,
     ACTIONS(743), 1,
       anon_sym_COMMA,
     ACTIONS(745), 1,
@@ -10644,7 +10786,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9280] = 4,
+  [9354] = 4,
     ACTIONS(261), 1,
       anon_sym_RBRACK,
     ACTIONS(747), 1,
@@ -10654,7 +10796,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9294] = 4,
+  [9368] = 4,
     ACTIONS(749), 1,
       sym_identifier,
     ACTIONS(751), 1,
@@ -10664,7 +10806,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9308] = 4,
+  [9382] = 4,
     ACTIONS(263), 1,
       anon_sym_RBRACK,
     ACTIONS(753), 1,
@@ -10674,7 +10816,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9322] = 4,
+  [9396] = 4,
     ACTIONS(755), 1,
       anon_sym_COMMA,
     ACTIONS(757), 1,
@@ -10684,7 +10826,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9336] = 4,
+  [9410] = 4,
     ACTIONS(333), 1,
       anon_sym_RBRACK,
     ACTIONS(759), 1,
@@ -10694,7 +10836,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9350] = 4,
+  [9424] = 4,
     ACTIONS(762), 1,
       anon_sym_COMMA,
     ACTIONS(765), 1,
@@ -10704,7 +10846,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9364] = 4,
+  [9438] = 4,
     ACTIONS(727), 1,
       sym_identifier,
     ACTIONS(729), 1,
@@ -10714,7 +10856,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9378] = 3,
+  [9452] = 3,
     ACTIONS(769), 1,
       anon_sym_EQ,
     ACTIONS(3), 2,
@@ -10723,7 +10865,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(767), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [9390] = 4,
+  [9464] = 4,
     ACTIONS(473), 1,
       anon_sym_RPAREN,
     ACTIONS(771), 1,
@@ -10733,7 +10875,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9404] = 4,
+  [9478] = 4,
     ACTIONS(774), 1,
       anon_sym_COMMA,
     ACTIONS(776), 1,
@@ -10743,7 +10885,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9418] = 4,
+  [9492] = 4,
     ACTIONS(778), 1,
       anon_sym_COMMA,
     ACTIONS(780), 1,
@@ -10753,7 +10895,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9432] = 4,
+  [9506] = 4,
     ACTIONS(700), 1,
       anon_sym_RPAREN,
     ACTIONS(782), 1,
@@ -10763,7 +10905,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9446] = 4,
+  [9520] = 4,
     ACTIONS(231), 1,
       anon_sym_RPAREN,
     ACTIONS(784), 1,
@@ -10773,7 +10915,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9460] = 4,
+  [9534] = 4,
     ACTIONS(449), 1,
       anon_sym_COMMA,
     ACTIONS(451), 1,
@@ -10783,7 +10925,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9474] = 4,
+  [9548] = 4,
     ACTIONS(690), 1,
       anon_sym_RPAREN,
     ACTIONS(786), 1,
@@ -10793,7 +10935,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9488] = 4,
+  [9562] = 4,
     ACTIONS(727), 1,
       sym_identifier,
     ACTIONS(729), 1,
@@ -10803,7 +10945,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9502] = 4,
+  [9576] = 4,
     ACTIONS(431), 1,
       anon_sym_COMMA,
     ACTIONS(433), 1,
@@ -10813,7 +10955,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9516] = 4,
+  [9590] = 4,
     ACTIONS(307), 1,
       anon_sym_RBRACK,
     ACTIONS(788), 1,
@@ -10823,7 +10965,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9530] = 4,
+  [9604] = 4,
     ACTIONS(790), 1,
       anon_sym_COMMA,
     ACTIONS(793), 1,
@@ -10833,7 +10975,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9544] = 4,
+  [9618] = 4,
     ACTIONS(237), 1,
       anon_sym_RPAREN,
     ACTIONS(795), 1,
@@ -10843,7 +10985,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9558] = 4,
+  [9632] = 4,
     ACTIONS(755), 1,
       anon_sym_COMMA,
     ACTIONS(797), 1,
@@ -10853,7 +10995,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9572] = 4,
+  [9646] = 4,
     ACTIONS(311), 1,
       anon_sym_RBRACK,
     ACTIONS(799), 1,
@@ -10863,7 +11005,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9586] = 4,
+  [9660] = 4,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(801), 1,
@@ -10872,22 +11014,22 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_else,
     STATE(257), 1,
       aux_sym_if_statement_repeat1,
-  [9599] = 2,
+  [9673] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
     ACTIONS(473), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [9608] = 3,
+  [9682] = 3,
     ACTIONS(27), 1,
       anon_sym_LPAREN,
-    STATE(40), 1,
+    STATE(38), 1,
       sym_arguments,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9619] = 3,
+  [9693] = 3,
     ACTIONS(457), 1,
       anon_sym_LBRACE,
     STATE(191), 1,
@@ -10895,7 +11037,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9630] = 3,
+  [9704] = 3,
     ACTIONS(457), 1,
       anon_sym_LBRACE,
     STATE(194), 1,
@@ -10903,14 +11045,14 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9641] = 2,
+  [9715] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
     ACTIONS(765), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [9650] = 4,
+  [9724] = 4,
     ACTIONS(3), 1,
       sym_comment,
     ACTIONS(805), 1,
@@ -10919,7 +11061,7 @@ static const uint16_t ts_small_parse_table[] = {
       anon_sym_else,
     STATE(257), 1,
       aux_sym_if_statement_repeat1,
-  [9663] = 3,
+  [9737] = 3,
     ACTIONS(810), 1,
       sym_identifier,
     ACTIONS(812), 1,
@@ -10927,7 +11069,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9674] = 3,
+  [9748] = 3,
     ACTIONS(814), 1,
       anon_sym_COMMA,
     ACTIONS(816), 1,
@@ -10935,7 +11077,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9685] = 3,
+  [9759] = 3,
     ACTIONS(818), 1,
       anon_sym_COMMA,
     ACTIONS(820), 1,
@@ -10943,14 +11085,14 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9696] = 2,
+  [9770] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
     ACTIONS(793), 2,
       anon_sym_COMMA,
       anon_sym_RPAREN,
-  [9705] = 3,
+  [9779] = 3,
     ACTIONS(409), 1,
       anon_sym_LPAREN,
     STATE(116), 1,
@@ -10958,7 +11100,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9716] = 3,
+  [9790] = 3,
     ACTIONS(822), 1,
       sym_identifier,
     ACTIONS(824), 1,
@@ -10966,7 +11108,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9727] = 3,
+  [9801] = 3,
     ACTIONS(27), 1,
       anon_sym_LPAREN,
     STATE(11), 1,
@@ -10974,14 +11116,14 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9738] = 2,
+  [9812] = 2,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
     ACTIONS(725), 2,
       anon_sym_COMMA,
       anon_sym_EQ,
-  [9747] = 3,
+  [9821] = 3,
     ACTIONS(826), 1,
       anon_sym_LPAREN,
     STATE(255), 1,
@@ -10989,7 +11131,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9758] = 3,
+  [9832] = 3,
     ACTIONS(828), 1,
       anon_sym_LPAREN,
     STATE(175), 1,
@@ -10997,7 +11139,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9769] = 3,
+  [9843] = 3,
     ACTIONS(826), 1,
       anon_sym_LPAREN,
     STATE(254), 1,
@@ -11005,7 +11147,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9780] = 3,
+  [9854] = 3,
     ACTIONS(457), 1,
       anon_sym_LBRACE,
     STATE(189), 1,
@@ -11013,7 +11155,7 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9791] = 3,
+  [9865] = 3,
     ACTIONS(733), 1,
       anon_sym_RPAREN,
     ACTIONS(822), 1,
@@ -11021,157 +11163,157 @@ static const uint16_t ts_small_parse_table[] = {
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9802] = 2,
+  [9876] = 2,
     ACTIONS(830), 1,
       anon_sym_LBRACE,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9810] = 2,
+  [9884] = 2,
     ACTIONS(832), 1,
       anon_sym_EQ,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9818] = 2,
+  [9892] = 2,
     ACTIONS(834), 1,
       sym_identifier,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9826] = 2,
+  [9900] = 2,
     ACTIONS(836), 1,
       anon_sym_in,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9834] = 2,
+  [9908] = 2,
     ACTIONS(838), 1,
       anon_sym_RPAREN,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9842] = 2,
+  [9916] = 2,
     ACTIONS(840), 1,
       anon_sym_COLON,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9850] = 2,
+  [9924] = 2,
     ACTIONS(614), 1,
       anon_sym_LBRACE,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9858] = 2,
+  [9932] = 2,
     ACTIONS(842), 1,
       anon_sym_RPAREN,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9866] = 2,
+  [9940] = 2,
     ACTIONS(844), 1,
       sym_identifier,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9874] = 2,
+  [9948] = 2,
     ACTIONS(616), 1,
       anon_sym_LBRACE,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9882] = 2,
+  [9956] = 2,
     ACTIONS(846), 1,
       sym_identifier,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9890] = 2,
+  [9964] = 2,
     ACTIONS(822), 1,
       sym_identifier,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9898] = 2,
+  [9972] = 2,
     ACTIONS(848), 1,
       anon_sym_COLON,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9906] = 2,
+  [9980] = 2,
     ACTIONS(850), 1,
       anon_sym_RBRACK,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9914] = 2,
+  [9988] = 2,
     ACTIONS(852), 1,
       anon_sym_RBRACK,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9922] = 2,
+  [9996] = 2,
     ACTIONS(854), 1,
       ts_builtin_sym_end,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9930] = 2,
+  [10004] = 2,
     ACTIONS(632), 1,
       anon_sym_LBRACE,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9938] = 2,
+  [10012] = 2,
     ACTIONS(856), 1,
       anon_sym_RBRACK,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9946] = 2,
+  [10020] = 2,
     ACTIONS(858), 1,
       sym_identifier,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9954] = 2,
+  [10028] = 2,
     ACTIONS(860), 1,
       sym_identifier,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9962] = 2,
+  [10036] = 2,
     ACTIONS(862), 1,
       sym_identifier,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9970] = 2,
+  [10044] = 2,
     ACTIONS(864), 1,
       sym_identifier,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9978] = 2,
+  [10052] = 2,
     ACTIONS(866), 1,
       anon_sym_RBRACK,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9986] = 2,
+  [10060] = 2,
     ACTIONS(622), 1,
       anon_sym_LBRACE,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [9994] = 2,
+  [10068] = 2,
     ACTIONS(868), 1,
       anon_sym_EQ,
     ACTIONS(3), 2,
       anon_sym_LF,
       sym_comment,
-  [10002] = 2,
+  [10076] = 2,
     ACTIONS(870), 1,
       sym_identifier,
     ACTIONS(3), 2,
@@ -11181,299 +11323,299 @@ static const uint16_t ts_small_parse_table[] = {
 
 static const uint32_t ts_small_parse_table_map[] = {
   [SMALL_STATE(3)] = 0,
-  [SMALL_STATE(4)] = 73,
-  [SMALL_STATE(5)] = 141,
-  [SMALL_STATE(6)] = 204,
-  [SMALL_STATE(7)] = 266,
-  [SMALL_STATE(8)] = 332,
-  [SMALL_STATE(9)] = 408,
-  [SMALL_STATE(10)] = 470,
-  [SMALL_STATE(11)] = 532,
-  [SMALL_STATE(12)] = 594,
-  [SMALL_STATE(13)] = 656,
-  [SMALL_STATE(14)] = 718,
-  [SMALL_STATE(15)] = 780,
-  [SMALL_STATE(16)] = 842,
-  [SMALL_STATE(17)] = 904,
-  [SMALL_STATE(18)] = 982,
-  [SMALL_STATE(19)] = 1058,
-  [SMALL_STATE(20)] = 1130,
-  [SMALL_STATE(21)] = 1200,
-  [SMALL_STATE(22)] = 1266,
-  [SMALL_STATE(23)] = 1328,
-  [SMALL_STATE(24)] = 1390,
-  [SMALL_STATE(25)] = 1452,
-  [SMALL_STATE(26)] = 1514,
-  [SMALL_STATE(27)] = 1576,
-  [SMALL_STATE(28)] = 1638,
-  [SMALL_STATE(29)] = 1700,
-  [SMALL_STATE(30)] = 1762,
-  [SMALL_STATE(31)] = 1824,
-  [SMALL_STATE(32)] = 1898,
-  [SMALL_STATE(33)] = 1972,
-  [SMALL_STATE(34)] = 2025,
-  [SMALL_STATE(35)] = 2078,
-  [SMALL_STATE(36)] = 2131,
-  [SMALL_STATE(37)] = 2184,
-  [SMALL_STATE(38)] = 2229,
-  [SMALL_STATE(39)] = 2282,
-  [SMALL_STATE(40)] = 2321,
-  [SMALL_STATE(41)] = 2360,
-  [SMALL_STATE(42)] = 2399,
-  [SMALL_STATE(43)] = 2438,
-  [SMALL_STATE(44)] = 2501,
-  [SMALL_STATE(45)] = 2564,
-  [SMALL_STATE(46)] = 2627,
-  [SMALL_STATE(47)] = 2690,
-  [SMALL_STATE(48)] = 2753,
-  [SMALL_STATE(49)] = 2816,
-  [SMALL_STATE(50)] = 2876,
-  [SMALL_STATE(51)] = 2936,
-  [SMALL_STATE(52)] = 2996,
-  [SMALL_STATE(53)] = 3056,
-  [SMALL_STATE(54)] = 3116,
-  [SMALL_STATE(55)] = 3176,
-  [SMALL_STATE(56)] = 3236,
-  [SMALL_STATE(57)] = 3294,
-  [SMALL_STATE(58)] = 3354,
-  [SMALL_STATE(59)] = 3414,
-  [SMALL_STATE(60)] = 3474,
-  [SMALL_STATE(61)] = 3534,
-  [SMALL_STATE(62)] = 3594,
-  [SMALL_STATE(63)] = 3654,
-  [SMALL_STATE(64)] = 3714,
-  [SMALL_STATE(65)] = 3774,
-  [SMALL_STATE(66)] = 3831,
-  [SMALL_STATE(67)] = 3888,
-  [SMALL_STATE(68)] = 3945,
-  [SMALL_STATE(69)] = 4002,
-  [SMALL_STATE(70)] = 4037,
-  [SMALL_STATE(71)] = 4094,
-  [SMALL_STATE(72)] = 4151,
-  [SMALL_STATE(73)] = 4208,
-  [SMALL_STATE(74)] = 4261,
-  [SMALL_STATE(75)] = 4320,
-  [SMALL_STATE(76)] = 4377,
-  [SMALL_STATE(77)] = 4434,
-  [SMALL_STATE(78)] = 4491,
-  [SMALL_STATE(79)] = 4548,
-  [SMALL_STATE(80)] = 4605,
-  [SMALL_STATE(81)] = 4662,
-  [SMALL_STATE(82)] = 4719,
-  [SMALL_STATE(83)] = 4776,
-  [SMALL_STATE(84)] = 4833,
-  [SMALL_STATE(85)] = 4890,
-  [SMALL_STATE(86)] = 4947,
-  [SMALL_STATE(87)] = 5004,
-  [SMALL_STATE(88)] = 5061,
-  [SMALL_STATE(89)] = 5118,
-  [SMALL_STATE(90)] = 5175,
-  [SMALL_STATE(91)] = 5232,
-  [SMALL_STATE(92)] = 5285,
-  [SMALL_STATE(93)] = 5342,
-  [SMALL_STATE(94)] = 5399,
-  [SMALL_STATE(95)] = 5456,
-  [SMALL_STATE(96)] = 5513,
-  [SMALL_STATE(97)] = 5570,
-  [SMALL_STATE(98)] = 5629,
-  [SMALL_STATE(99)] = 5686,
-  [SMALL_STATE(100)] = 5743,
-  [SMALL_STATE(101)] = 5777,
-  [SMALL_STATE(102)] = 5811,
-  [SMALL_STATE(103)] = 5845,
-  [SMALL_STATE(104)] = 5879,
-  [SMALL_STATE(105)] = 5931,
-  [SMALL_STATE(106)] = 5965,
-  [SMALL_STATE(107)] = 5999,
-  [SMALL_STATE(108)] = 6033,
-  [SMALL_STATE(109)] = 6085,
-  [SMALL_STATE(110)] = 6119,
-  [SMALL_STATE(111)] = 6164,
-  [SMALL_STATE(112)] = 6201,
-  [SMALL_STATE(113)] = 6246,
-  [SMALL_STATE(114)] = 6277,
-  [SMALL_STATE(115)] = 6308,
-  [SMALL_STATE(116)] = 6339,
-  [SMALL_STATE(117)] = 6370,
-  [SMALL_STATE(118)] = 6401,
-  [SMALL_STATE(119)] = 6444,
-  [SMALL_STATE(120)] = 6475,
-  [SMALL_STATE(121)] = 6506,
-  [SMALL_STATE(122)] = 6537,
-  [SMALL_STATE(123)] = 6582,
-  [SMALL_STATE(124)] = 6625,
-  [SMALL_STATE(125)] = 6662,
-  [SMALL_STATE(126)] = 6701,
-  [SMALL_STATE(127)] = 6742,
-  [SMALL_STATE(128)] = 6781,
-  [SMALL_STATE(129)] = 6820,
-  [SMALL_STATE(130)] = 6855,
-  [SMALL_STATE(131)] = 6886,
-  [SMALL_STATE(132)] = 6921,
-  [SMALL_STATE(133)] = 6952,
-  [SMALL_STATE(134)] = 6982,
-  [SMALL_STATE(135)] = 7031,
-  [SMALL_STATE(136)] = 7080,
-  [SMALL_STATE(137)] = 7129,
-  [SMALL_STATE(138)] = 7178,
-  [SMALL_STATE(139)] = 7227,
-  [SMALL_STATE(140)] = 7276,
-  [SMALL_STATE(141)] = 7325,
-  [SMALL_STATE(142)] = 7369,
-  [SMALL_STATE(143)] = 7415,
-  [SMALL_STATE(144)] = 7461,
-  [SMALL_STATE(145)] = 7505,
-  [SMALL_STATE(146)] = 7551,
-  [SMALL_STATE(147)] = 7595,
-  [SMALL_STATE(148)] = 7639,
-  [SMALL_STATE(149)] = 7685,
-  [SMALL_STATE(150)] = 7729,
-  [SMALL_STATE(151)] = 7775,
-  [SMALL_STATE(152)] = 7818,
-  [SMALL_STATE(153)] = 7861,
-  [SMALL_STATE(154)] = 7904,
-  [SMALL_STATE(155)] = 7947,
-  [SMALL_STATE(156)] = 7987,
-  [SMALL_STATE(157)] = 8024,
-  [SMALL_STATE(158)] = 8049,
-  [SMALL_STATE(159)] = 8086,
-  [SMALL_STATE(160)] = 8111,
-  [SMALL_STATE(161)] = 8135,
-  [SMALL_STATE(162)] = 8156,
-  [SMALL_STATE(163)] = 8179,
-  [SMALL_STATE(164)] = 8202,
-  [SMALL_STATE(165)] = 8225,
-  [SMALL_STATE(166)] = 8246,
-  [SMALL_STATE(167)] = 8271,
-  [SMALL_STATE(168)] = 8294,
-  [SMALL_STATE(169)] = 8317,
-  [SMALL_STATE(170)] = 8338,
-  [SMALL_STATE(171)] = 8356,
-  [SMALL_STATE(172)] = 8372,
-  [SMALL_STATE(173)] = 8388,
-  [SMALL_STATE(174)] = 8404,
-  [SMALL_STATE(175)] = 8422,
-  [SMALL_STATE(176)] = 8440,
-  [SMALL_STATE(177)] = 8456,
-  [SMALL_STATE(178)] = 8474,
-  [SMALL_STATE(179)] = 8492,
-  [SMALL_STATE(180)] = 8508,
-  [SMALL_STATE(181)] = 8526,
-  [SMALL_STATE(182)] = 8544,
-  [SMALL_STATE(183)] = 8562,
-  [SMALL_STATE(184)] = 8580,
-  [SMALL_STATE(185)] = 8595,
-  [SMALL_STATE(186)] = 8612,
-  [SMALL_STATE(187)] = 8629,
-  [SMALL_STATE(188)] = 8644,
-  [SMALL_STATE(189)] = 8659,
-  [SMALL_STATE(190)] = 8676,
-  [SMALL_STATE(191)] = 8691,
-  [SMALL_STATE(192)] = 8706,
-  [SMALL_STATE(193)] = 8721,
-  [SMALL_STATE(194)] = 8736,
-  [SMALL_STATE(195)] = 8751,
-  [SMALL_STATE(196)] = 8766,
-  [SMALL_STATE(197)] = 8781,
-  [SMALL_STATE(198)] = 8796,
-  [SMALL_STATE(199)] = 8813,
-  [SMALL_STATE(200)] = 8834,
-  [SMALL_STATE(201)] = 8855,
-  [SMALL_STATE(202)] = 8874,
-  [SMALL_STATE(203)] = 8895,
-  [SMALL_STATE(204)] = 8916,
-  [SMALL_STATE(205)] = 8937,
-  [SMALL_STATE(206)] = 8958,
-  [SMALL_STATE(207)] = 8975,
-  [SMALL_STATE(208)] = 8994,
-  [SMALL_STATE(209)] = 9012,
-  [SMALL_STATE(210)] = 9030,
-  [SMALL_STATE(211)] = 9041,
-  [SMALL_STATE(212)] = 9056,
-  [SMALL_STATE(213)] = 9067,
-  [SMALL_STATE(214)] = 9082,
-  [SMALL_STATE(215)] = 9093,
-  [SMALL_STATE(216)] = 9108,
-  [SMALL_STATE(217)] = 9119,
-  [SMALL_STATE(218)] = 9130,
-  [SMALL_STATE(219)] = 9145,
-  [SMALL_STATE(220)] = 9156,
-  [SMALL_STATE(221)] = 9167,
-  [SMALL_STATE(222)] = 9182,
-  [SMALL_STATE(223)] = 9196,
-  [SMALL_STATE(224)] = 9210,
-  [SMALL_STATE(225)] = 9224,
-  [SMALL_STATE(226)] = 9238,
-  [SMALL_STATE(227)] = 9252,
-  [SMALL_STATE(228)] = 9266,
-  [SMALL_STATE(229)] = 9280,
-  [SMALL_STATE(230)] = 9294,
-  [SMALL_STATE(231)] = 9308,
-  [SMALL_STATE(232)] = 9322,
-  [SMALL_STATE(233)] = 9336,
-  [SMALL_STATE(234)] = 9350,
-  [SMALL_STATE(235)] = 9364,
-  [SMALL_STATE(236)] = 9378,
-  [SMALL_STATE(237)] = 9390,
-  [SMALL_STATE(238)] = 9404,
-  [SMALL_STATE(239)] = 9418,
-  [SMALL_STATE(240)] = 9432,
-  [SMALL_STATE(241)] = 9446,
-  [SMALL_STATE(242)] = 9460,
-  [SMALL_STATE(243)] = 9474,
-  [SMALL_STATE(244)] = 9488,
-  [SMALL_STATE(245)] = 9502,
-  [SMALL_STATE(246)] = 9516,
-  [SMALL_STATE(247)] = 9530,
-  [SMALL_STATE(248)] = 9544,
-  [SMALL_STATE(249)] = 9558,
-  [SMALL_STATE(250)] = 9572,
-  [SMALL_STATE(251)] = 9586,
-  [SMALL_STATE(252)] = 9599,
-  [SMALL_STATE(253)] = 9608,
-  [SMALL_STATE(254)] = 9619,
-  [SMALL_STATE(255)] = 9630,
-  [SMALL_STATE(256)] = 9641,
-  [SMALL_STATE(257)] = 9650,
-  [SMALL_STATE(258)] = 9663,
-  [SMALL_STATE(259)] = 9674,
-  [SMALL_STATE(260)] = 9685,
-  [SMALL_STATE(261)] = 9696,
-  [SMALL_STATE(262)] = 9705,
-  [SMALL_STATE(263)] = 9716,
-  [SMALL_STATE(264)] = 9727,
-  [SMALL_STATE(265)] = 9738,
-  [SMALL_STATE(266)] = 9747,
-  [SMALL_STATE(267)] = 9758,
-  [SMALL_STATE(268)] = 9769,
-  [SMALL_STATE(269)] = 9780,
-  [SMALL_STATE(270)] = 9791,
-  [SMALL_STATE(271)] = 9802,
-  [SMALL_STATE(272)] = 9810,
-  [SMALL_STATE(273)] = 9818,
-  [SMALL_STATE(274)] = 9826,
-  [SMALL_STATE(275)] = 9834,
-  [SMALL_STATE(276)] = 9842,
-  [SMALL_STATE(277)] = 9850,
-  [SMALL_STATE(278)] = 9858,
-  [SMALL_STATE(279)] = 9866,
-  [SMALL_STATE(280)] = 9874,
-  [SMALL_STATE(281)] = 9882,
-  [SMALL_STATE(282)] = 9890,
-  [SMALL_STATE(283)] = 9898,
-  [SMALL_STATE(284)] = 9906,
-  [SMALL_STATE(285)] = 9914,
-  [SMALL_STATE(286)] = 9922,
-  [SMALL_STATE(287)] = 9930,
-  [SMALL_STATE(288)] = 9938,
-  [SMALL_STATE(289)] = 9946,
-  [SMALL_STATE(290)] = 9954,
-  [SMALL_STATE(291)] = 9962,
-  [SMALL_STATE(292)] = 9970,
-  [SMALL_STATE(293)] = 9978,
-  [SMALL_STATE(294)] = 9986,
-  [SMALL_STATE(295)] = 9994,
-  [SMALL_STATE(296)] = 10002,
+  [SMALL_STATE(4)] = 75,
+  [SMALL_STATE(5)] = 145,
+  [SMALL_STATE(6)] = 210,
+  [SMALL_STATE(7)] = 274,
+  [SMALL_STATE(8)] = 342,
+  [SMALL_STATE(9)] = 420,
+  [SMALL_STATE(10)] = 484,
+  [SMALL_STATE(11)] = 548,
+  [SMALL_STATE(12)] = 612,
+  [SMALL_STATE(13)] = 676,
+  [SMALL_STATE(14)] = 740,
+  [SMALL_STATE(15)] = 804,
+  [SMALL_STATE(16)] = 868,
+  [SMALL_STATE(17)] = 932,
+  [SMALL_STATE(18)] = 1012,
+  [SMALL_STATE(19)] = 1090,
+  [SMALL_STATE(20)] = 1164,
+  [SMALL_STATE(21)] = 1236,
+  [SMALL_STATE(22)] = 1304,
+  [SMALL_STATE(23)] = 1368,
+  [SMALL_STATE(24)] = 1432,
+  [SMALL_STATE(25)] = 1496,
+  [SMALL_STATE(26)] = 1560,
+  [SMALL_STATE(27)] = 1624,
+  [SMALL_STATE(28)] = 1688,
+  [SMALL_STATE(29)] = 1752,
+  [SMALL_STATE(30)] = 1816,
+  [SMALL_STATE(31)] = 1880,
+  [SMALL_STATE(32)] = 1956,
+  [SMALL_STATE(33)] = 2032,
+  [SMALL_STATE(34)] = 2087,
+  [SMALL_STATE(35)] = 2142,
+  [SMALL_STATE(36)] = 2197,
+  [SMALL_STATE(37)] = 2250,
+  [SMALL_STATE(38)] = 2291,
+  [SMALL_STATE(39)] = 2332,
+  [SMALL_STATE(40)] = 2373,
+  [SMALL_STATE(41)] = 2418,
+  [SMALL_STATE(42)] = 2471,
+  [SMALL_STATE(43)] = 2512,
+  [SMALL_STATE(44)] = 2575,
+  [SMALL_STATE(45)] = 2638,
+  [SMALL_STATE(46)] = 2701,
+  [SMALL_STATE(47)] = 2764,
+  [SMALL_STATE(48)] = 2827,
+  [SMALL_STATE(49)] = 2890,
+  [SMALL_STATE(50)] = 2950,
+  [SMALL_STATE(51)] = 3010,
+  [SMALL_STATE(52)] = 3070,
+  [SMALL_STATE(53)] = 3130,
+  [SMALL_STATE(54)] = 3190,
+  [SMALL_STATE(55)] = 3250,
+  [SMALL_STATE(56)] = 3310,
+  [SMALL_STATE(57)] = 3368,
+  [SMALL_STATE(58)] = 3428,
+  [SMALL_STATE(59)] = 3488,
+  [SMALL_STATE(60)] = 3548,
+  [SMALL_STATE(61)] = 3608,
+  [SMALL_STATE(62)] = 3668,
+  [SMALL_STATE(63)] = 3728,
+  [SMALL_STATE(64)] = 3788,
+  [SMALL_STATE(65)] = 3848,
+  [SMALL_STATE(66)] = 3905,
+  [SMALL_STATE(67)] = 3962,
+  [SMALL_STATE(68)] = 4019,
+  [SMALL_STATE(69)] = 4076,
+  [SMALL_STATE(70)] = 4111,
+  [SMALL_STATE(71)] = 4168,
+  [SMALL_STATE(72)] = 4225,
+  [SMALL_STATE(73)] = 4282,
+  [SMALL_STATE(74)] = 4335,
+  [SMALL_STATE(75)] = 4394,
+  [SMALL_STATE(76)] = 4451,
+  [SMALL_STATE(77)] = 4508,
+  [SMALL_STATE(78)] = 4565,
+  [SMALL_STATE(79)] = 4622,
+  [SMALL_STATE(80)] = 4679,
+  [SMALL_STATE(81)] = 4736,
+  [SMALL_STATE(82)] = 4793,
+  [SMALL_STATE(83)] = 4850,
+  [SMALL_STATE(84)] = 4907,
+  [SMALL_STATE(85)] = 4964,
+  [SMALL_STATE(86)] = 5021,
+  [SMALL_STATE(87)] = 5078,
+  [SMALL_STATE(88)] = 5135,
+  [SMALL_STATE(89)] = 5192,
+  [SMALL_STATE(90)] = 5249,
+  [SMALL_STATE(91)] = 5306,
+  [SMALL_STATE(92)] = 5359,
+  [SMALL_STATE(93)] = 5416,
+  [SMALL_STATE(94)] = 5473,
+  [SMALL_STATE(95)] = 5530,
+  [SMALL_STATE(96)] = 5587,
+  [SMALL_STATE(97)] = 5644,
+  [SMALL_STATE(98)] = 5703,
+  [SMALL_STATE(99)] = 5760,
+  [SMALL_STATE(100)] = 5817,
+  [SMALL_STATE(101)] = 5851,
+  [SMALL_STATE(102)] = 5885,
+  [SMALL_STATE(103)] = 5919,
+  [SMALL_STATE(104)] = 5953,
+  [SMALL_STATE(105)] = 6005,
+  [SMALL_STATE(106)] = 6039,
+  [SMALL_STATE(107)] = 6073,
+  [SMALL_STATE(108)] = 6107,
+  [SMALL_STATE(109)] = 6159,
+  [SMALL_STATE(110)] = 6193,
+  [SMALL_STATE(111)] = 6238,
+  [SMALL_STATE(112)] = 6275,
+  [SMALL_STATE(113)] = 6320,
+  [SMALL_STATE(114)] = 6351,
+  [SMALL_STATE(115)] = 6382,
+  [SMALL_STATE(116)] = 6413,
+  [SMALL_STATE(117)] = 6444,
+  [SMALL_STATE(118)] = 6475,
+  [SMALL_STATE(119)] = 6518,
+  [SMALL_STATE(120)] = 6549,
+  [SMALL_STATE(121)] = 6580,
+  [SMALL_STATE(122)] = 6611,
+  [SMALL_STATE(123)] = 6656,
+  [SMALL_STATE(124)] = 6699,
+  [SMALL_STATE(125)] = 6736,
+  [SMALL_STATE(126)] = 6775,
+  [SMALL_STATE(127)] = 6816,
+  [SMALL_STATE(128)] = 6855,
+  [SMALL_STATE(129)] = 6894,
+  [SMALL_STATE(130)] = 6929,
+  [SMALL_STATE(131)] = 6960,
+  [SMALL_STATE(132)] = 6995,
+  [SMALL_STATE(133)] = 7026,
+  [SMALL_STATE(134)] = 7056,
+  [SMALL_STATE(135)] = 7105,
+  [SMALL_STATE(136)] = 7154,
+  [SMALL_STATE(137)] = 7203,
+  [SMALL_STATE(138)] = 7252,
+  [SMALL_STATE(139)] = 7301,
+  [SMALL_STATE(140)] = 7350,
+  [SMALL_STATE(141)] = 7399,
+  [SMALL_STATE(142)] = 7443,
+  [SMALL_STATE(143)] = 7489,
+  [SMALL_STATE(144)] = 7535,
+  [SMALL_STATE(145)] = 7579,
+  [SMALL_STATE(146)] = 7625,
+  [SMALL_STATE(147)] = 7669,
+  [SMALL_STATE(148)] = 7713,
+  [SMALL_STATE(149)] = 7759,
+  [SMALL_STATE(150)] = 7803,
+  [SMALL_STATE(151)] = 7849,
+  [SMALL_STATE(152)] = 7892,
+  [SMALL_STATE(153)] = 7935,
+  [SMALL_STATE(154)] = 7978,
+  [SMALL_STATE(155)] = 8021,
+  [SMALL_STATE(156)] = 8061,
+  [SMALL_STATE(157)] = 8098,
+  [SMALL_STATE(158)] = 8123,
+  [SMALL_STATE(159)] = 8160,
+  [SMALL_STATE(160)] = 8185,
+  [SMALL_STATE(161)] = 8209,
+  [SMALL_STATE(162)] = 8230,
+  [SMALL_STATE(163)] = 8253,
+  [SMALL_STATE(164)] = 8276,
+  [SMALL_STATE(165)] = 8299,
+  [SMALL_STATE(166)] = 8320,
+  [SMALL_STATE(167)] = 8345,
+  [SMALL_STATE(168)] = 8368,
+  [SMALL_STATE(169)] = 8391,
+  [SMALL_STATE(170)] = 8412,
+  [SMALL_STATE(171)] = 8430,
+  [SMALL_STATE(172)] = 8446,
+  [SMALL_STATE(173)] = 8462,
+  [SMALL_STATE(174)] = 8478,
+  [SMALL_STATE(175)] = 8496,
+  [SMALL_STATE(176)] = 8514,
+  [SMALL_STATE(177)] = 8530,
+  [SMALL_STATE(178)] = 8548,
+  [SMALL_STATE(179)] = 8566,
+  [SMALL_STATE(180)] = 8582,
+  [SMALL_STATE(181)] = 8600,
+  [SMALL_STATE(182)] = 8618,
+  [SMALL_STATE(183)] = 8636,
+  [SMALL_STATE(184)] = 8654,
+  [SMALL_STATE(185)] = 8669,
+  [SMALL_STATE(186)] = 8686,
+  [SMALL_STATE(187)] = 8703,
+  [SMALL_STATE(188)] = 8718,
+  [SMALL_STATE(189)] = 8733,
+  [SMALL_STATE(190)] = 8750,
+  [SMALL_STATE(191)] = 8765,
+  [SMALL_STATE(192)] = 8780,
+  [SMALL_STATE(193)] = 8795,
+  [SMALL_STATE(194)] = 8810,
+  [SMALL_STATE(195)] = 8825,
+  [SMALL_STATE(196)] = 8840,
+  [SMALL_STATE(197)] = 8855,
+  [SMALL_STATE(198)] = 8870,
+  [SMALL_STATE(199)] = 8887,
+  [SMALL_STATE(200)] = 8908,
+  [SMALL_STATE(201)] = 8929,
+  [SMALL_STATE(202)] = 8948,
+  [SMALL_STATE(203)] = 8969,
+  [SMALL_STATE(204)] = 8990,
+  [SMALL_STATE(205)] = 9011,
+  [SMALL_STATE(206)] = 9032,
+  [SMALL_STATE(207)] = 9049,
+  [SMALL_STATE(208)] = 9068,
+  [SMALL_STATE(209)] = 9086,
+  [SMALL_STATE(210)] = 9104,
+  [SMALL_STATE(211)] = 9115,
+  [SMALL_STATE(212)] = 9130,
+  [SMALL_STATE(213)] = 9141,
+  [SMALL_STATE(214)] = 9156,
+  [SMALL_STATE(215)] = 9167,
+  [SMALL_STATE(216)] = 9182,
+  [SMALL_STATE(217)] = 9193,
+  [SMALL_STATE(218)] = 9204,
+  [SMALL_STATE(219)] = 9219,
+  [SMALL_STATE(220)] = 9230,
+  [SMALL_STATE(221)] = 9241,
+  [SMALL_STATE(222)] = 9256,
+  [SMALL_STATE(223)] = 9270,
+  [SMALL_STATE(224)] = 9284,
+  [SMALL_STATE(225)] = 9298,
+  [SMALL_STATE(226)] = 9312,
+  [SMALL_STATE(227)] = 9326,
+  [SMALL_STATE(228)] = 9340,
+  [SMALL_STATE(229)] = 9354,
+  [SMALL_STATE(230)] = 9368,
+  [SMALL_STATE(231)] = 9382,
+  [SMALL_STATE(232)] = 9396,
+  [SMALL_STATE(233)] = 9410,
+  [SMALL_STATE(234)] = 9424,
+  [SMALL_STATE(235)] = 9438,
+  [SMALL_STATE(236)] = 9452,
+  [SMALL_STATE(237)] = 9464,
+  [SMALL_STATE(238)] = 9478,
+  [SMALL_STATE(239)] = 9492,
+  [SMALL_STATE(240)] = 9506,
+  [SMALL_STATE(241)] = 9520,
+  [SMALL_STATE(242)] = 9534,
+  [SMALL_STATE(243)] = 9548,
+  [SMALL_STATE(244)] = 9562,
+  [SMALL_STATE(245)] = 9576,
+  [SMALL_STATE(246)] = 9590,
+  [SMALL_STATE(247)] = 9604,
+  [SMALL_STATE(248)] = 9618,
+  [SMALL_STATE(249)] = 9632,
+  [SMALL_STATE(250)] = 9646,
+  [SMALL_STATE(251)] = 9660,
+  [SMALL_STATE(252)] = 9673,
+  [SMALL_STATE(253)] = 9682,
+  [SMALL_STATE(254)] = 9693,
+  [SMALL_STATE(255)] = 9704,
+  [SMALL_STATE(256)] = 9715,
+  [SMALL_STATE(257)] = 9724,
+  [SMALL_STATE(258)] = 9737,
+  [SMALL_STATE(259)] = 9748,
+  [SMALL_STATE(260)] = 9759,
+  [SMALL_STATE(261)] = 9770,
+  [SMALL_STATE(262)] = 9779,
+  [SMALL_STATE(263)] = 9790,
+  [SMALL_STATE(264)] = 9801,
+  [SMALL_STATE(265)] = 9812,
+  [SMALL_STATE(266)] = 9821,
+  [SMALL_STATE(267)] = 9832,
+  [SMALL_STATE(268)] = 9843,
+  [SMALL_STATE(269)] = 9854,
+  [SMALL_STATE(270)] = 9865,
+  [SMALL_STATE(271)] = 9876,
+  [SMALL_STATE(272)] = 9884,
+  [SMALL_STATE(273)] = 9892,
+  [SMALL_STATE(274)] = 9900,
+  [SMALL_STATE(275)] = 9908,
+  [SMALL_STATE(276)] = 9916,
+  [SMALL_STATE(277)] = 9924,
+  [SMALL_STATE(278)] = 9932,
+  [SMALL_STATE(279)] = 9940,
+  [SMALL_STATE(280)] = 9948,
+  [SMALL_STATE(281)] = 9956,
+  [SMALL_STATE(282)] = 9964,
+  [SMALL_STATE(283)] = 9972,
+  [SMALL_STATE(284)] = 9980,
+  [SMALL_STATE(285)] = 9988,
+  [SMALL_STATE(286)] = 9996,
+  [SMALL_STATE(287)] = 10004,
+  [SMALL_STATE(288)] = 10012,
+  [SMALL_STATE(289)] = 10020,
+  [SMALL_STATE(290)] = 10028,
+  [SMALL_STATE(291)] = 10036,
+  [SMALL_STATE(292)] = 10044,
+  [SMALL_STATE(293)] = 10052,
+  [SMALL_STATE(294)] = 10060,
+  [SMALL_STATE(295)] = 10068,
+  [SMALL_STATE(296)] = 10076,
 };
 
 static const TSParseActionEntry ts_parse_actions[] = {
@@ -11490,7 +11632,7 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [19] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym__expression, 1, 0, 0),
   [21] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym__expression, 1, 0, 0),
   [23] = {.entry = {.count = 1, .reusable = false}}, SHIFT(9),
-  [25] = {.entry = {.count = 1, .reusable = false}}, SHIFT(41),
+  [25] = {.entry = {.count = 1, .reusable = false}}, SHIFT(39),
   [27] = {.entry = {.count = 1, .reusable = true}}, SHIFT(43),
   [29] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym__name, 1, 0, 3),
   [31] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym__name, 1, 0, 3),
@@ -11550,7 +11692,7 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [139] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_setting, 4, 0, 23),
   [141] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_setting, 2, 0, 9),
   [143] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_setting, 2, 0, 9),
-  [145] = {.entry = {.count = 1, .reusable = true}}, SHIFT(36),
+  [145] = {.entry = {.count = 1, .reusable = true}}, SHIFT(35),
   [147] = {.entry = {.count = 1, .reusable = true}}, SHIFT(61),
   [149] = {.entry = {.count = 1, .reusable = true}}, SHIFT(192),
   [151] = {.entry = {.count = 1, .reusable = true}}, SHIFT(42),
@@ -11559,24 +11701,24 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [157] = {.entry = {.count = 1, .reusable = true}}, SHIFT(253),
   [159] = {.entry = {.count = 1, .reusable = true}}, SHIFT(33),
   [161] = {.entry = {.count = 1, .reusable = true}}, SHIFT(196),
-  [163] = {.entry = {.count = 1, .reusable = false}}, SHIFT(264),
-  [165] = {.entry = {.count = 1, .reusable = false}}, SHIFT(69),
-  [167] = {.entry = {.count = 1, .reusable = false}}, SHIFT(106),
-  [169] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(36),
-  [172] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(61),
-  [175] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0),
-  [177] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(42),
-  [180] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(61),
-  [183] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(296),
-  [186] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(253),
-  [189] = {.entry = {.count = 1, .reusable = true}}, SHIFT(106),
-  [191] = {.entry = {.count = 1, .reusable = false}}, SHIFT(262),
-  [193] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_setting, 2, 0, 10),
-  [195] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_setting, 2, 0, 10),
-  [197] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_setting, 2, 0, 11),
-  [199] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_setting, 2, 0, 11),
-  [201] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym__scenario_size, 2, 0, 15),
-  [203] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym__scenario_size, 2, 0, 15),
+  [163] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(35),
+  [166] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(61),
+  [169] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0),
+  [171] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(42),
+  [174] = {.entry = {.count = 2, .reusable = false}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(61),
+  [177] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(296),
+  [180] = {.entry = {.count = 2, .reusable = true}}, REDUCE(aux_sym_scenario_repeat1, 2, 0, 0), SHIFT_REPEAT(253),
+  [183] = {.entry = {.count = 1, .reusable = false}}, SHIFT(264),
+  [185] = {.entry = {.count = 1, .reusable = false}}, SHIFT(69),
+  [187] = {.entry = {.count = 1, .reusable = false}}, SHIFT(106),
+  [189] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_setting, 2, 0, 10),
+  [191] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_setting, 2, 0, 10),
+  [193] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_setting, 2, 0, 11),
+  [195] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_setting, 2, 0, 11),
+  [197] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym__scenario_size, 2, 0, 15),
+  [199] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym__scenario_size, 2, 0, 15),
+  [201] = {.entry = {.count = 1, .reusable = true}}, SHIFT(106),
+  [203] = {.entry = {.count = 1, .reusable = false}}, SHIFT(262),
   [205] = {.entry = {.count = 1, .reusable = true}}, REDUCE(sym_setting, 1, 0, 7),
   [207] = {.entry = {.count = 1, .reusable = false}}, REDUCE(sym_setting, 1, 0, 7),
   [209] = {.entry = {.count = 1, .reusable = false}}, SHIFT(124),
@@ -11586,8 +11728,8 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [217] = {.entry = {.count = 1, .reusable = true}}, SHIFT(82),
   [219] = {.entry = {.count = 1, .reusable = false}}, SHIFT(83),
   [221] = {.entry = {.count = 1, .reusable = false}}, SHIFT(97),
-  [223] = {.entry = {.count = 1, .reusable = false}}, SHIFT(37),
-  [225] = {.entry = {.count = 1, .reusable = true}}, SHIFT(37),
+  [223] = {.entry = {.count = 1, .reusable = false}}, SHIFT(40),
+  [225] = {.entry = {.count = 1, .reusable = true}}, SHIFT(40),
   [227] = {.entry = {.count = 1, .reusable = true}}, SHIFT(138),
   [229] = {.entry = {.count = 1, .reusable = false}}, SHIFT(109),
   [231] = {.entry = {.count = 1, .reusable = true}}, SHIFT(27),
@@ -11644,8 +11786,8 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [333] = {.entry = {.count = 1, .reusable = true}}, REDUCE(aux_sym_shape_repeat1, 2, 0, 0),
   [335] = {.entry = {.count = 1, .reusable = false}}, SHIFT(112),
   [337] = {.entry = {.count = 1, .reusable = false}}, SHIFT(133),
-  [339] = {.entry = {.count = 1, .reusable = false}}, SHIFT(35),
-  [341] = {.entry = {.count = 1, .reusable = true}}, SHIFT(35),
+  [339] = {.entry = {.count = 1, .reusable = false}}, SHIFT(36),
+  [341] = {.entry = {.count = 1, .reusable = true}}, SHIFT(36),
   [343] = {.entry = {.count = 1, .reusable = true}}, SHIFT(128),
   [345] = {.entry = {.count = 1, .reusable = true}}, SHIFT(153),
   [347] = {.entry = {.count = 1, .reusable = true}}, SHIFT(143),
@@ -11670,8 +11812,8 @@ static const TSParseActionEntry ts_parse_actions[] = {
   [385] = {.entry = {.count = 1, .reusable = true}}, SHIFT(73),
   [387] = {.entry = {.count = 1, .reusable = true}}, SHIFT(145),
   [389] = {.entry = {.count = 1, .reusable = false}}, SHIFT(110),
-  [391] = {.entry = {.count = 1, .reusable = false}}, SHIFT(38),
-  [393] = {.entry = {.count = 1, .reusable = true}}, SHIFT(38),
+  [391] = {.entry = {.count = 1, .reusable = false}}, SHIFT(41),
+  [393] = {.entry = {.count = 1, .reusable = true}}, SHIFT(41),
   [395] = {.entry = {.count = 1, .reusable = true}}, SHIFT(125),
   [397] = {.entry = {.count = 1, .reusable = true}}, SHIFT(150),
   [399] = {.entry = {.count = 1, .reusable = true}}, SHIFT(127),

@@ -32,6 +32,10 @@ pub struct Config {
     /// none, each outermost block call) is a segment that keeps only its inputs in forward and
     /// is recomputed in backward.
     pub checkpoint: bool,
+    /// Checkpointing's reentrant variant (`use_reentrant=True`): a segment saves its inputs,
+    /// and its backward recomputes it whole and holds its outputs until the segment's own
+    /// backward has run.
+    pub reentrant: bool,
     /// Which calls are the segments.
     pub segments: Segments,
     /// The key/value cache the `kv_cache(...)` calls append to (inference), if any.

@@ -394,13 +394,17 @@ fn release_dropped(run: &Run<'_>, store: &mut Store, storage_of: &[Option<usize>
 
 /// Recomputes a checkpoint segment before its backward: its nodes run again with autograd
 /// recording; what they save is held (in `forward.saved`) until their backward.
+/// Recomputes a checkpoint segment (`nodes`, in execution order) in backward. Returns what
+/// the reentrant variant holds until the segment's backward has run (its recomputed outputs,
+/// the `outputs` of `CheckpointFunction.backward`, and what its functions keep on `ctx`);
+/// the non-reentrant one holds nothing past the recomputation.
 pub(super) fn recompute(
     run: &Run<'_>,
     store: &mut Store,
     forward: &mut Forward,
     storage_of: &[Option<usize>],
     nodes: &[usize],
-) {
+) -> Vec<usize> {
     let graph = run.graph;
     let mut recomputed: HashMap<TensorId, usize> = HashMap::new();
     let mut allocated: Vec<(TensorId, usize)> = Vec::new();
@@ -413,10 +417,15 @@ pub(super) fn recompute(
     // Non-reentrant `checkpoint` stops the recomputation once it has saved what the forward
     // pass saved: at the last node that saves something, before its kernel when all it saves
     // are its inputs (autograd saves them before running it), after it otherwise. The rest of
-    // the segment is not run again.
-    let last = nodes.iter().rposition(|&j| saves_for_backward(run, &forward.requires_grad, j).is_some());
+    // the segment is not run again. The reentrant variant runs the whole function again.
+    let reentrant = run.config.reentrant;
+    let last = if reentrant {
+        nodes.len().checked_sub(1)
+    } else {
+        nodes.iter().rposition(|&j| saves_for_backward(run, &forward.requires_grad, j).is_some())
+    };
     let stops_before_kernel =
-        last.is_some_and(|n| saves_for_backward(run, &forward.requires_grad, nodes[n]) == Some(true));
+        !reentrant && last.is_some_and(|n| saves_for_backward(run, &forward.requires_grad, nodes[n]) == Some(true));
     // `nodes` is in execution order: whether a node is in the segment is a binary search.
     let inside = |node: u32| nodes.binary_search(&(node as usize)).is_ok();
     let storage =
@@ -503,21 +512,26 @@ pub(super) fn recompute(
             store.release(s);
         }
     }
-    // Results the forward pass already holds (the segment's outputs) are dropped at the end,
-    // and so is what the program would have dropped after the nodes an early stop skipped.
+    // Results the forward pass already holds (the segment's outputs) are dropped at the end
+    // (reentrant: once the segment's backward has run), and so is what the program would have
+    // dropped after the nodes an early stop skipped.
+    let mut held = Vec::new();
     for (t, s) in allocated {
         if !graph.released_after[t.0 as usize].is_some_and(inside) {
-            store.release(s);
+            held.push(s);
         }
     }
-    for (_, held) in dropped_after.into_iter().filter(|&(after, _)| inside(after as u32)) {
-        for s in held {
-            store.release(s);
-        }
+    for (_, dropped) in dropped_after.into_iter().filter(|&(after, _)| inside(after as u32)) {
+        held.extend(dropped);
     }
-    for s in ctx_held {
+    held.extend(ctx_held);
+    if reentrant {
+        return held;
+    }
+    for s in held {
         store.release(s);
     }
+    Vec::new()
 }
 
 pub(super) fn run_backward(
@@ -586,6 +600,8 @@ pub(super) fn run_backward(
         }
     }
     let mut recomputed_segment = 0;
+    // What a reentrant segment's backward holds until it has run (see [`recompute`]).
+    let mut held_by_segment: Vec<usize> = Vec::new();
     // The peak's label, written into one buffer rather than allocated per node.
     let mut label = String::new();
     for (i, node) in graph.nodes.iter().enumerate().rev() {
@@ -599,14 +615,15 @@ pub(super) fn run_backward(
         let has_grad = outputs.iter().any(|o| grad_of[o.0 as usize].is_some());
         // Non-reentrant `checkpoint` recomputes a segment when backward first unpacks one of
         // its saved tensors: ops before that (a residual `add`, a function that keeps what it
-        // needs on `ctx`) run their backward first.
+        // needs on `ctx`) run their backward first. The reentrant one recomputes it when the
+        // gradient of its output reaches it (`CheckpointFunction.backward`).
         if segment != 0
             && segment != recomputed_segment
             && has_grad
-            && saves_for_backward(run, &forward.requires_grad, i).is_some()
+            && (run.config.reentrant || saves_for_backward(run, &forward.requires_grad, i).is_some())
         {
             recomputed_segment = segment;
-            recompute(run, store, forward, storage_of, &segment_nodes[&segment]);
+            held_by_segment = recompute(run, store, forward, storage_of, &segment_nodes[&segment]);
             store.at_node(i);
         }
         let mut weight_sums: Vec<(usize, i128, Option<usize>)> = Vec::new();
@@ -766,9 +783,12 @@ pub(super) fn run_backward(
             }
             store.release(contribution);
         }
-        // The segment's backward is done: its inputs are no longer held for it.
+        // The segment's backward is done: its inputs, and what a reentrant one held, are no
+        // longer held for it.
         if segment != 0 && segment_nodes[&segment].first() == Some(&i) {
-            for s in forward.segment_inputs.remove(&segment).unwrap_or_default() {
+            for s in
+                forward.segment_inputs.remove(&segment).unwrap_or_default().into_iter().chain(held_by_segment.drain(..))
+            {
                 store.release(s);
             }
         }
