@@ -71,6 +71,12 @@ fn main() {
             accuracy::LLM_SCENARIOS,
         ),
         (
+            "LLM.int8() weights under reentrant checkpointing in the LLM set's harness (memory_llm_int8_reentrant.json)",
+            accuracy::LLM_INT8_REENTRANT_FIXTURE,
+            accuracy::LLM_INT8,
+            accuracy::LLM_SCENARIOS,
+        ),
+        (
             "LoRA over GPTQ and AWQ weights in the LLM set's harness (memory_llm_int4_train.json)",
             accuracy::LLM_INT4_TRAIN_FIXTURE,
             accuracy::LLM_INT4,

@@ -17,9 +17,10 @@ use netc::report::{ScenarioReport, bytes, scenario_report};
 
 use self::accuracy::{
     CPU_FIXTURE, CUDA_FIXTURE, Case, GPT_NEOX_LORA_SCENARIOS, LLM_FAMILIES, LLM_FAMILIES_FIXTURE, LLM_FIXTURE,
-    LLM_GPT_NEOX_LORA_FIXTURE, LLM_INT4, LLM_INT4_TRAIN_FIXTURE, LLM_INT8, LLM_INT8_FIXTURE, LLM_MODELS, LLM_PADDED,
-    LLM_PADDED_FIXTURE, LLM_SCENARIOS, PRECISION_FIXTURE, PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE,
-    ZOO_CUDA_FIXTURE, cases, cases_of, llm_cases, load, summary, table,
+    LLM_GPT_NEOX_LORA_FIXTURE, LLM_INT4, LLM_INT4_TRAIN_FIXTURE, LLM_INT8, LLM_INT8_FIXTURE,
+    LLM_INT8_REENTRANT_FIXTURE, LLM_MODELS, LLM_PADDED, LLM_PADDED_FIXTURE, LLM_SCENARIOS, PRECISION_FIXTURE,
+    PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE, ZOO_CUDA_FIXTURE, cases, cases_of, llm_cases, load, summary,
+    table,
 };
 
 /// Asserts that every case is within the bar; prints the table either way.
@@ -217,6 +218,17 @@ fn gpt_neox_lora_matches_transformers() {
 fn int8_weights_match_bitsandbytes() {
     let cases = llm_cases(LLM_INT8_FIXTURE, LLM_INT8, LLM_SCENARIOS);
     assert_llm_set_exact(&cases, 18);
+}
+
+/// LoRA over LLM.int8() weights with reentrant checkpointing (`checkpoint  reentrant`, torch's
+/// `use_reentrant=True`) at both sizes of the two models, against the same harness
+/// (measure_int8.py `--reentrant`): a reentrant segment's forward runs under `no_grad`, so
+/// no 8-bit layer keeps its input on `ctx` (1.5 GB less than non-reentrant at llama_small's
+/// (4, 2048)). Every peak exact.
+#[test]
+fn int8_reentrant_checkpointing_matches_bitsandbytes() {
+    let cases = llm_cases(LLM_INT8_REENTRANT_FIXTURE, LLM_INT8, LLM_SCENARIOS);
+    assert_llm_set_exact(&cases, 4);
 }
 
 /// LoRA over GPTQ and AWQ weights (`quant="gptq"` and `quant="awq"`: gptqmodel 7.7's layers as

@@ -1010,6 +1010,10 @@ fn readme_language_model_answers() {
     };
     assert_eq!(longest(text.to_string(), "lora", Axis::Seq), Some(4443));
     assert_eq!(longest(int8.clone(), "lora", Axis::Seq), Some(4285));
+    // With reentrant checkpointing the 8-bit layers keep no input.
+    let int8_reentrant = int8.replace("checkpoint  device", "checkpoint  reentrant  device");
+    assert_eq!(answers(int8_reentrant.clone()).0, "12.9 GiB");
+    assert_eq!(longest(int8_reentrant, "lora", Axis::Seq), Some(7804));
     // LoRA over GPTQ and AWQ checkpoints (groups of 128): the same with checkpointing; without
     // it GPTQ's trainable kernel saves every projection's weight dequantized to bf16 (but
     // layer 0's q, k and v, whose input is the frozen embedding's output), AWQ's none.

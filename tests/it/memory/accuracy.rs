@@ -132,6 +132,9 @@ pub const GPT_NEOX_LORA_SCENARIOS: &[LlmScenario] = &[
 /// tests/fixtures/calibration/measure_int8.py: prefill, decode, and peft's LoRA with and without
 /// checkpointing.
 pub const LLM_INT8_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_int8.json");
+/// The checkpointed LoRA case of [`LLM_INT8_FIXTURE`] with `use_reentrant=True`
+/// (measure_int8.py `--reentrant`).
+pub const LLM_INT8_REENTRANT_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_llm_int8_reentrant.json");
 
 /// The int8 set's models: the zoo's Llama with `quant="int8"` at `llama_small`'s sizes, and at
 /// `llama_wide`'s (a vocabulary of 256, a feed-forward width of 8192, 2 layers: the peaks fall
@@ -323,6 +326,13 @@ pub const LLM_SCENARIOS: &[LlmScenario] = &[
         "train",
         LORA,
         "batch {batch}  seq {seq}  precision bf16  optimizer adamw  loss causal_lm  checkpoint",
+    ),
+    // torch's reentrant checkpointing (`use_reentrant=True`), where it was measured.
+    (
+        "train_lora_bf16_ckpt_reentrant",
+        "train",
+        LORA,
+        "batch {batch}  seq {seq}  precision bf16  optimizer adamw  loss causal_lm  checkpoint  reentrant",
     ),
     ("infer_prefill_bf16", "infer", "", "batch {batch}  seq {seq}  precision bf16  no_grad  eval  cache dynamic"),
     // One decode step after a prefill of the size's `seq` tokens.

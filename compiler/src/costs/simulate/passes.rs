@@ -194,8 +194,11 @@ pub(super) fn run_forward(
             // Integer and bool tensors never require grad (topk's and sort's indices).
             requires_grad[out.0 as usize] = needs_grad && graph.tensor(out).dtype.is_float();
         }
-        // A function that keeps its input on `ctx` keeps it inside a checkpoint segment too.
+        // A function that keeps its input on `ctx` keeps it inside a non-reentrant checkpoint
+        // segment too; a reentrant segment's forward runs under `no_grad`, which records no
+        // function (measured: LLM.int8 layers, tests/fixtures/calibration/measure_int8.py).
         if needs_grad
+            && !(run.config.reentrant && segment != 0)
             && behaviour.ctx_input
             && let Some(s) = inputs.first().and_then(|t| storage_of[t.0 as usize])
         {
