@@ -111,6 +111,26 @@ keyword_enum! {
         Adafactor = "adafactor",
         /// 8-bit Adam (bitsandbytes `Adam8bit`, `AdamW8bit`): one-byte moments with block scales.
         Adam8bit = "adam8bit",
+        /// bitsandbytes' paged 8-bit Adam (`PagedAdam8bit`, `PagedAdamW8bit`, transformers'
+        /// `optim="paged_adamw_8bit"`): 8-bit Adam's state, the moments of large tensors in
+        /// CUDA unified memory.
+        PagedAdam8bit = "paged_adam8bit",
+        /// bitsandbytes' paged 32-bit Adam (`PagedAdam`, `PagedAdamW`, `PagedAdamW32bit`,
+        /// `optim="paged_adamw_32bit"`): float32 moments, those of large tensors in CUDA
+        /// unified memory, updated by one fused kernel.
+        PagedAdam32bit = "paged_adam32bit",
+    }
+}
+
+impl Optimizer {
+    /// Whether the optimizer is one of bitsandbytes' paged ones.
+    pub fn paged(self) -> bool {
+        matches!(self, Optimizer::PagedAdam8bit | Optimizer::PagedAdam32bit)
+    }
+
+    /// Whether the optimizer keeps bitsandbytes' 8-bit Adam state.
+    pub fn eight_bit(self) -> bool {
+        matches!(self, Optimizer::Adam8bit | Optimizer::PagedAdam8bit)
     }
 }
 

@@ -182,6 +182,9 @@ pub struct ScenarioReport {
     /// For a `generate()` run, every step simulated (0 the prefill) and its total; empty
     /// otherwise.
     pub generate_totals: Vec<(i128, i128)>,
+    /// The optimizer state a paged bitsandbytes optimizer keeps in CUDA unified memory,
+    /// outside the peak and the total (0 for any other optimizer, or on the CPU).
+    pub paged_optimizer_state_bytes: i128,
     /// Host memory for data loading.
     pub host_bytes: i128,
     /// The host budget, if set.
@@ -490,6 +493,7 @@ pub fn unlocated<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<ScenarioRepo
         kv_cache_bytes: simulation.kv_cache_bytes(),
         generate_step: costs.generate.map(|g| (g.step, g.new_tokens)),
         generate_totals: costs.generate_totals.clone(),
+        paged_optimizer_state_bytes: simulation.paged_optimizer_state,
         host_bytes: costs.host,
         host_budget_bytes: costs.host_budget,
         lines,
@@ -702,6 +706,12 @@ pub fn memory_summary(s: &ScenarioReport) -> String {
             "\nkv cache {} at the peak, {} after the step",
             bytes(l.kv_cache),
             bytes(s.kv_cache_bytes)
+        ));
+    }
+    if s.paged_optimizer_state_bytes > 0 {
+        text.push_str(&format!(
+            "\npaged optimizer state {} in unified memory, outside the peak (evicted to the host under pressure)",
+            bytes(s.paged_optimizer_state_bytes)
         ));
     }
     if let Some((step, tokens)) = s.generate_step {

@@ -743,19 +743,27 @@ fn kbit_preparation_matches_peft() {
     let lora = "lora_r=8, lora_alpha=16, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
     let mut text = String::from("use std.models.llama\n");
     let mut cases = Vec::new();
+    let recipe = "prepare_kbit  checkpoint  reentrant";
     for (set, settings) in [
         ("cast", "prepare_kbit"),
-        ("reentrant", "prepare_kbit  checkpoint  reentrant"),
+        ("reentrant", recipe),
         ("nonreentrant", "prepare_kbit  checkpoint"),
+        ("paged", recipe),
     ] {
         for (name, m) in measured[set].as_object().expect("cases") {
             let (vocab, ffn) = if name.starts_with("wide_") { (256, 4096) } else { (2000, 2048) };
-            let size = name.trim_start_matches("wide_").trim_start_matches('b');
+            // The paged set names its optimizer first (bitsandbytes' `PagedAdamW8bit`,
+            // `PagedAdamW32bit`); the others use torch's AdamW.
+            let (optimizer, size) = match name.split_once("_b") {
+                Some(("paged_adamw_8bit", size)) => ("paged_adam8bit", size),
+                Some(("paged_adamw_32bit", size)) => ("paged_adam32bit", size),
+                _ => ("adamw", name.trim_start_matches("wide_").trim_start_matches('b')),
+            };
             let (batch, seq) = size.split_once("_s").expect("b<batch>_s<seq>");
             let scenario = format!("{set}_{name}");
             text.push_str(&format!(
                 "train {scenario} {{ model llama(vocab={vocab}, d=512, layers=2, heads=8, kv_heads=2, ffn={ffn}, {lora}, \
-                 quant=\"nf4\", double_quant=true)  batch {batch}  seq {seq}  precision bf16  optimizer adamw  \
+                 quant=\"nf4\", double_quant=true)  batch {batch}  seq {seq}  precision bf16  optimizer {optimizer}  \
                  loss causal_lm  {settings}  device cpu }}\n"
             ));
             cases.push((scenario, m));
@@ -774,7 +782,7 @@ fn kbit_preparation_matches_peft() {
             off.push(name.clone());
         }
     }
-    assert_eq!(cases.len(), 9);
+    assert_eq!(cases.len(), 13);
     assert!(off.is_empty(), "off: {off:?}\n{}", report.join("\n"));
 
     // peft casts nothing in a GPTQ model (`is_gptq_quantized`), and casts an AWQ one's
@@ -795,6 +803,42 @@ fn kbit_preparation_matches_peft() {
     };
     assert_eq!(weights("gptq_prepared"), weights("gptq_plain"));
     assert_eq!(weights("awq_prepared") - weights("awq_plain"), (2 * 2000 * 512 + 5 * 512) * 2);
+}
+
+/// bitsandbytes' paged optimizers (`paged_adam8bit`, `paged_adam32bit`): on CUDA the moments of
+/// a parameter tensor of 100,000 elements or more live in unified memory (`get_state_buffer`,
+/// `F.get_paged`), outside the allocator and the peak; a smaller tensor's are torch tensors;
+/// on the CPU bitsandbytes pages nothing. Derived from bitsandbytes 0.50's source (the CUDA
+/// side is not measured; the CPU fallback is, in `kbit_preparation_matches_peft`).
+#[test]
+fn paged_optimizers_page_large_tensors_on_cuda() {
+    use netc::costs::scenario_costs;
+    use netc::semantics::files::ItemLoc;
+    let mut text = String::from("model m() {\n    input x: f32[N, 1024]\n    return linear(linear(x, 512), 64)\n}\n");
+    for optimizer in ["adam8bit", "paged_adam8bit", "paged_adam32bit"] {
+        for device in ["a100_80gb", "cpu"] {
+            text.push_str(&format!(
+                "train {optimizer}_{device} {{ model m()  batch 8  optimizer {optimizer}  device {device} }}\n"
+            ));
+        }
+    }
+    let (db, file, items) = load("paged.net", text);
+    let simulation =
+        |name: &str| &scenario_costs(&db, ItemLoc::new(&db, file, items[name])).as_ref().expect("simulates").simulation;
+    // Only the first weight, 1024 x 512 = 524,288 elements, is paged: its two moments, one
+    // byte each in 8 bits (its block scales stay torch tensors), four in 32.
+    let large = 1024 * 512;
+    assert_eq!(simulation("paged_adam8bit_a100_80gb").paged_optimizer_state, 2 * large);
+    assert_eq!(simulation("paged_adam32bit_a100_80gb").paged_optimizer_state, 8 * large);
+    // Outside the peak: the paged 8-bit run peaks lower than the unpaged one by them.
+    let (unpaged, paged) =
+        (simulation("adam8bit_a100_80gb").peak.bytes, simulation("paged_adam8bit_a100_80gb").peak.bytes);
+    assert_eq!(unpaged - paged, 2 * large);
+    // On the CPU nothing is paged and the 8-bit optimizers are one.
+    for name in ["paged_adam8bit_cpu", "paged_adam32bit_cpu"] {
+        assert_eq!(simulation(name).paged_optimizer_state, 0);
+    }
+    assert_eq!(simulation("paged_adam8bit_cpu").peak, simulation("adam8bit_cpu").peak);
 }
 
 /// What a GPTQ or AWQ layer (`linear_int4`) and a fine-grained float8 layer (`linear_fp8`)

@@ -1054,6 +1054,7 @@ fn report_json_schema() {
         "kv_cache_bytes",
         "generate_step",
         "generate_totals",
+        "paged_optimizer_state_bytes",
         "host_bytes",
         "host_budget_bytes",
         "lines",

@@ -46,7 +46,7 @@ pub const SETTINGS: &[SettingSpec] = &[
         "optimizer",
         Value,
         Some("train"),
-        "sgd (default), momentum, adam, adamw, adagrad, rmsprop, adafactor or adam8bit; options in parentheses: `adam(foreach=false)`",
+        "sgd (default), momentum, adam, adamw, adagrad, rmsprop, adafactor, adam8bit, paged_adam8bit or paged_adam32bit (bitsandbytes'); options in parentheses: `adam(foreach=false)`",
     ),
     spec(
         "loss",

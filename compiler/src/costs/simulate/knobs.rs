@@ -251,6 +251,8 @@ pub(super) fn optimizer_state_bytes(optimizer: Optimizer, element_bytes: i128) -
         // Row and column statistics: small next to the parameter; counted as one eighth.
         Optimizer::Adafactor => element_bytes / 8,
         // Two moments of one byte per element.
-        Optimizer::Adam8bit => 2,
+        Optimizer::Adam8bit | Optimizer::PagedAdam8bit => 2,
+        // float32 moments whatever the parameters' dtype (`get_state_buffer(p, torch.float32)`).
+        Optimizer::PagedAdam32bit => 8,
     }
 }

@@ -236,8 +236,33 @@ impl Run<'_> {
     /// trained tensor has the 4,096 elements that use them. On the CPU they exist from the
     /// optimizer's construction; on CUDA the first step copies them to the device.
     fn eight_bit_maps(&self) -> bool {
-        self.config.optimizer == Optimizer::Adam8bit
+        self.config.optimizer.eight_bit()
             && self.params.all.iter().filter(|p| p.trained).flat_map(|p| &p.tensors).any(|&t| t >= 4096)
+    }
+
+    /// Whether bitsandbytes pages the state of a parameter tensor of `elements`: a paged
+    /// optimizer on CUDA puts the moments of a tensor of 100,000 elements or more in unified
+    /// memory (`get_state_buffer`: `F.get_paged`, `cudaMallocManaged`, outside PyTorch's
+    /// allocator), a smaller tensor's in `torch.zeros_like`; on the CPU it falls back to
+    /// `torch.zeros_like` for every tensor.
+    fn pages(&self, elements: i128) -> bool {
+        const PAGED_FROM: i128 = 100_000;
+        self.config.optimizer.paged() && self.on_cuda() && elements >= PAGED_FROM
+    }
+
+    /// The moments of one parameter tensor of `elements` that a paged optimizer keeps in
+    /// unified memory, before sharding: one byte each in 8 bits, four in 32.
+    fn paged_moments(&self, elements: i128) -> i128 {
+        if !self.pages(elements) {
+            return 0;
+        }
+        product(&[elements, if self.config.optimizer.eight_bit() { 2 } else { 8 }])
+    }
+
+    /// The optimizer state of one parameter tensor of `elements` in unified memory (a paged
+    /// optimizer's moments): not in PyTorch's allocator, nor in the peak.
+    fn paged_state_bytes(&self, elements: i128) -> i128 {
+        self.sharded(self.paged_moments(elements), 1, self.config.sharding.zero >= 1)
     }
 
     /// Whether the device is a CUDA GPU.
@@ -245,10 +270,16 @@ impl Run<'_> {
         self.config.mode.device.kind == super::devices::DeviceKind::Cuda
     }
 
-    /// The optimizer state of one parameter tensor of `elements`.
+    /// The optimizer state of one parameter tensor of `elements` in PyTorch's allocator (a
+    /// paged optimizer's paged moments are [`Run::paged_state_bytes`]).
     fn state_bytes(&self, elements: i128, fp32: bool) -> i128 {
-        if self.config.optimizer == Optimizer::Adam8bit {
-            return self.sharded(eight_bit_adam_state(elements), 1, self.config.sharding.zero >= 1);
+        let unpaged = match self.config.optimizer {
+            Optimizer::Adam8bit | Optimizer::PagedAdam8bit => Some(eight_bit_adam_state(elements)),
+            Optimizer::PagedAdam32bit => Some(product(&[elements, 8])),
+            _ => None,
+        };
+        if let Some(state) = unpaged {
+            return self.sharded(state - self.paged_moments(elements), 1, self.config.sharding.zero >= 1);
         }
         let per_element = optimizer_state_bytes(self.config.optimizer, self.state_element(fp32));
         self.sharded(elements, per_element, self.config.sharding.zero >= 1)
@@ -726,6 +757,7 @@ pub fn simulate_checked(graph: &Graph, config: &Config, check: &dyn Fn()) -> Sim
         overflowed: store.overflowed,
         kept_past_checkpoint,
         dequantized_weights_kept,
+        paged_optimizer_state: store.paged_optimizer_state,
     }
 }
 
@@ -786,6 +818,7 @@ fn replay(
         snapshot_at,
         snapshot: None,
         kept_past_checkpoint: Vec::new(),
+        paged_optimizer_state: 0,
         dequantized_weights_kept: Vec::new(),
     };
     let mut lines = Lines::new(graph);

@@ -838,6 +838,8 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
         Optimizer::RmsProp => "rmsprop",
         Optimizer::Adafactor => "adafactor",
         Optimizer::Adam8bit => "adam8bit",
+        Optimizer::PagedAdam8bit => "paged_adam8bit",
+        Optimizer::PagedAdam32bit => "paged_adam32bit",
     };
     store.current_line = LineId::MAX;
     // State is created lazily, at the first step.
@@ -845,6 +847,7 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
         for (&elements, fp32) in
             run.params.all.iter().filter(|p| p.trained).flat_map(|p| p.tensors.iter().zip(std::iter::repeat(p.fp32)))
         {
+            store.paged_optimizer_state = store.paged_optimizer_state.saturating_add(run.paged_state_bytes(elements));
             let state = run.state_bytes(elements, fp32);
             if state > 0 {
                 store.alloc(state, Category::OptimizerState);
@@ -876,8 +879,24 @@ pub(super) fn run_step(run: &Run<'_>, store: &mut Store, state_made: &mut bool) 
         // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps): two at once.
         Optimizer::Adam | Optimizer::AdamW => 2,
         Optimizer::Adagrad | Optimizer::RmsProp | Optimizer::Adafactor => 1,
-        // bitsandbytes updates in one fused kernel (`optimizer_update_8bit_blockwise`).
-        Optimizer::Adam8bit => 0,
+        // bitsandbytes updates in one fused kernel (`optimizer_update_8bit_blockwise`, and on
+        // CUDA `optimizer_update_32bit`).
+        Optimizer::Adam8bit | Optimizer::PagedAdam8bit => 0,
+        Optimizer::PagedAdam32bit if run.on_cuda() => 0,
+        // On the CPU bitsandbytes' 32-bit update is eager torch (backends/cpu/ops.py,
+        // `_optimizer_update_32bit_cpu`): `g.float() * gnorm_scale`, `state2.sqrt() + eps`
+        // and `state1 / ...` live at once, float32, and go when it returns.
+        Optimizer::PagedAdam32bit => {
+            for &(bytes, element) in &sizes {
+                let float32 = bytes / element.max(1) * 4;
+                let temps: Vec<usize> = (0..3).map(|_| store.alloc(float32, Category::OptimizerTemporaries)).collect();
+                store.check(label, None);
+                for t in temps {
+                    store.release(t);
+                }
+            }
+            0
+        }
     };
     if per_param_temporaries == 0 {
         store.check(label, None);

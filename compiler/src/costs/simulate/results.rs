@@ -257,6 +257,10 @@ pub struct Simulation {
     /// input's gradient).
     #[serde(skip)]
     pub dequantized_weights_kept: KeptTensors,
+    /// The optimizer state a paged bitsandbytes optimizer keeps in CUDA unified memory
+    /// (`cudaMallocManaged`): outside PyTorch's allocator and the peak, resident on the
+    /// device while there is room and evicted to the host under pressure.
+    pub paged_optimizer_state: i128,
 }
 
 /// Tensors that a run keeps to its backward, counted by storage.

@@ -42,6 +42,8 @@ pub(super) struct Store {
     /// The storages autograd functions kept on their `ctx` inside checkpoint segments in the
     /// first forward pass, each once: what checkpointing does not free.
     pub(super) kept_past_checkpoint: Vec<usize>,
+    /// The optimizer state a paged optimizer keeps in unified memory, outside the allocator.
+    pub(super) paged_optimizer_state: i128,
     /// The storages GPTQ layers saved outside checkpoint segments in the first forward pass:
     /// their dequantized weights.
     pub(super) dequantized_weights_kept: Vec<usize>,
