@@ -584,6 +584,25 @@ fn stablelm_3b_4e1t() {
     assert_eq!(macs, gated_decoder_macs(2048, vocab, d, layers, 32, 32, 80, ffn));
 }
 
+/// Granite 3.1 (std.models.granite, transformers 5.24's `GraniteForCausalLM`): the 2B and 8B
+/// counts (their `GraniteConfig`s built on the meta device: 2,533,531,648 and 8,170,848,256),
+/// Llama's formula with the head tied to the embedding, and the MACs of a sequence (the
+/// multipliers are elementwise: no MACs).
+#[test]
+fn granite_3_1() {
+    let params = |d: i128, ffn: i128| {
+        let (vocab, layers, kv) = (49_155, 40, d / 32 * 8);
+        vocab * d + layers * (2 * d * d + 2 * d * kv + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(2048, 8192), 2_533_531_648);
+    assert_eq!(params(4096, 12_800), 8_170_848_256);
+    let (ours, _) = figures("granite", "granite_3_2b()", Some(2048));
+    assert_eq!(ours, 2_533_531_648);
+    let (ours, macs) = figures("granite", "granite_3_8b()", Some(2048));
+    assert_eq!(ours, 8_170_848_256);
+    assert_eq!(macs, gated_decoder_macs(2048, 49_155, 4096, 40, 32, 8, 128, 12_800));
+}
+
 /// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
 /// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
 /// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the

@@ -245,6 +245,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.stablelm\n",
         "stablelm(vocab=32000, d=1024, layers=6, heads=16, kv_heads=16, ffn=2816",
     ),
+    // Granite: Llama's layers tied to the embedding, with the embedding, each block's output
+    // and the logits multiplied (divided) by the config's multipliers, each a tensor.
+    (
+        "granite_small",
+        "use std.models.granite\n",
+        "granite(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=2816, logits_scaling=8.0",
+    ),
     // OLMoE with 4 layers of 16 experts (4 a token): RMS norms over the whole query and key
     // projections, Qwen3-MoE's router without renormalization.
     (

@@ -194,6 +194,17 @@ pub(super) fn run_forward(
             // Integer and bool tensors never require grad (topk's and sort's indices).
             requires_grad[out.0 as usize] = needs_grad && graph.tensor(out).dtype.is_float();
         }
+        // A leaf made to require grad is held by its `AccumulateGrad` node, which the graph keeps
+        // until it is dropped after backward, whatever the program rebinds (measured: Granite's
+        // embedding output under `enable_input_require_grads()`, rebound by its multiplier,
+        // tests/fixtures/calibration's `granite_small`).
+        if needs_grad
+            && node.op == Op::RequiresGrad
+            && let Some(s) = outputs.first().and_then(|t| storage_of[t.0 as usize])
+        {
+            store.hold(s);
+            graph_held.push(s);
+        }
         // A function that keeps its input on `ctx` keeps it inside a non-reentrant checkpoint
         // segment too; a reentrant segment's forward runs under `no_grad`, which records no
         // function (measured: LLM.int8 layers, tests/fixtures/calibration/measure_int8.py).
