@@ -603,6 +603,32 @@ fn granite_3_1() {
     assert_eq!(macs, gated_decoder_macs(2048, 49_155, 4096, 40, 32, 8, 128, 12_800));
 }
 
+/// StarCoder2 (std.models.starcoder2, transformers 5.24's `Starcoder2ForCausalLM`): the 3B, 7B
+/// and 15B counts (their `Starcoder2Config`s built on the meta device), the formula (biased
+/// projections, LayerNorms with biases, a two-matrix GELU MLP; the 15B's head untied), and the
+/// MACs of a sequence under the 4,096-token window.
+#[test]
+fn starcoder2_family() {
+    let params = |d: i128, layers: i128, heads: i128, kv: i128, ffn: i128, tied: bool| {
+        let (vocab, kv_width) = (49_152, d / heads * kv);
+        let attention = 2 * d * d + 2 * d * kv_width + 2 * d + 2 * kv_width;
+        let mlp = 2 * d * ffn + ffn + d;
+        vocab * d * if tied { 1 } else { 2 } + layers * (attention + mlp + 4 * d) + 2 * d
+    };
+    assert_eq!(params(3072, 30, 24, 2, 12_288, true), 3_030_371_328);
+    assert_eq!(params(4608, 32, 36, 4, 18_432, true), 7_173_923_840);
+    assert_eq!(params(6144, 40, 48, 4, 24_576, false), 15_957_889_024);
+    for (model, count) in
+        [("starcoder2_3b()", 3_030_371_328), ("starcoder2_7b()", 7_173_923_840), ("starcoder2_15b()", 15_957_889_024)]
+    {
+        assert_eq!(figures("starcoder2", model, Some(2048)).0, count, "{model}");
+    }
+    // A two-matrix MLP: `2 d ffn` a token where the gated one has `3 d ffn`.
+    let (_, macs) = figures("starcoder2", "starcoder2_3b()", Some(2048));
+    let (s, d, ffn) = (2048, 3072, 12_288);
+    assert_eq!(macs, gated_decoder_macs(s, 49_152, d, 30, 24, 2, 128, ffn) - 30 * s * d * ffn);
+}
+
 /// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
 /// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
 /// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the

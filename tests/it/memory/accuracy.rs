@@ -252,6 +252,12 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.granite\n",
         "granite(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=2816, logits_scaling=8.0",
     ),
+    // StarCoder2: Mistral's sliding window with LayerNorms, biased projections and a GELU MLP.
+    (
+        "starcoder2_small",
+        "use std.models.starcoder2\n",
+        "starcoder2(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=4096",
+    ),
     // OLMoE with 4 layers of 16 experts (4 a token): RMS norms over the whole query and key
     // projections, Qwen3-MoE's router without renormalization.
     (
