@@ -355,6 +355,15 @@ impl Op {
     }
 
     /// The op's autocast class.
+    /// Whether autocast casts the op's half inputs to float32 before running it (its `fp32`
+    /// policy: a float32 copy per input, which the op saves when it saves that input), rather
+    /// than letting the kernel compute in float32 from them (`fp32_set_opt_dtype`: softmax,
+    /// log_softmax, sum, cumsum; cross_entropy runs log_softmax first). Only float-class ops.
+    pub fn autocast_casts_inputs(self) -> bool {
+        use Op::*;
+        matches!(self, LayerNorm | GroupNorm | Mse | Exp | Log | Rsqrt | Pow)
+    }
+
     pub fn autocast(self) -> Autocast {
         use Op::*;
         match self {

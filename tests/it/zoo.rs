@@ -629,6 +629,27 @@ fn starcoder2_family() {
     assert_eq!(macs, gated_decoder_macs(s, 49_152, d, 30, 24, 2, 128, ffn) - 30 * s * d * ffn);
 }
 
+/// Phi-1.5 and Phi-2 (std.models.phi, transformers 5.24's `PhiForCausalLM`): their counts (the
+/// `PhiConfig`s built on the meta device: 1,418,270,720 and 2,779,683,840), the formula (every
+/// projection biased, one LayerNorm a layer, a biased untied head), and the MACs of a sequence
+/// (`gelu_new`'s steps are elementwise: none).
+#[test]
+fn phi_family() {
+    let params = |d: i128, layers: i128, ffn: i128| {
+        let vocab = 51_200;
+        let layer = 4 * d * d + 4 * d + 2 * d * ffn + ffn + d + 2 * d;
+        vocab * d + layers * layer + 2 * d + vocab * d + vocab
+    };
+    assert_eq!(params(2048, 24, 8192), 1_418_270_720);
+    assert_eq!(params(2560, 32, 10_240), 2_779_683_840);
+    assert_eq!(figures("phi", "phi_1_5()", Some(2048)).0, 1_418_270_720);
+    let (ours, macs) = figures("phi", "phi_2()", Some(2048));
+    assert_eq!(ours, 2_779_683_840);
+    // A two-matrix MLP: `2 d ffn` a token where the gated one has `3 d ffn`.
+    let (s, d, ffn) = (2048, 2560, 10_240);
+    assert_eq!(macs, gated_decoder_macs(s, 51_200, d, 32, 32, 32, 80, ffn) - 32 * s * d * ffn);
+}
+
 /// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
 /// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
 /// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the

@@ -258,6 +258,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.starcoder2\n",
         "starcoder2(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=4096",
     ),
+    // Phi (Phi-2's structure): one LayerNorm feeding the attention and the MLP in parallel,
+    // a partial rotary embedding, `gelu_new` written out in Python, residual dropout 0.1.
+    (
+        "phi_small",
+        "use std.models.phi\n",
+        "phi(vocab=32000, d=1280, layers=6, heads=16, kv_heads=16, ffn=5120, rotary_factor=0.4, resid_pdrop=0.1",
+    ),
     // OLMoE with 4 layers of 16 experts (4 a token): RMS norms over the whole query and key
     // projections, Qwen3-MoE's router without renormalization.
     (

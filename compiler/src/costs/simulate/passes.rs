@@ -227,7 +227,8 @@ pub(super) fn run_forward(
         let mut unkept = Vec::new();
         // The half copies of this op's weights that autograd saves (held for backward).
         let mut weight_copies = Vec::new();
-        // The half copies of float32 inputs, by input: the op reads (and saves) the copy.
+        // The copies autocast makes of inputs, by input (half ones of float32 inputs for a half
+        // op, float32 ones of half inputs for a float op): the op reads (and saves) the copy.
         let mut input_copies: Vec<(usize, usize)> = Vec::new();
         // Autocast runs a lower-precision op on half copies of its float32 arguments
         // (`cached_cast` in PyTorch's autocast_mode.cpp). A parameter's copy (a leaf that
@@ -262,6 +263,17 @@ pub(super) fn run_forward(
                     && graph.tensor(input).dtype.is_float()
                 {
                     let copy = store.alloc(product(&[known(graph.tensor(input).numel()), 2]), Category::Activations);
+                    input_copies.push((k, copy));
+                }
+            }
+        }
+        // An op autocast runs in float32 reads float32 copies of its half inputs (its `fp32`
+        // policy), made per op; it saves the copy where it saves the input (measured: `pow` in
+        // Phi's `gelu_new` under autocast, tests/fixtures/calibration's `phi_small`).
+        if config.precision.mixed() && node.op.autocast_casts_inputs() {
+            for (k, &input) in inputs.iter().enumerate() {
+                if matches!(run.dtypes[input.0 as usize], DType::F16 | DType::BF16) {
+                    let copy = store.alloc(product(&[known(graph.tensor(input).numel()), 4]), Category::Activations);
                     input_copies.push((k, copy));
                 }
             }
