@@ -354,7 +354,6 @@ impl Op {
         matches!(self, Op::Linear4bit | Op::Linear8bit | Op::LinearInt4 | Op::LinearFp8)
     }
 
-    /// The op's autocast class.
     /// Whether autocast casts the op's half inputs to float32 before running it (its `fp32`
     /// policy: a float32 copy per input, which the op saves when it saves that input), rather
     /// than letting the kernel compute in float32 from them (`fp32_set_opt_dtype`: softmax,
@@ -364,6 +363,7 @@ impl Op {
         matches!(self, LayerNorm | GroupNorm | Mse | Exp | Log | Rsqrt | Pow)
     }
 
+    /// The op's autocast class.
     pub fn autocast(self) -> Autocast {
         use Op::*;
         match self {

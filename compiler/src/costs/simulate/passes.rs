@@ -418,9 +418,9 @@ fn release_dropped(run: &Run<'_>, store: &mut Store, storage_of: &[Option<usize>
     }
 }
 
-/// Recomputes a checkpoint segment before its backward: its nodes run again with autograd
-/// recording; what they save is held (in `forward.saved`) until their backward.
-/// Recomputes a checkpoint segment (`nodes`, in execution order) in backward. Returns what
+/// Recomputes a checkpoint segment (`nodes`, in execution order) before its backward: its
+/// nodes run again with autograd recording; what they save is held (in `forward.saved`) until
+/// their backward. Returns what
 /// the reentrant variant holds until the segment's backward has run (its recomputed outputs,
 /// the `outputs` of `CheckpointFunction.backward`, and what its functions keep on `ctx`);
 /// the non-reentrant one holds nothing past the recomputation.
