@@ -216,6 +216,11 @@ impl Node {
             _ => None,
         }
     }
+
+    /// Whether the node is a GPTQ layer (`linear_int4` in any format but `"awq"`).
+    pub fn is_gptq(&self) -> bool {
+        self.op == Op::LinearInt4 && self.str_arg("format") != Some("awq")
+    }
 }
 
 impl PartialEq for Node {

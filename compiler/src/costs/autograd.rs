@@ -558,7 +558,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // input's dtype, `torch.matmul(x, weight)`, which saves that copy for the input's
         // gradient (measured: tests/fixtures/calibration/measure_int4_train.py); under
         // autocast the matmul's half cast of it (not measured).
-        Op::LinearInt4 if mode.training_step && node.str_arg("format") != Some("awq") => {
+        Op::LinearInt4 if mode.training_step && node.is_gptq() => {
             let element = match mode.precision {
                 Precision::Fp32 | Precision::Int8 => node.inputs.first().map_or(4, |&t| graph.tensor(t).dtype.size()),
                 _ => 2,

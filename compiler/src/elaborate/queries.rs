@@ -74,7 +74,7 @@ pub fn scenario_graph_at(
 /// GPTQ model (`is_gptq_quantized`); it does in an AWQ or float8 one.
 pub fn kbit_prepared(graph: &Graph) -> Graph {
     let mut prepared = graph.clone();
-    if graph.nodes.iter().any(|n| n.op == crate::op::Op::LinearInt4 && n.str_arg("format") != Some("awq")) {
+    if graph.nodes.iter().any(|n| n.is_gptq()) {
         return prepared;
     }
     for node in prepared.nodes.iter_mut() {

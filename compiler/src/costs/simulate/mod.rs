@@ -315,7 +315,7 @@ impl Run<'_> {
             // gptqmodel keeps the bias as a float16 buffer too.
             Op::LinearInt4 => {
                 let group = node.int_arg("group").unwrap_or(1).max(1);
-                let awq = node.str_arg("format") == Some("awq");
+                let awq = !node.is_gptq();
                 let bias = product(&[elements - weight, 2]);
                 return int4_storage(weight / out.max(1), out, group, awq).saturating_add(bias);
             }
@@ -427,7 +427,7 @@ impl Run<'_> {
         let dequantized = product(&[k, n, e]);
         let result = product(&[m, n, e]);
         let bias = node.flag("bias");
-        match (node.str_arg("format") == Some("awq"), pass) {
+        match (!node.is_gptq(), pass) {
             (false, Pass::Forward) if self.dtypes[x.0 as usize] != DType::F16 => {
                 let bias_cast = if bias { product(&[n, e]) } else { 0 };
                 (product(&[k, n, 2]) - result).max(bias_cast)
