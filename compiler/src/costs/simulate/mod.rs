@@ -256,7 +256,7 @@ impl Run<'_> {
         if !self.pages(elements) {
             return 0;
         }
-        product(&[elements, if self.config.optimizer.eight_bit() { 2 } else { 8 }])
+        product(&[elements, optimizer_state_bytes(self.config.optimizer, 4)])
     }
 
     /// The optimizer state of one parameter tensor of `elements` in unified memory (a paged
@@ -273,16 +273,12 @@ impl Run<'_> {
     /// The optimizer state of one parameter tensor of `elements` in PyTorch's allocator (a
     /// paged optimizer's paged moments are [`Run::paged_state_bytes`]).
     fn state_bytes(&self, elements: i128, fp32: bool) -> i128 {
-        let unpaged = match self.config.optimizer {
-            Optimizer::Adam8bit | Optimizer::PagedAdam8bit => Some(eight_bit_adam_state(elements)),
-            Optimizer::PagedAdam32bit => Some(product(&[elements, 8])),
-            _ => None,
+        let state = if self.config.optimizer.eight_bit() {
+            eight_bit_adam_state(elements)
+        } else {
+            product(&[elements, optimizer_state_bytes(self.config.optimizer, self.state_element(fp32))])
         };
-        if let Some(state) = unpaged {
-            return self.sharded(state - self.paged_moments(elements), 1, self.config.sharding.zero >= 1);
-        }
-        let per_element = optimizer_state_bytes(self.config.optimizer, self.state_element(fp32));
-        self.sharded(elements, per_element, self.config.sharding.zero >= 1)
+        self.sharded(state - self.paged_moments(elements), 1, self.config.sharding.zero >= 1)
     }
 
     /// Whether node `i` uses weights that are trained (not frozen): its own, or a weight tied
