@@ -486,6 +486,7 @@ codes! {
     GenerateFullLogits = ("L0021", "generate-full-logits", Warning, "a `generate()` scenario whose model computes every prompt position's logits, where generate() keeps the last"),
     Int8InputKept = ("L0022", "int8-input-kept", Warning, "a checkpointed training scenario whose LLM.int8() layers keep their inputs to the backward anyway"),
     GptqWeightsKept = ("L0023", "gptq-weights-kept", Warning, "a training scenario whose GPTQ layers save their weights dequantized for the backward"),
+    NothingTrained = ("L0024", "nothing-trained", Error, "a training scenario in which every parameter is frozen (LoRA targets that name no projection)"),
     // Files: E04xx.
     UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
     NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),

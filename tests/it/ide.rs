@@ -361,6 +361,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
+        Builtin    listed         listed(item, items)
         (and 109 Op)
         ");
 }
@@ -436,6 +437,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
+        Builtin    listed         listed(item, items)
         (and 109 Op)
         ");
 }
@@ -487,6 +489,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    generating     generating()
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
+        Builtin    listed         listed(item, items)
         (and 109 Op)
         "#);
 }
@@ -718,6 +721,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.gemma3 standard-library module
         Module     std.models.gpt2 standard-library module
         Module     std.models.gpt_neox standard-library module
+        Module     std.models.gptj standard-library module
         Module     std.models.granite standard-library module
         Module     std.models.llama standard-library module
         Module     std.models.mistral standard-library module

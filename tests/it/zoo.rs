@@ -650,6 +650,22 @@ fn phi_family() {
     assert_eq!(macs, gated_decoder_macs(s, 51_200, d, 32, 32, 32, 80, ffn) - 32 * s * d * ffn);
 }
 
+/// GPT-J 6B (std.models.gptj, transformers 5.24's `GPTJForCausalLM`): its count (the default
+/// `GPTJConfig`, `EleutherAI/gpt-j-6b`'s, built on the meta device: 6,050,882,784), the formula
+/// (unbiased attention projections, a biased two-matrix MLP, one LayerNorm a layer, a biased
+/// untied head; the sine table a buffer), and the MACs of a sequence (the rotary products are
+/// elementwise: none).
+#[test]
+fn gptj_6b() {
+    let (vocab, d, layers, ffn) = (50_400, 4096, 28, 16_384);
+    let layer = 4 * d * d + 2 * d * ffn + ffn + d + 2 * d;
+    assert_eq!(vocab * d + layers * layer + 2 * d + vocab * d + vocab, 6_050_882_784);
+    let (ours, macs) = figures("gptj", "gptj_6b()", Some(2048));
+    assert_eq!(ours, 6_050_882_784);
+    let s = 2048;
+    assert_eq!(macs, gated_decoder_macs(s, vocab, d, layers, 16, 16, 256, ffn) - layers * s * d * ffn);
+}
+
 /// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
 /// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
 /// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the

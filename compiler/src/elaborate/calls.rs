@@ -135,6 +135,14 @@ impl<'db> Elaborator<'db, '_> {
                 },
             });
         }
+        if builtin == Builtin::Listed {
+            let [item, items] = args else { return Ok(Value::Unknown) };
+            let (item, items) = (self.eval_in(&item.value, env, ctx)?, self.eval_in(&items.value, env, ctx)?);
+            return Ok(match (item, items) {
+                (Value::Str(item), Value::Str(items)) => Value::Bool(items.split(',').any(|t| t.trim() == item)),
+                _ => Value::Unknown,
+            });
+        }
         if builtin == Builtin::Len {
             let Some(arg) = args.first() else { return Ok(Value::Unknown) };
             return Ok(match self.eval_in(&arg.value, env, ctx)? {

@@ -26,6 +26,7 @@ mod large_workspace;
 mod linear_dominates;
 mod missing_eval;
 mod missing_no_grad;
+mod nothing_trained;
 mod quadratic_attention;
 mod sdpa_kernel_unavailable;
 pub mod suppress;
@@ -86,6 +87,7 @@ pub const LINTS: &[&dyn Lint] = &[
     &generate_full_logits::GenerateFullLogits,
     &int8_input_kept::Int8InputKept,
     &gptq_weights_kept::GptqWeightsKept,
+    &nothing_trained::NothingTrained,
 ];
 
 /// What a scenario lint sees.

@@ -4,7 +4,8 @@
 //! call: `checkpoint(call)`, an activation-checkpointing segment (`torch.utils.checkpoint`
 //! around a module call), `frozen(call)`, frozen parameters (`requires_grad_(False)`),
 //! `fp32(call)`, parameters kept in float32 whatever the precision (`module.float()`), and
-//! `routed(call, k, of)`, one of `of` experts a token is routed to `k` of.
+//! `routed(call, k, of)`, one of `of` experts a token is routed to `k` of; and `listed(item,
+//! items)`, whether a name is one of a comma-separated list (peft's `target_modules`).
 //! Like Python's, they are found after every definition: a file's own item, an import or the
 //! prelude of the same name shadows them.
 
@@ -41,11 +42,14 @@ pub enum Builtin {
     Checkpointing,
     /// `ceil(x)`: the smallest integer at least `x` (Python's `math.ceil`).
     Ceil,
+    /// `listed(item, items)`: whether the string `item` is one of the comma-separated
+    /// `items` (Python's `item in items.split(",")`).
+    Listed,
 }
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 11] = [
+    pub const ALL: [Builtin; 12] = [
         Builtin::Min,
         Builtin::Max,
         Builtin::Len,
@@ -57,6 +61,7 @@ impl Builtin {
         Builtin::Generating,
         Builtin::Checkpointing,
         Builtin::Ceil,
+        Builtin::Listed,
     ];
 
     /// The built-in function called `name`, if any.
@@ -78,6 +83,7 @@ impl Builtin {
             Builtin::Generating => "generating",
             Builtin::Checkpointing => "checkpointing",
             Builtin::Ceil => "ceil",
+            Builtin::Listed => "listed",
         }
     }
 
@@ -95,6 +101,7 @@ impl Builtin {
             Builtin::Generating => "generating()",
             Builtin::Checkpointing => "checkpointing()",
             Builtin::Ceil => "ceil(x)",
+            Builtin::Listed => "listed(item, items)",
         }
     }
 
@@ -126,6 +133,9 @@ impl Builtin {
             Builtin::Ceil => {
                 "The smallest integer at least `x`, as Python's `math.ceil`: an integer from a number (DeepSpeed's expert capacity, `ceil(tokens / experts * capacity_factor)`)."
             }
+            Builtin::Listed => {
+                "Whether the string `item` is one of the comma-separated `items` (surrounding spaces ignored), as Python's `item in [t.strip() for t in items.split(\",\")]`: how a model written from transformers decides which of its projections peft's `target_modules` (`lora_targets=\"q_proj,v_proj\"`) wraps, by the module's name."
+            }
             Builtin::Checkpointing => {
                 "Whether the run checkpoints activations (a `train` scenario that sets `checkpoint`): false in any other run. Under `gradient_checkpointing_enable()` a model with peft adapters has `enable_input_require_grads()` called on it (by transformers, by peft's `get_peft_model` and by `prepare_model_for_kbit_training`), so a model written from transformers marks its input embeddings' output `requires_grad(...)` then."
             }
@@ -155,7 +165,8 @@ impl Builtin {
             | Builtin::PastSeenTokens
             | Builtin::Generating
             | Builtin::Checkpointing
-            | Builtin::Ceil => ordering != std::cmp::Ordering::Less,
+            | Builtin::Ceil
+            | Builtin::Listed => ordering != std::cmp::Ordering::Less,
         }
     }
 }

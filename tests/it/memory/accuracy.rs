@@ -265,6 +265,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.phi\n",
         "phi(vocab=32000, d=1280, layers=6, heads=16, kv_heads=16, ffn=5120, rotary_factor=0.4, resid_pdrop=0.1",
     ),
+    // GPT-J: Phi's parallel layer with unbiased attention projections and GPT-J's own rotary
+    // embedding (a gathered float32 table, every two channels rotated before the transpose).
+    (
+        "gptj_small",
+        "use std.models.gptj\n",
+        "gptj(vocab=32000, d=1024, layers=6, heads=8, rotary=32, ffn=4096, positions=16384",
+    ),
     // OLMoE with 4 layers of 16 experts (4 a token): RMS norms over the whole query and key
     // projections, Qwen3-MoE's router without renormalization.
     (

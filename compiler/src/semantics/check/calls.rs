@@ -167,6 +167,7 @@ impl<'a> ItemChecker<'a> {
                 let list = |k: ValueKind| matches!(k, ValueKind::IntList | ValueKind::TensorList | ValueKind::Unknown);
                 return self.one_argument(id, builtin, args, kinds, list, ("list", ValueKind::Int));
             }
+            Builtin::Listed => return self.listed_kind(id, args, kinds),
             _ => {}
         }
         match kinds {
@@ -199,6 +200,29 @@ impl<'a> ItemChecker<'a> {
                 result
             }
         }
+    }
+
+    /// `listed(item, items)`: two strings, a boolean.
+    fn listed_kind(&mut self, id: NodeId, args: &[Arg], kinds: &[ValueKind]) -> ValueKind {
+        let signature = Builtin::Listed.signature();
+        for (arg, kind) in args.iter().zip(kinds) {
+            if !matches!(kind, ValueKind::Str | ValueKind::Unknown) {
+                let message = format!("`listed` compares strings, but this is {}", kind.describe());
+                self.error(Code::ArgumentKind, arg.value.id, message).help = Some(format!("call it as `{signature}`"));
+            }
+        }
+        match args.len() {
+            2 => {}
+            0 | 1 => {
+                let message = "`listed` needs a name and a comma-separated list of names";
+                self.error(Code::MissingArgument, id, message).help = Some(format!("call it as `{signature}`"));
+            }
+            n => {
+                let message = format!("`listed` takes two strings, but {n} arguments were given");
+                self.error(Code::TooManyArguments, id, message).help = Some(format!("call it as `{signature}`"));
+            }
+        }
+        ValueKind::Bool
     }
 
     /// A built-in that takes no arguments (`past_seen_tokens()`, `generating()`): its value
