@@ -721,6 +721,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.gemma3 standard-library module
         Module     std.models.gpt2 standard-library module
         Module     std.models.gpt_neox standard-library module
+        Module     std.models.gpt_oss standard-library module
         Module     std.models.gptj standard-library module
         Module     std.models.granite standard-library module
         Module     std.models.llama standard-library module

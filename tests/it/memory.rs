@@ -190,14 +190,15 @@ fn llm_peaks_match_transformers() {
 /// rotary embedding), Granite (std.models.granite: the embedding, residual and logit
 /// multipliers), StarCoder2 (std.models.starcoder2: Mistral's window with LayerNorms,
 /// biases and a GELU MLP), Phi (std.models.phi: a parallel block, `gelu_new` in Python,
-/// residual dropout) and GPT-J (std.models.gptj: Phi's block with GPT-J's own rotary
-/// embedding; written after the rest), against their transformers code in the
+/// residual dropout), GPT-J (std.models.gptj: Phi's block with GPT-J's own rotary
+/// embedding) and GPT-OSS (std.models.gpt_oss: eager attention with sinks, biased experts;
+/// written after the rest), against their transformers code in the
 /// LLM set's harness (CUDA semantics, the same scenarios and sizes): issue 18's bar, and
 /// every peak exact.
 #[test]
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
-    assert_llm_set_exact(&cases, 281);
+    assert_llm_set_exact(&cases, 296);
 }
 
 /// GPT-NeoX under peft's LoRA on its attention projections (`query_key_value` and `dense`,
@@ -1789,4 +1790,20 @@ fn generate_steps_match_transformers_on_the_cpu() {
     }
     println!("{}", report.join("\n"));
     assert!(off.is_empty(), "off: {off:?}\n{}", report.join("\n"));
+}
+
+/// A softmax given its input's dtype (`keep_dtype=true`, torch's `dtype=x.dtype`) is one autocast
+/// leaves alone: under `amp_bf16` its output stays bf16, where a
+/// plain softmax computes and returns float32 (autocast's `fp32_set_opt_dtype`). GPT-OSS's
+/// router gives it; the families set measures the difference (256 KiB at gpt_oss_small's
+/// (4, 2048) autocast peak).
+#[test]
+fn a_softmax_given_its_dtype_stays_half_under_autocast() {
+    let text = "model m(keep: bool) {\n    input x: f32[N, 1024]\n    return softmax(linear(x, 4096), keep_dtype=keep)\n}\n\
+                infer plain { model m(keep=false)  batch 256  no_grad  eval  precision amp_bf16  device cpu }\n\
+                infer kept { model m(keep=true)  batch 256  no_grad  eval  precision amp_bf16  device cpu }\n";
+    let peaks = peaks_of_scenarios(text.to_string());
+    let [(_, plain), (_, kept)] = &peaks[..] else { panic!("{peaks:?}") };
+    // The softmax's output: 256 x 4096 elements, 4 bytes against 2.
+    assert_eq!(plain - kept, 256 * 4096 * 2, "{peaks:?}");
 }

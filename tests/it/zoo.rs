@@ -666,6 +666,35 @@ fn gptj_6b() {
     assert_eq!(macs, gated_decoder_macs(s, vocab, d, layers, 16, 16, 256, ffn) - layers * s * d * ffn);
 }
 
+/// gpt-oss-20b and gpt-oss-120b (std.models.gpt_oss's `gpt_oss_20b()` and `gpt_oss(layers=36,
+/// experts=128)`, transformers 5.24's `GptOssForCausalLM` in bf16): their counts (`openai/gpt-oss-20b`'s and `-120b`'s `GptOssConfig`s built on the
+/// meta device: 20,914,757,184 and 116,829,156,672), the formula (biased attention
+/// projections and a sink per head, a biased router, experts with biases, two norms a layer,
+/// an untied head), and the active parameters (4 of the experts a token: 4,187,440,704 and
+/// 5,711,982,912, transformers' totals less the unrouted experts').
+#[test]
+fn gpt_oss_family() {
+    let (vocab, d, heads, kv, hd, ffn) = (201_088, 2880, 64, 8, 64, 2880);
+    let expert = 3 * d * ffn + 2 * ffn + d;
+    let params = |layers: i128, experts: i128| {
+        let attention = d * hd * (2 * heads + 2 * kv) + hd * (heads + 2 * kv) + d + heads;
+        let moe = experts * d + experts + experts * expert;
+        2 * vocab * d + layers * (attention + moe + 2 * d) + d
+    };
+    let active = |layers: i128, experts: i128| params(layers, experts) - layers * (experts - 4) * expert;
+    assert_eq!((params(24, 32), active(24, 32)), (20_914_757_184, 4_187_440_704));
+    assert_eq!((params(36, 128), active(36, 128)), (116_829_156_672, 5_711_982_912));
+    let mut db = Database::new();
+    let text = "use std.models.gpt_oss\n\
+                infer small { model gpt_oss_20b()  batch 1  seq 128 }\n\
+                infer large { model gpt_oss(layers=36, experts=128)  batch 1  seq 128 }\n";
+    let file = db.set_file(FileName::new("probe.net"), text.to_string());
+    let r = report(&db, &[file], None);
+    let [small, large] = &r.scenarios[..] else { panic!("two reports: {:?}", r.not_simulated) };
+    assert_eq!((small.params, small.active_params), (params(24, 32), active(24, 32)));
+    assert_eq!((large.params, large.active_params), (params(36, 128), active(36, 128)));
+}
+
 /// Phi-3.5-mini and Phi-3-mini-4k (std.models.phi3: Llama's model with Phi-3's fused
 /// `qkv_proj` and `gate_up_proj`, transformers 5.24's `Phi3ForCausalLM`; their sliding windows
 /// of 262,144 and 2,047 tokens): the published 3,821,079,552 parameters, Llama's formula (the

@@ -272,6 +272,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.gptj\n",
         "gptj(vocab=32000, d=1024, layers=6, heads=8, rotary=32, ffn=4096, positions=16384",
     ),
+    // GPT-OSS: eager attention with a sink per head on alternating sliding-window layers,
+    // experts with biases and a clamped gate, stored transposed.
+    (
+        "gpt_oss_small",
+        "use std.models.gpt_oss\n",
+        "gpt_oss(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, experts=8, top_k=2, ffn=1024",
+    ),
     // OLMoE with 4 layers of 16 experts (4 a token): RMS norms over the whole query and key
     // projections, Qwen3-MoE's router without renormalization.
     (

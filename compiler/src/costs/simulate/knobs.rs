@@ -173,13 +173,15 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
 }
 
 /// The dtype an op gives its output whatever the policy: a cast's (`to`'s declared one,
-/// `type_as`'s other operand's as the run has it), and an in-place op's, which writes into its
-/// first operand and keeps its dtype (`bf16.div_(f32)` stays bf16); `None` for any other op.
+/// `type_as`'s other operand's as the run has it), an in-place op's, which writes into its
+/// first operand and keeps its dtype (`bf16.div_(f32)` stays bf16), and a softmax given its
+/// input's dtype (`keep_dtype`: `dtype=x.dtype`, which autocast leaves); `None` for any other
+/// op.
 fn cast_dtype(node: &Node, declared: DType, dtypes: &[DType]) -> Option<DType> {
     match node.op {
         Op::To => Some(declared),
         Op::TypeAs => node.inputs.get(1).map(|t| dtypes[t.0 as usize]),
-        _ if node.flag("inplace") => node.inputs.first().map(|t| dtypes[t.0 as usize]),
+        _ if node.flag("inplace") || node.flag("keep_dtype") => node.inputs.first().map(|t| dtypes[t.0 as usize]),
         _ => None,
     }
 }

@@ -437,6 +437,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Clamp => {
             let x = args.float_tensor("x", "clamp is modelled for floating-point tensors")?;
             args.float("min")?;
+            args.float("max")?;
             Ok(OpResult::one(x.clone()))
         }
         LinearFp8 => linear_fp8(args),
