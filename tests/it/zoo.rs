@@ -269,6 +269,22 @@ fn gpt2_xl() {
     assert_eq!(macs, gpt2_macs(1024, 48, 1600));
 }
 
+/// GPT-2 as transformers runs it (std.models.gpt2's `gpt2_lm`, `GPT2LMHeadModel`): each of
+/// the four published configurations has the calibration model's count and MACs (the same
+/// architecture, written from modeling_gpt2.py with its `Conv1D`s as biased linears).
+#[test]
+fn gpt2_lm_sizes() {
+    for (call, layers, d) in [
+        ("gpt2_lm()", 12, 768),
+        ("gpt2_lm(d=1024, layers=24, heads=16, ffn=4096)", 24, 1024),
+        ("gpt2_lm(d=1280, layers=36, heads=20, ffn=5120)", 36, 1280),
+        ("gpt2_lm(d=1600, layers=48, heads=25, ffn=6400)", 48, 1600),
+    ] {
+        let (params, macs) = figures("gpt2", call, Some(1024));
+        assert_eq!((params, macs), (gpt2_params(layers, d), gpt2_macs(1024, layers, d)), "{call}");
+    }
+}
+
 #[test]
 fn bert_base() {
     // Hugging Face `bert-base-uncased` (vocab_size 30522, max_position_embeddings 512,

@@ -272,6 +272,14 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.gptj\n",
         "gptj(vocab=32000, d=1024, layers=6, heads=8, rotary=32, ffn=4096, positions=16384",
     ),
+    // GPT-2 (transformers' GPT2LMHeadModel): `Conv1D` projections, the fused `c_attn` split
+    // into views, learned positions, `gelu_new` in Python, embedding and residual dropout, a
+    // head tied to the embedding; LoRA on `c_attn` ([`peft_targets`]).
+    (
+        "gpt2_small",
+        "use std.models.gpt2\n",
+        "gpt2_lm(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384",
+    ),
     // GPT-OSS: eager attention with a sink per head on alternating sliding-window layers,
     // experts with biases and a clamped gate, stored transposed.
     (
@@ -336,8 +344,18 @@ pub const LLM_MODELS: &[LlmModel] = &[
 /// device is added).
 pub type LlmScenario = (&'static str, &'static str, &'static str, &'static str);
 
-/// peft's `LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules=q/k/v/o_proj)`.
-const LORA: &str = ", lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+/// peft's `LoraConfig(r=16, lora_alpha=32, lora_dropout=0.05, target_modules=...)`, where
+/// [`llm_cases`] puts the model's [`peft_targets`] in place of `{targets}`.
+const LORA: &str = ", lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"{targets}\"";
+
+/// The modules the harness's LoRA targets in `model`: q/k/v/o_proj, or what
+/// measure_llm_families.py's `LORA_TARGETS` names for a family without them.
+fn peft_targets(model: &str) -> &'static str {
+    match model {
+        "gpt2_small" => "c_attn",
+        _ => "q_proj,k_proj,v_proj,o_proj",
+    }
+}
 
 /// The LLM set's scenarios (memory_llm.json; the fixture README says what PyTorch ran).
 pub const LLM_SCENARIOS: &[LlmScenario] = &[
@@ -390,6 +408,7 @@ pub fn llm_cases(fixture: &str, models: &[LlmModel], scenarios: &[LlmScenario]) 
             let mut source = text.to_string();
             for (scenario, kind, args, settings) in &measured {
                 let settings = settings.replace("{batch}", batch).replace("{seq}", seq);
+                let args = args.replace("{targets}", peft_targets(model));
                 let _ =
                     write!(source, "\n{kind} c_{scenario} {{ model {call}{args})  {settings}  device a100_80gb }}\n");
             }
