@@ -730,6 +730,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.mobilenet standard-library module
         Module     std.models.olmo2 standard-library module
         Module     std.models.olmoe standard-library module
+        Module     std.models.opt standard-library module
         Module     std.models.phi standard-library module
         Module     std.models.phi3 standard-library module
         Module     std.models.qwen2 standard-library module

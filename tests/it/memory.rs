@@ -192,14 +192,15 @@ fn llm_peaks_match_transformers() {
 /// biases and a GELU MLP), Phi (std.models.phi: a parallel block, `gelu_new` in Python,
 /// residual dropout), GPT-J (std.models.gptj: Phi's block with GPT-J's own rotary
 /// embedding), GPT-OSS (std.models.gpt_oss: eager attention with sinks, biased experts)
-/// and GPT-2 (std.models.gpt2's `gpt2_lm`: `Conv1D` projections, learned positions, LoRA on
-/// `c_attn`; written after the rest), against their transformers code in the
+/// GPT-2 (std.models.gpt2's `gpt2_lm`: `Conv1D` projections, learned positions, LoRA on
+/// `c_attn`) and OPT (std.models.opt: learned positions at a float32 mask's cumulative sum,
+/// pre- and post-norm; written after the rest), against their transformers code in the
 /// LLM set's harness (CUDA semantics, the same scenarios and sizes): issue 18's bar, and
 /// every peak exact.
 #[test]
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
-    assert_llm_set_exact(&cases, 311);
+    assert_llm_set_exact(&cases, 341);
 }
 
 /// GPT-NeoX under peft's LoRA on its attention projections (`query_key_value` and `dense`,
@@ -1791,6 +1792,20 @@ fn generate_steps_match_transformers_on_the_cpu() {
     }
     println!("{}", report.join("\n"));
     assert!(off.is_empty(), "off: {off:?}\n{}", report.join("\n"));
+}
+
+/// A factory's dtype is its own: `full` makes float32 (torch's default dtype) in a bf16 model,
+/// as `torch.ones` makes OPT's position mask, and bf16 only when asked. The OPT families cases
+/// measure it (the mask at an 8,192-token decode: 32 KiB, not 16 KiB).
+#[test]
+fn a_full_keeps_its_dtype_under_bf16() {
+    let text = "model m(dtype: str) {\n    input x: f32[N, 8]\n    return full([N, 65536], 1.0, dtype)\n}\n\
+                infer default { model m(dtype=\"f32\")  batch 64  no_grad  eval  precision bf16  device cpu }\n\
+                infer half { model m(dtype=\"bf16\")  batch 64  no_grad  eval  precision bf16  device cpu }\n";
+    let peaks = peaks_of_scenarios(text.to_string());
+    let [(_, default), (_, half)] = &peaks[..] else { panic!("{peaks:?}") };
+    // The output: 64 x 65,536 elements, 4 bytes against 2.
+    assert_eq!(default - half, 64 * 65536 * 2, "{peaks:?}");
 }
 
 /// A softmax given its input's dtype (`keep_dtype=true`, torch's `dtype=x.dtype`) is one autocast

@@ -682,6 +682,45 @@ fn gptj_6b() {
     assert_eq!(macs, gated_decoder_macs(s, vocab, d, layers, 16, 16, 256, ffn) - layers * s * d * ffn);
 }
 
+/// OPT's parameters (`OPTForCausalLM`, transformers 5.24): the token embedding (`vocab x
+/// word_dim`, tied to the head), the learned positions (two rows past the context), per layer
+/// biased q/k/v/`out_proj` (`4 d^2 + 4 d`), the MLP (`2 d ffn + ffn + d`) and two LayerNorms
+/// (`4 d`), the final LayerNorm (`2 d`, pre-norm sizes only) and, where the embedding is
+/// narrower than the model, `project_in` and `project_out` (`d x word_dim` each, unbiased).
+fn opt_params(word_dim: i128, d: i128, layers: i128, ffn: i128, pre_norm: bool) -> i128 {
+    let layer = 4 * d * d + 4 * d + 2 * d * ffn + ffn + d + 4 * d;
+    let final_norm = if pre_norm { 2 * d } else { 0 };
+    let projections = if word_dim == d { 0 } else { 2 * d * word_dim };
+    50_272 * word_dim + 2_050 * d + layers * layer + final_norm + projections
+}
+
+/// The four OPT sizes of std.models.opt (OPT-125m is `opt()`'s defaults) against transformers' counts for the
+/// `facebook/opt-*` `OPTConfig`s built on the meta device (125,239,296; 331,196,416;
+/// 1,315,758,080; 6,658,473,984), the formula, and the MACs of a 2,048-token sequence.
+#[test]
+fn opt_sizes() {
+    for (model, word_dim, d, layers, ffn, pre_norm, published) in [
+        ("opt_125m", 768, 768, 12, 3072, true, 125_239_296),
+        ("opt_350m", 512, 1024, 24, 4096, false, 331_196_416),
+        ("opt_1_3b", 2048, 2048, 24, 8192, true, 1_315_758_080),
+        ("opt_6_7b", 4096, 4096, 32, 16_384, true, 6_658_473_984),
+    ] {
+        assert_eq!(opt_params(word_dim, d, layers, ffn, pre_norm), published, "{model}: formula");
+        let call = if model == "opt_125m" { "opt()".to_string() } else { format!("{model}()") };
+        let (ours, macs) = figures("opt", &call, Some(2048));
+        assert_eq!(ours, published, "{model}: parameters");
+        let s = 2048;
+        let projections = if word_dim == d { 0 } else { 2 * d * word_dim };
+        let mut expected = decoder_macs(s, layers, d, 4 * d * d + 2 * d * ffn, 50_272);
+        // The head is `word_dim` wide, not `d`.
+        expected += s * (50_272 * (word_dim - d) + projections);
+        assert_eq!(macs, expected, "{model}: MACs");
+    }
+    // A preset is the generic model with its configuration.
+    let generic = "opt(d=2048, layers=24, heads=32, ffn=8192)";
+    assert_eq!(figures("opt", generic, Some(2048)), figures("opt", "opt_1_3b()", Some(2048)));
+}
+
 /// gpt-oss-20b and gpt-oss-120b (std.models.gpt_oss's `gpt_oss_20b()` and `gpt_oss(layers=36,
 /// experts=128)`, transformers 5.24's `GptOssForCausalLM` in bf16): their counts (`openai/gpt-oss-20b`'s and `-120b`'s `GptOssConfig`s built on the
 /// meta device: 20,914,757,184 and 116,829,156,672), the formula (biased attention

@@ -280,6 +280,15 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.gpt2\n",
         "gpt2_lm(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384",
     ),
+    // OPT: learned positions read at a float32 mask's cumulative sum, scaled queries, a ReLU
+    // MLP over flattened hidden states, dropout 0.1; pre-norm, and OPT-350m's kind (norms
+    // after the residual sums, the embedding projected in and out).
+    ("opt_small", "use std.models.opt\n", "opt(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384"),
+    (
+        "opt_350m_small",
+        "use std.models.opt\n",
+        "opt(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384, word_dim=512, pre_norm=false",
+    ),
     // GPT-OSS: eager attention with a sink per head on alternating sliding-window layers,
     // experts with biases and a clamped gate, stored transposed.
     (
