@@ -288,7 +288,8 @@ pub enum Family {
     /// Selecting, ranking and encoding elements by index (`topk`, `sort`, `gather`,
     /// `index`, `index_put`, `one_hot`).
     Index,
-    /// Tensors made from sizes alone (`arange`, `empty_like`, `new_zeros`, `new_ones`).
+    /// Tensors made from sizes alone (`arange`, `full`, `empty_like`, `full_like`, `new_zeros`,
+    /// `new_ones`).
     Factory,
     /// Upsampling and interpolation.
     Resize,

@@ -1794,18 +1794,23 @@ fn generate_steps_match_transformers_on_the_cpu() {
     assert!(off.is_empty(), "off: {off:?}\n{}", report.join("\n"));
 }
 
-/// A factory's dtype is its own: `full` makes float32 (torch's default dtype) in a bf16 model,
-/// as `torch.ones` makes OPT's position mask, and bf16 only when asked. The OPT families cases
-/// measure it (the mask at an 8,192-token decode: 32 KiB, not 16 KiB).
+/// A factory's named dtype is its own: `full` makes float32 (torch's default dtype) in a bf16
+/// model, as `torch.ones` makes OPT's position mask, and bf16 only when asked; `full_like`
+/// follows its input (bf16) unless it names a dtype. The OPT families cases measure the first
+/// (the mask at an 8,192-token decode: 32 KiB, not 16 KiB).
 #[test]
-fn a_full_keeps_its_dtype_under_bf16() {
-    let text = "model m(dtype: str) {\n    input x: f32[N, 8]\n    return full([N, 65536], 1.0, dtype)\n}\n\
-                infer default { model m(dtype=\"f32\")  batch 64  no_grad  eval  precision bf16  device cpu }\n\
-                infer half { model m(dtype=\"bf16\")  batch 64  no_grad  eval  precision bf16  device cpu }\n";
+fn a_factory_keeps_its_named_dtype_under_bf16() {
+    let text = "model m(dtype: str, like: bool) {\n    input x: f32[N, 8]\n    if like {\n        y = full_like(expand(reshape(x, [N, 8, 1]), [N, 8, 8192]), 1.0, dtype=dtype)\n    } else {\n        y = full([N, 65536], 1.0, dtype)\n    }\n    return y\n}\n\
+                infer default { model m(dtype=\"f32\", like=false)  batch 64  no_grad  eval  precision bf16  device cpu }\n\
+                infer half { model m(dtype=\"bf16\", like=false)  batch 64  no_grad  eval  precision bf16  device cpu }\n\
+                infer like_named { model m(dtype=\"f32\", like=true)  batch 64  no_grad  eval  precision bf16  device cpu }\n\
+                infer like_input { model m(dtype=\"\", like=true)  batch 64  no_grad  eval  precision bf16  device cpu }\n";
     let peaks = peaks_of_scenarios(text.to_string());
-    let [(_, default), (_, half)] = &peaks[..] else { panic!("{peaks:?}") };
+    let [(_, default), (_, half), (_, like_named), (_, like_input)] = &peaks[..] else { panic!("{peaks:?}") };
     // The output: 64 x 65,536 elements, 4 bytes against 2.
     assert_eq!(default - half, 64 * 65536 * 2, "{peaks:?}");
+    assert_eq!(like_named - like_input, 64 * 65536 * 2, "{peaks:?}");
+    assert_eq!((default, half), (like_named, like_input), "{peaks:?}");
 }
 
 /// A softmax given its input's dtype (`keep_dtype=true`, torch's `dtype=x.dtype`) is one autocast

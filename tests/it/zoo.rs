@@ -699,22 +699,21 @@ fn opt_params(word_dim: i128, d: i128, layers: i128, ffn: i128, pre_norm: bool) 
 /// 1,315,758,080; 6,658,473,984), the formula, and the MACs of a 2,048-token sequence.
 #[test]
 fn opt_sizes() {
-    for (model, word_dim, d, layers, ffn, pre_norm, published) in [
-        ("opt_125m", 768, 768, 12, 3072, true, 125_239_296),
-        ("opt_350m", 512, 1024, 24, 4096, false, 331_196_416),
-        ("opt_1_3b", 2048, 2048, 24, 8192, true, 1_315_758_080),
-        ("opt_6_7b", 4096, 4096, 32, 16_384, true, 6_658_473_984),
+    for (call, word_dim, d, layers, ffn, pre_norm, published) in [
+        ("opt()", 768, 768, 12, 3072, true, 125_239_296),
+        ("opt_350m()", 512, 1024, 24, 4096, false, 331_196_416),
+        ("opt_1_3b()", 2048, 2048, 24, 8192, true, 1_315_758_080),
+        ("opt_6_7b()", 4096, 4096, 32, 16_384, true, 6_658_473_984),
     ] {
-        assert_eq!(opt_params(word_dim, d, layers, ffn, pre_norm), published, "{model}: formula");
-        let call = if model == "opt_125m" { "opt()".to_string() } else { format!("{model}()") };
-        let (ours, macs) = figures("opt", &call, Some(2048));
-        assert_eq!(ours, published, "{model}: parameters");
+        assert_eq!(opt_params(word_dim, d, layers, ffn, pre_norm), published, "{call}: formula");
+        let (ours, macs) = figures("opt", call, Some(2048));
+        assert_eq!(ours, published, "{call}: parameters");
         let s = 2048;
         let projections = if word_dim == d { 0 } else { 2 * d * word_dim };
         let mut expected = decoder_macs(s, layers, d, 4 * d * d + 2 * d * ffn, 50_272);
         // The head is `word_dim` wide, not `d`.
         expected += s * (50_272 * (word_dim - d) + projections);
-        assert_eq!(macs, expected, "{model}: MACs");
+        assert_eq!(macs, expected, "{call}: MACs");
     }
     // A preset is the generic model with its configuration.
     let generic = "opt(d=2048, layers=24, heads=32, ffn=8192)";

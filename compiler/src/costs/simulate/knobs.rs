@@ -172,17 +172,21 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
     dtypes
 }
 
-/// The dtype an op gives its output whatever the policy: a factory's (`full`'s declared
-/// one), a cast's (`to`'s declared one,
-/// `type_as`'s other operand's as the run has it), an in-place op's, which writes into its
-/// first operand and keeps its dtype (`bf16.div_(f32)` stays bf16), and a softmax given its
-/// input's dtype (`keep_dtype`: `dtype=x.dtype`, which autocast leaves); `None` for any other
-/// op.
+/// The dtype an op gives its output whatever the policy: a cast's (`to`'s declared one,
+/// `type_as`'s other operand's as the run has it), a factory's whose dtype is named, an
+/// in-place op's, which writes into its first operand and keeps its dtype (`bf16.div_(f32)`
+/// stays bf16), and a softmax given its input's dtype (`keep_dtype`: `dtype=x.dtype`, which
+/// autocast leaves); `None` for any other op.
 fn cast_dtype(node: &Node, declared: DType, dtypes: &[DType]) -> Option<DType> {
     match node.op {
-        // A factory's dtype is its own: `torch.full`/`torch.ones` make float32 (the default
-        // dtype) in a model `.half()` made half, as OPT's position mask is.
-        Op::To | Op::Full => Some(declared),
+        Op::To => Some(declared),
+        // A factory's named dtype is its own: `torch.full`/`torch.ones`/`torch.arange` make the
+        // default dtype, float32, in a model `.half()` made half (OPT's position mask), and
+        // `new_zeros(..., dtype=...)` the one it names; only an unnamed one (`""`, the `_like`
+        // and `new_` ops' default) follows its input.
+        _ if node.op.family() == Family::Factory && node.str_arg("dtype").is_some_and(|d| !d.is_empty()) => {
+            Some(declared)
+        }
         Op::TypeAs => node.inputs.get(1).map(|t| dtypes[t.0 as usize]),
         _ if node.flag("inplace") || node.flag("keep_dtype") => node.inputs.first().map(|t| dtypes[t.0 as usize]),
         _ => None,
