@@ -720,6 +720,38 @@ fn opt_sizes() {
     assert_eq!(figures("opt", generic, Some(2048)), figures("opt", "opt_1_3b()", Some(2048)));
 }
 
+/// Falcon's parameters from its configuration: the embedding (vocabulary 65,024, tied to the
+/// head), per layer the fused `query_key_value` (`heads + 2 kv` heads of `d / heads`),
+/// `dense` d^2, the MLP 2 d ffn and `norms` LayerNorms of 2 d, and `ln_f` 2 d; no biases.
+fn falcon_params(d: i128, layers: i128, heads: i128, kv: i128, ffn: i128, norms: i128) -> i128 {
+    let layer = d * (heads + 2 * kv) * (d / heads) + d * d + 2 * d * ffn + norms * 2 * d;
+    65_024 * d + layers * layer + 2 * d
+}
+
+/// Falcon-7B, Falcon 2 11B and Falcon-40B (std.models.falcon) against transformers' counts
+/// for the `tiiuae/falcon-*` `FalconConfig`s built on the meta device (6,921,720,704;
+/// 10,836,484,096; 41,303,293,952), the formula, and the MACs of a 2,048-token sequence;
+/// Falcon-180B as the generic model (178,557,088,768).
+#[test]
+fn falcon_sizes() {
+    for (call, d, layers, heads, kv, norms, published) in [
+        ("falcon_7b()", 4544, 32, 71, 1, 1, 6_921_720_704),
+        ("falcon_11b()", 4096, 60, 32, 8, 1, 10_836_484_096),
+        ("falcon_40b()", 8192, 60, 128, 8, 2, 41_303_293_952),
+        ("falcon(d=14848, layers=80, heads=232, kv_heads=8, new_arch=true)", 14_848, 80, 232, 8, 2, 178_557_088_768),
+    ] {
+        let ffn = 4 * d;
+        assert_eq!(falcon_params(d, layers, heads, kv, ffn, norms), published, "{call}: formula");
+        let (ours, macs) = figures("falcon", call, Some(2048));
+        assert_eq!(ours, published, "{call}: parameters");
+        let per_layer = d * (heads + 2 * kv) * (d / heads) + d * d + 2 * d * ffn;
+        assert_eq!(macs, decoder_macs(2048, layers, d, per_layer, 65_024), "{call}: MACs");
+    }
+    // A preset is the generic model with its configuration.
+    let generic = "falcon(d=8192, layers=60, heads=128, kv_heads=8, new_arch=true)";
+    assert_eq!(figures("falcon", generic, Some(2048)), figures("falcon", "falcon_40b()", Some(2048)));
+}
+
 /// gpt-oss-20b and gpt-oss-120b (std.models.gpt_oss's `gpt_oss_20b()` and `gpt_oss(layers=36,
 /// experts=128)`, transformers 5.24's `GptOssForCausalLM` in bf16): their counts (`openai/gpt-oss-20b`'s and `-120b`'s `GptOssConfig`s built on the
 /// meta device: 20,914,757,184 and 116,829,156,672), the formula (biased attention

@@ -158,6 +158,11 @@ pub struct OpMemory {
     /// Temporaries the size of input 0 that the backward holds while it makes that input's
     /// gradient (`pow_backward`'s `exponent * self.pow(exponent - 1)`: two).
     pub backward_scratch: u8,
+    /// For a backward that runs as several nodes (the math attention: `math_attention`), the
+    /// bytes it holds at its peak besides its saved tensors and the upstream gradient; the
+    /// simulation checks that moment instead of the one when every input gradient is made
+    /// and nothing is freed yet. `None`: one node.
+    pub backward_staged: Option<i128>,
     /// How many of the inputs, from the first, get a gradient (`type_as` reads only its
     /// other operand's dtype: one); `u8::MAX` for all.
     pub grad_inputs: u8,
@@ -248,14 +253,20 @@ pub fn sdpa_call(node: &Node, graph: &Graph, mode: &Mode) -> Option<sdpa::SdpaCa
         // The mask, when given, is the fourth input (parameters in declaration order).
         masked: node.inputs.len() > 3,
         requires_grad: mode.grad,
-        head_groups: match (q.rank(), k.rank()) {
-            (rq, rk) if rq >= 3 && rk >= 3 && node.flag("enable_gqa") => {
-                let (hq, hk) = (q.shape[rq - 3].known().unwrap_or(1), k.shape[rk - 3].known().unwrap_or(1));
-                if hk > 0 { hq / hk } else { 1 }
-            }
-            _ => 1,
-        },
+        head_groups: if node.flag("enable_gqa") { query_heads_per_key_head(q, k) } else { 1 },
+        broadcast_heads: if node.flag("enable_gqa") { 1 } else { query_heads_per_key_head(q, k) },
     })
+}
+
+/// Query heads per key head of an attention call (dimension -3 of `[N, H, T, D]`; 1 for
+/// fewer dimensions or unknown sizes).
+fn query_heads_per_key_head(q: &crate::shapes::TensorType, k: &crate::shapes::TensorType) -> i128 {
+    let (rq, rk) = (q.rank(), k.rank());
+    if rq < 3 || rk < 3 {
+        return 1;
+    }
+    let (hq, hk) = (q.shape[rq - 3].known().unwrap_or(1), k.shape[rk - 3].known().unwrap_or(1));
+    if hk > 0 { (hq / hk).max(1) } else { 1 }
 }
 
 /// The tensors `scaled_dot_product_attention` makes of its mask before the kernel runs.
@@ -324,7 +335,8 @@ fn sdpa_mask(
 /// lower-triangular bool mask is added to the scores in place. On CUDA a half call is upcast
 /// to float32 first (`allow_fp16_bf16_reduction_math_sdp` is off by default) and the output
 /// cast back. Each `matmul` copies an operand its batch dimensions do not fold in (the
-/// transposed `[N, T, H, D]` views every attention module makes), and saves the copy.
+/// transposed `[N, T, H, D]` views every attention module makes, or key heads broadcast to
+/// the query's), and saves the copy.
 /// Measured on CPU float32 (tests/fixtures/ops/measurements_sdpa.json, `math`).
 fn math_attention(
     node: &Node,
@@ -368,35 +380,69 @@ fn math_attention(
     let held = sum(&[upcast_copies, mask, repeated]);
     // Which operands the matmuls copy: q_s and k_s are new tensors laid out like q and k
     // (k transposed), v is used as it is; each folds its (N, H) dimensions for `bmm`.
-    let folds = |t: Option<&TensorId>, made_like: bool, transpose: bool| -> bool {
+    // Heads broadcast without `enable_gqa` (one key head): each matmul expands the operand to
+    // the query's heads (stride 0) before folding its batch dimensions.
+    let broadcast = call.broadcast_heads.max(1);
+    let folds = |t: Option<&TensorId>, made_like: bool, transpose: bool, broadcast: i128| -> bool {
         let (Some(&t), true) = (t, call.four_d) else { return true };
         let Some((mut shape, mut strides)) = layouts.shape_and_strides(graph, t) else { return true };
         if transpose {
             strides.swap(2, 3);
             shape.swap(2, 3);
         }
-        let strides = if made_like { dense_like(&strides, &shape) } else { strides };
+        let mut strides = if made_like { dense_like(&strides, &shape) } else { strides };
+        if broadcast > 1 {
+            shape[1] = shape[1].saturating_mul(broadcast);
+            strides[1] = 0;
+        }
         merges_leading(&shape, &strides, 2)
     };
-    // Repeated k and v (`enable_gqa`) are new row-major tensors, which fold.
-    let q_copy = if folds(q, true, false) { 0 } else { qb };
-    let k_copy = if groups > 1 || folds(k, true, true) { 0 } else { kb };
-    let v_copy = if groups > 1 || folds(v, false, false) { 0 } else { vb };
+    // Repeated k and v (`enable_gqa`) are new row-major tensors, which fold. A broadcast
+    // operand folds only where the batch before its heads is 1 (`[1, H]` with stride 0 is a
+    // view); otherwise `reshape` copies it as large as the query's heads make it, and `bmm`
+    // saves the copy.
+    let q_copy = if folds(q, true, false, 1) { 0 } else { qb };
+    let k_copy = if groups > 1 || folds(k, true, true, broadcast) { 0 } else { kb.saturating_mul(broadcast) };
+    let v_copy = if groups > 1 || folds(v, false, false, broadcast) { 0 } else { vb.saturating_mul(broadcast) };
+    // What the first `bmm` keeps of k: its copy, or k_s itself.
+    let k_kept = if k_copy > 0 { k_copy } else { kb };
     // With an upcast the output is made in float32 and cast back, and so are the weights
     // returned beside it.
     let cast_back = if upcast { sum(&[ob / 2, wb / 2]) } else { 0 };
     let stages = |recording: bool| {
         let first_matmul = sum(&[held, qb, kb, q_copy, k_copy, wb]);
         // After the first matmul a copy of q is freed unless saved; k's copy (or k_s) is saved.
-        let kept = if recording { sum(&[q_copy, kb]) } else { 0 };
+        let kept = if recording { sum(&[q_copy, k_kept]) } else { 0 };
         let softmax = sum(&[held, qb, kept, wb, wb]);
         let second_matmul = sum(&[held, qb, kept, wb, v_copy, ob, cast_back]);
         first_matmul.max(softmax).max(second_matmul)
     };
     // Saved: q_s or its copy, k_s or its copy, the softmax output, and v's copy (or v).
     let v_saved = upcast || v_copy > 0 || groups > 1;
-    let saved_bytes = sum(&[qb, kb, wb, if v_saved { vb } else { 0 }]);
+    let v_kept = match (v_copy > 0, v_saved) {
+        (true, _) => v_copy,
+        (false, true) => vb,
+        (false, false) => 0,
+    };
+    let saved_bytes = sum(&[qb, k_kept, wb, v_kept]);
     let output = if upcast { ob / 2 } else { ob };
+    // The backward, node by node (the engine runs the latest-made first): the output's cast
+    // (float32 gradient `ob`, the upstream one freed) and the second `bmm` (the weights'
+    // gradient `wb` and v's at the query's heads), which frees v's copy; v's gradient is summed
+    // to its heads and waits for its cast; `_softmax_backward_data` (another `wb`), which frees
+    // the weights; the first `bmm` (q's and k's gradients at the query's heads).
+    // v saved as it is (no copy) is freed with the second `bmm`'s saved tensors, though the
+    // simulation holds it to the op's end: the later stages count it off.
+    let v_grad = vb.saturating_mul(broadcast);
+    let v_pending = vb;
+    let v_freed = if v_saved { 0 } else { vb };
+    let second_bmm = sum(&[saved_bytes, ob, wb, v_grad]);
+    let softmax_backward = sum(&[qb, k_kept, wb, wb, wb, v_pending]).saturating_sub(v_freed);
+    let first_bmm = sum(&[qb, k_kept, wb, qb, kb.saturating_mul(broadcast), v_pending]).saturating_sub(v_freed);
+    let backward_peak = second_bmm.max(softmax_backward).max(first_bmm);
+    // What the simulation holds for the op when its backward starts: the saved tensors and
+    // the upstream gradient.
+    let held_at_start = sum(&[saved_bytes, output]);
     let mut saved = vec![Saved::Extra(saved_bytes)];
     if !v_saved {
         saved.push(Saved::Input(2));
@@ -411,6 +457,7 @@ fn math_attention(
         saved: SavedList::new(&saved),
         grad: GradFlow::New,
         backward_scratch: 0,
+        backward_staged: Some(backward_peak.saturating_sub(held_at_start)),
         grad_inputs: u8::MAX,
         ctx_input: false,
         weights_on_ctx: false,
@@ -502,6 +549,7 @@ pub fn identity() -> OpMemory {
         grad: GradFlow::PassThrough,
         extras_always_made: true,
         backward_scratch: 0,
+        backward_staged: None,
         grad_inputs: u8::MAX,
         ctx_input: false,
         weights_on_ctx: false,
@@ -524,6 +572,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         grad: GradFlow::New,
         extras_always_made: true,
         backward_scratch: 0,
+        backward_staged: None,
         grad_inputs: u8::MAX,
         ctx_input: false,
         weights_on_ctx: false,

@@ -98,6 +98,11 @@ pub struct SdpaCall {
     /// takes grouped heads as they are (`check_batch_size_and_num_heads_dense` with
     /// `supports_gqa`); the math path repeats k and v first.
     pub head_groups: i128,
+    /// Query heads per key/value head when they differ without `enable_gqa` (1 when they are
+    /// equal): the batched matmuls of the math path broadcast them, and no fused kernel takes
+    /// them (`check_batch_size_and_num_heads_dense` wants equal heads), as Falcon-7B's
+    /// multi-query attention runs.
+    pub broadcast_heads: i128,
 }
 
 /// The cuDNN version of the CUDA 13.2 wheels of PyTorch 2.15 (`torch.backends.cudnn.version()`
@@ -138,6 +143,8 @@ fn can_use(device: &Device, call: &SdpaCall, backend: SdpaBackend) -> bool {
     let major = device.compute_capability().map_or(0, |cc| cc.0);
     match (device.kind, backend) {
         (_, SdpaBackend::Math) => true,
+        // `check_batch_size_and_num_heads_dense`, in every fused kernel's constraints.
+        _ if call.broadcast_heads > 1 => false,
         // use_flash_attention_cpp: 4-D, equal head sizes, fp32/fp64/bf16/fp16.
         (DeviceKind::Cpu, SdpaBackend::Flash) => call.four_d && dq == dk && dq == dv && tq > 0 && tk > 0,
         (DeviceKind::Cpu | DeviceKind::Mps, _) => false,
@@ -248,6 +255,7 @@ mod tests {
             masked: false,
             requires_grad: true,
             head_groups: 1,
+            broadcast_heads: 1,
         }
     }
 
@@ -289,13 +297,15 @@ mod tests {
 
     /// A mask rules out FlashAttention on CUDA (`check_for_attn_mask`), not the CPU's flash
     /// kernel, the efficient kernel or cuDNN's; the efficient kernel takes no grouped heads
-    /// (`check_batch_size_and_num_heads_dense<false>`), so fp32 GQA on CUDA runs the math path.
+    /// (`check_batch_size_and_num_heads_dense<false>`), so fp32 GQA on CUDA runs the math path;
+    /// key heads that differ from the query's without `enable_gqa` rule out every fused kernel.
     #[test]
     fn a_mask_and_grouped_heads_rule_out_kernels() {
         use KernelDtype::*;
         use SdpaBackend::*;
         let masked = |dtype, d| SdpaCall { masked: true, causal: false, ..call(dtype, d) };
         let grouped = |dtype, d| SdpaCall { head_groups: 4, ..call(dtype, d) };
+        let broadcast = |dtype, d| SdpaCall { broadcast_heads: 16, masked: true, causal: false, ..call(dtype, d) };
         let cases = [
             (DeviceModel::A100_80gb, masked(BFloat16, 64), Some(Efficient)),
             (DeviceModel::H100_80gb, masked(BFloat16, 128), Some(Cudnn)),
@@ -303,6 +313,10 @@ mod tests {
             (DeviceModel::A100_80gb, grouped(BFloat16, 64), Some(Flash)),
             (DeviceModel::A100_80gb, grouped(Float, 64), Some(Math)),
             (DeviceModel::T4, grouped(Half, 64), Some(Math)),
+            // One key head for 16 query heads without `enable_gqa` (Falcon-7B): math everywhere.
+            (DeviceModel::A100_80gb, broadcast(BFloat16, 64), Some(Math)),
+            (DeviceModel::H100_80gb, broadcast(BFloat16, 64), Some(Math)),
+            (DeviceModel::Cpu, broadcast(Float, 64), Some(Math)),
         ];
         for (model, c, expected) in cases {
             assert_eq!(select(Device::preset(model), &c, None), expected, "{model:?} {c:?}");

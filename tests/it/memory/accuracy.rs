@@ -289,6 +289,15 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.opt\n",
         "opt(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384, word_dim=512, pre_norm=false",
     ),
+    // Falcon: its own attention code (SDPA called directly, the mask always made), parallel
+    // attention and MLP; Falcon-7B's multi-query kind (math SDPA over one key head) and
+    // Falcon-40B's new decoder architecture (grouped keys broadcast to every head).
+    ("falcon_small", "use std.models.falcon\n", "falcon(vocab=32000, d=1024, layers=6, heads=16"),
+    (
+        "falcon_40b_small",
+        "use std.models.falcon\n",
+        "falcon(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, new_arch=true",
+    ),
     // GPT-OSS: eager attention with a sink per head on alternating sliding-window layers,
     // experts with biases and a clamped gate, stored transposed.
     (
@@ -362,6 +371,7 @@ const LORA: &str = ", lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=
 fn peft_targets(model: &str) -> &'static str {
     match model {
         "gpt2_small" => "c_attn",
+        "falcon_small" | "falcon_40b_small" => "query_key_value",
         _ => "q_proj,k_proj,v_proj,o_proj",
     }
 }

@@ -660,6 +660,14 @@ pub(super) fn run_backward(
         let mut broadcast: Vec<TensorId> = Vec::new();
         if has_grad {
             let upstream = outputs.first().and_then(|o| grad_of[o.0 as usize]);
+            label.clear();
+            let _ = write!(label, "{} backward", node.op);
+            // A backward of several nodes peaks before the last input gradient is made.
+            if let Some(beyond) = behaviour.backward_staged.filter(|&b| b > 0) {
+                let peak = store.alloc(beyond, Category::BackwardTemporaries);
+                store.check(&label, Some(&node.origin.stmt));
+                store.release(peak);
+            }
             let mut fresh = Vec::new();
             for &input in behaviour.differentiable(inputs) {
                 if !forward.requires_grad[input.0 as usize] {
@@ -748,9 +756,9 @@ pub(super) fn run_backward(
             let transient = run.weight_transient(i, Pass::Backward);
             fresh.extend((workspace > 0).then(|| store.alloc(workspace, Category::Workspace)));
             fresh.extend((transient > 0).then(|| store.alloc(transient, Category::BackwardTemporaries)));
-            label.clear();
-            let _ = write!(label, "{} backward", node.op);
-            store.check(&label, Some(&node.origin.stmt));
+            if behaviour.backward_staged.is_none() {
+                store.check(&label, Some(&node.origin.stmt));
+            }
             for s in fresh {
                 store.release(s);
             }
