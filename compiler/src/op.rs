@@ -61,6 +61,8 @@ keyword_enum! {
         Matmul = "matmul",
         /// `torch.bmm`.
         Bmm = "bmm",
+        /// `torch.baddbmm(x, batch1, batch2, beta=, alpha=)`: `beta x + alpha (batch1 @ batch2)`.
+        Baddbmm = "baddbmm",
         /// `torch.einsum` of one or two operands.
         Einsum = "einsum",
         /// `Tensor.to(dtype)` (`.float()`, `.half()`): a cast.
@@ -322,7 +324,7 @@ impl Op {
         match self {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d => Family::Conv,
             Linear | Linear4bit | Linear8bit | LinearInt4 | LinearFp8 => Family::Linear,
-            Matmul | Bmm | Einsum | GroupedMm => Family::Matmul,
+            Matmul | Bmm | Baddbmm | Einsum | GroupedMm => Family::Matmul,
             Embedding => Family::Embedding,
             BatchNorm | BatchNorm1d => Family::BatchNorm,
             LayerNorm | GroupNorm | RmsNorm => Family::Norm,
@@ -368,8 +370,8 @@ impl Op {
     pub fn autocast(self) -> Autocast {
         use Op::*;
         match self {
-            Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Linear4bit | Matmul | Bmm | Einsum | Sdpa
-            | Attention | Lstm | Gru => Autocast::Half,
+            Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Linear4bit | Matmul | Bmm | Baddbmm | Einsum
+            | Sdpa | Attention | Lstm | Gru => Autocast::Half,
             Softmax | LogSoftmax | LayerNorm | GroupNorm | RmsNorm | CrossEntropy | Mse | Sum | Cumsum | Exp | Log
             | Rsqrt | Pow => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh

@@ -362,7 +362,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 109 Op)
+        (and 110 Op)
         ");
 }
 
@@ -438,7 +438,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 109 Op)
+        (and 110 Op)
         ");
 }
 
@@ -490,7 +490,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 109 Op)
+        (and 110 Op)
         "#);
 }
 
@@ -712,6 +712,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.alexnet standard-library module
         Module     std.models.articles standard-library module
         Module     std.models.bert standard-library module
+        Module     std.models.bloom standard-library module
         Module     std.models.cohere standard-library module
         Module     std.models.convnext standard-library module
         Module     std.models.deepseek_v3 standard-library module

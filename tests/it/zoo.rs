@@ -752,6 +752,33 @@ fn falcon_sizes() {
     assert_eq!(figures("falcon", generic, Some(2048)), figures("falcon", "falcon_40b()", Some(2048)));
 }
 
+/// BLOOM's parameters from its configuration: the embedding (vocabulary 250,880, tied to the
+/// head) and its LayerNorm 2 d, per layer `query_key_value` 3 d^2 + 3 d, `dense` d^2 + d, the
+/// MLP 8 d^2 + 5 d and two LayerNorms 4 d, and `ln_f` 2 d.
+fn bloom_params(d: i128, layers: i128) -> i128 {
+    250_880 * d + 2 * d + layers * (12 * d * d + 13 * d) + 2 * d
+}
+
+/// BLOOM-560m (`bloom()`), BLOOM-1b7, BLOOM-3b (the generic model) and BLOOM-7b1
+/// (std.models.bloom) against transformers' counts for the `bigscience/bloom-*`
+/// `BloomConfig`s built on the meta device (559,214,592; 1,722,408,960; 3,002,557,440;
+/// 7,069,016,064), the formula, and the MACs of a 2,048-token sequence (the ALiBi `baddbmm`
+/// and the weighted sum as SDPA's two products).
+#[test]
+fn bloom_sizes() {
+    for (call, d, layers, published) in [
+        ("bloom()", 1024, 24, 559_214_592),
+        ("bloom_1b7()", 2048, 24, 1_722_408_960),
+        ("bloom(d=2560, layers=30, heads=32)", 2560, 30, 3_002_557_440),
+        ("bloom_7b1()", 4096, 30, 7_069_016_064),
+    ] {
+        assert_eq!(bloom_params(d, layers), published, "{call}: formula");
+        let (ours, macs) = figures("bloom", call, Some(2048));
+        assert_eq!(ours, published, "{call}: parameters");
+        assert_eq!(macs, decoder_macs(2048, layers, d, 12 * d * d, 250_880), "{call}: MACs");
+    }
+}
+
 /// gpt-oss-20b and gpt-oss-120b (std.models.gpt_oss's `gpt_oss_20b()` and `gpt_oss(layers=36,
 /// experts=128)`, transformers 5.24's `GptOssForCausalLM` in bf16): their counts (`openai/gpt-oss-20b`'s and `-120b`'s `GptOssConfig`s built on the
 /// meta device: 20,914,757,184 and 116,829,156,672), the formula (biased attention

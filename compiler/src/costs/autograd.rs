@@ -158,6 +158,9 @@ pub struct OpMemory {
     /// Temporaries the size of input 0 that the backward holds while it makes that input's
     /// gradient (`pow_backward`'s `exponent * self.pow(exponent - 1)`: two).
     pub backward_scratch: u8,
+    /// Temporaries the size of input 0 the kernel holds while it runs, besides its outputs (a
+    /// declared `kernel`'s `scratch`: a custom autograd function's elementwise steps).
+    pub forward_scratch: u8,
     /// For a backward that runs as several nodes (the math attention: `math_attention`), the
     /// bytes it holds at its peak besides its saved tensors and the upstream gradient; the
     /// simulation checks that moment instead of the one when every input gradient is made
@@ -457,6 +460,7 @@ fn math_attention(
         saved: SavedList::new(&saved),
         grad: GradFlow::New,
         backward_scratch: 0,
+        forward_scratch: 0,
         backward_staged: Some(backward_peak.saturating_sub(held_at_start)),
         grad_inputs: u8::MAX,
         ctx_input: false,
@@ -549,6 +553,7 @@ pub fn identity() -> OpMemory {
         grad: GradFlow::PassThrough,
         extras_always_made: true,
         backward_scratch: 0,
+        forward_scratch: 0,
         backward_staged: None,
         grad_inputs: u8::MAX,
         ctx_input: false,
@@ -572,6 +577,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         grad: GradFlow::New,
         extras_always_made: true,
         backward_scratch: 0,
+        forward_scratch: 0,
         backward_staged: None,
         grad_inputs: u8::MAX,
         ctx_input: false,
@@ -630,6 +636,10 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
                 |k: usize| if copies[k] { Saved::CopyOfInputFor(k, 1 - k) } else { Saved::InputFor(k, 1 - k) };
             fresh(&[operand(0), operand(1)])
         }
+        // `beta x + alpha (batch1 @ batch2)` in one output: each batch operand is saved for the
+        // other's gradient (`x`'s is the incoming one, scaled); cuBLAS takes either operand
+        // row- or column-major, as `bmm` does.
+        Op::Baddbmm => fresh(&[Saved::InputFor(1, 2), Saved::InputFor(2, 1)]),
         Op::Einsum => einsum_memory(node, graph, layouts, fresh, alias_all),
         Op::Embedding => fresh(&[Saved::Input(0)]),
         Op::BatchNorm | Op::BatchNorm1d => {
@@ -834,7 +844,13 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
             if let Some(bytes) = node.int_arg("saved_bytes").filter(|&b| b > 0) {
                 saved.push(Saved::Extra(bytes));
             }
-            OpMemory { saved, ..fresh(&[]) }
+            let count = |name: &str| node.int_arg(name).map_or(0, |n| n.clamp(0, i128::from(u8::MAX)) as u8);
+            OpMemory {
+                saved,
+                forward_scratch: count("scratch"),
+                backward_scratch: count("backward_scratch"),
+                ..fresh(&[])
+            }
         }
         Op::Sdpa => {
             let Some(call) = sdpa_call(node, graph, mode) else { return fresh(&[]) };

@@ -298,6 +298,9 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.falcon\n",
         "falcon(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, new_arch=true",
     ),
+    // BLOOM: ALiBi added by `baddbmm`, eager attention with a float32 softmax, its own GELU
+    // autograd function, a LayerNorm on the embeddings.
+    ("bloom_small", "use std.models.bloom\n", "bloom(vocab=32000, d=1024, layers=6, heads=16"),
     // GPT-OSS: eager attention with a sink per head on alternating sliding-window layers,
     // experts with biases and a clamped gate, stored transposed.
     (
@@ -371,7 +374,7 @@ const LORA: &str = ", lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=
 fn peft_targets(model: &str) -> &'static str {
     match model {
         "gpt2_small" => "c_attn",
-        "falcon_small" | "falcon_40b_small" => "query_key_value",
+        "falcon_small" | "falcon_40b_small" | "bloom_small" => "query_key_value",
         _ => "q_proj,k_proj,v_proj,o_proj",
     }
 }

@@ -347,11 +347,11 @@ pub(super) fn run_forward(
         if config.cudnn_benchmark && first_step {
             workspace = workspace.max(benchmark_workspace(node, graph));
         }
-        let transient = run.weight_transient(i, Pass::Forward).saturating_add(if records {
-            behaviour.scratch.recording
-        } else {
-            behaviour.scratch.not_recording
-        });
+        let input_sized = inputs.first().map_or(0, |x| run.sizes[x.0 as usize]);
+        let transient = run
+            .weight_transient(i, Pass::Forward)
+            .saturating_add(if records { behaviour.scratch.recording } else { behaviour.scratch.not_recording })
+            .saturating_add(input_sized.saturating_mul(i128::from(behaviour.forward_scratch)));
         let w = (workspace > 0).then(|| store.alloc(workspace, Category::Workspace));
         let t = (transient > 0).then(|| store.alloc(transient, Category::Activations));
         store.check(op, Some(site));

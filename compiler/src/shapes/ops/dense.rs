@@ -99,6 +99,28 @@ pub(super) fn bmm(args: &Args) -> OpOutcome {
     matmul(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))
 }
 
+/// `baddbmm(x, batch1, batch2)`: `bmm(batch1, batch2)`'s shape, which `x` broadcasts to
+/// without growing it, of `batch1`'s dtype.
+pub(super) fn baddbmm(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let a = rank(args, "batch1", &[3], "[B, N, K] for baddbmm")?;
+    let b = rank(args, "batch2", &[3], "[B, K, M] for baddbmm")?;
+    if a.shape[0].certainly_differs(&b.shape[0]) {
+        return Err(error(format!("baddbmm batch sizes differ: {a} and {b}"))
+            .blame("batch1", format!("{a}"))
+            .blame("batch2", format!("{b}")));
+    }
+    let product = matmul(a, b).map_err(|e| e.blame("batch1", format!("{a}")).blame("batch2", format!("{b}")))?;
+    let out = &product.outputs[0];
+    let added = broadcast(x, out).map_err(|e| e.blame("x", format!("{x}")))?;
+    if added.shape != out.shape {
+        return Err(error(format!("baddbmm's added {x} would grow the product {out}"))
+            .blame("x", format!("{x}"))
+            .help("`x` must broadcast to `[B, N, M]`"));
+    }
+    Ok(product)
+}
+
 pub(super) fn embedding(args: &Args) -> OpOutcome {
     let ids = args.tensor("ids")?;
     if ids.dtype.is_float() {
@@ -162,7 +184,8 @@ pub const KERNEL_MAX_SAVES: usize = 4;
 /// `kernel(inputs, shape, ...)`: an op declared by its costs. Its output is `shape` of
 /// `dtype`; it creates `params` trained parameters and does `macs` multiply-accumulates; it
 /// saves for backward the inputs `saves` names by position (and `saved_bytes` more); it holds
-/// `workspace` bytes while it runs and while its backward runs.
+/// `workspace` bytes while it runs and while its backward runs, and `scratch` (forward) and
+/// `backward_scratch` temporaries the size of its first input.
 pub(super) fn kernel(args: &Args) -> OpOutcome {
     let inputs = args.tensors("inputs")?;
     let shape = args.ints("shape")?;
@@ -172,7 +195,7 @@ pub(super) fn kernel(args: &Args) -> OpOutcome {
         );
     }
     let dtype = args.dtype("dtype")?;
-    for key in ["params", "macs", "saved_bytes", "workspace"] {
+    for key in ["params", "macs", "saved_bytes", "workspace", "scratch", "backward_scratch"] {
         if let Some(v) = args.int(key)?.known()
             && v < 0
         {

@@ -368,6 +368,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Linear => linear(args),
         Matmul => matmul(args.tensor("a")?, args.tensor("b")?),
         Bmm => bmm(args),
+        Baddbmm => baddbmm(args),
         Embedding => embedding(args),
         BatchNorm => batchnorm(args, &[4], "[N, C, H, W]"),
         BatchNorm1d => batchnorm(args, &[2, 3], "[N, C] or [N, C, L]"),
