@@ -194,8 +194,9 @@ fn llm_peaks_match_transformers() {
 /// embedding), GPT-OSS (std.models.gpt_oss: eager attention with sinks, biased experts)
 /// GPT-2 (std.models.gpt2's `gpt2_lm`: `Conv1D` projections, learned positions, LoRA on
 /// `c_attn`), OPT (std.models.opt: learned positions at a float32 mask's cumulative sum,
-/// pre- and post-norm) and Falcon (std.models.falcon: SDPA's math path over one broadcast
-/// key head, and the new decoder architecture; written after the rest), against their transformers code in the
+/// pre- and post-norm), Falcon (std.models.falcon: SDPA's math path over one broadcast
+/// key head, and the new decoder architecture) and BLOOM (std.models.bloom: ALiBi by
+/// `baddbmm`, its GELU a declared kernel; written after the rest), against their transformers code in the
 /// LLM set's harness (CUDA semantics, the same scenarios and sizes): issue 18's bar, and
 /// every peak exact.
 #[test]
