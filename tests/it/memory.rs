@@ -1432,6 +1432,30 @@ model mlp(classes: int = 10) {
     }
 }
 
+/// A kernel's `scratch` and `backward_scratch` are temporaries the size of its first input in
+/// the run's dtype (a custom autograd function's elementwise steps, as BLOOM's `GeLUFunction`):
+/// `[4, 1024, 1024]` in bf16 is 8 MiB each, so three in the forward (no_grad, the peak is the
+/// kernel's) cost 24 MiB more, and eight in the backward 32 MiB more than four in training
+/// (the peak is then the kernel's backward).
+#[test]
+fn a_kernels_scratch_is_input_sized_in_the_runs_dtype() {
+    let file = |scratch: u32, backward: u32| {
+        format!(
+            "block gelu_fn(x) {{ return kernel([x], x.shape, saves=[0], scratch={scratch}, backward_scratch={backward}) }}\n\
+             model m() {{ input x: f32[N, 1024, 1024]\n return gelu_fn(linear(x, 1024)) }}\n\
+             infer i {{ model m()  batch 4  precision bf16  no_grad  eval }}\n\
+             train t {{ model m()  batch 4  precision bf16  optimizer sgd }}\n"
+        )
+    };
+    let plain = peaks_of_scenarios(file(0, 0));
+    let forward = peaks_of_scenarios(file(3, 0));
+    let (four, eight) = (peaks_of_scenarios(file(0, 4)), peaks_of_scenarios(file(0, 8)));
+    let mib = 1 << 20;
+    assert_eq!(forward[0].1 - plain[0].1, 24 * mib, "forward");
+    assert_eq!(four[0].1, plain[0].1, "no backward in inference");
+    assert_eq!(eight[1].1 - four[1].1, 32 * mib, "backward");
+}
+
 /// Ops on a non-contiguous input (a transposed view) copy it as PyTorch does:
 /// tests/fixtures/ops/contiguous.net, measured by tests/fixtures/ops/measure_contiguous.py (CPU,
 /// float32, batches 2 and 16, three scenarios) into measurements_contiguous.json. `linear` on

@@ -89,28 +89,28 @@ pub(super) fn matmul_rule(a: &TensorType, b: &TensorType) -> OpOutcome {
 }
 
 pub(super) fn bmm(args: &Args) -> OpOutcome {
-    let a = rank(args, "a", &[3], "[B, N, K] for bmm")?;
-    let b = rank(args, "b", &[3], "[B, K, M] for bmm")?;
+    batched_product(args, "bmm", "a", "b")
+}
+
+/// The product of the 3-D arguments `a` and `b` of `op` (`[B, N, K]` and `[B, K, M]`), which
+/// must have the same batch.
+fn batched_product(args: &Args, op: &str, a: &str, b: &str) -> OpOutcome {
+    let (an, bn) = (a, b);
+    let a = rank(args, an, &[3], &format!("[B, N, K] for {op}"))?;
+    let b = rank(args, bn, &[3], &format!("[B, K, M] for {op}"))?;
     if a.shape[0].certainly_differs(&b.shape[0]) {
-        return Err(error(format!("bmm batch sizes differ: {a} and {b}"))
-            .blame("a", format!("{a}"))
-            .blame("b", format!("{b}")));
+        return Err(error(format!("{op} batch sizes differ: {a} and {b}"))
+            .blame(an, format!("{a}"))
+            .blame(bn, format!("{b}")));
     }
-    matmul(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))
+    matmul(a, b).map_err(|e| e.blame(an, format!("{a}")).blame(bn, format!("{b}")))
 }
 
 /// `baddbmm(x, batch1, batch2)`: `bmm(batch1, batch2)`'s shape, which `x` broadcasts to
 /// without growing it, of `batch1`'s dtype.
 pub(super) fn baddbmm(args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
-    let a = rank(args, "batch1", &[3], "[B, N, K] for baddbmm")?;
-    let b = rank(args, "batch2", &[3], "[B, K, M] for baddbmm")?;
-    if a.shape[0].certainly_differs(&b.shape[0]) {
-        return Err(error(format!("baddbmm batch sizes differ: {a} and {b}"))
-            .blame("batch1", format!("{a}"))
-            .blame("batch2", format!("{b}")));
-    }
-    let product = matmul(a, b).map_err(|e| e.blame("batch1", format!("{a}")).blame("batch2", format!("{b}")))?;
+    let product = batched_product(args, "baddbmm", "batch1", "batch2")?;
     let out = &product.outputs[0];
     let added = broadcast(x, out).map_err(|e| e.blame("x", format!("{x}")))?;
     if added.shape != out.shape {

@@ -591,6 +591,22 @@ mod tests {
         assert_eq!(r.macs, k(2 * 12 * 512 * 64 * 512));
     }
 
+    /// `baddbmm`: `bmm`'s shape and MACs; the added tensor broadcasts to the product (BLOOM's
+    /// ALiBi `[B, 1, M]`) but may not grow it, and the batches must agree.
+    #[test]
+    fn baddbmm_adds_a_tensor_that_broadcasts_to_the_product() {
+        let call = |x: &[i128], a: &[i128], b: &[i128]| {
+            apply(Op::Baddbmm, &args(&[("x", t(x)), ("batch1", t(a)), ("batch2", t(b))]))
+        };
+        let r = call(&[64, 1, 512], &[64, 512, 64], &[64, 64, 512]).unwrap();
+        assert_eq!(r.outputs[0].shape, vec![k(64), k(512), k(512)]);
+        assert_eq!(r.macs, k(64 * 512 * 64 * 512));
+        let grows = call(&[2, 64, 1, 512], &[64, 512, 64], &[64, 64, 512]).unwrap_err();
+        assert!(grows.message.contains("would grow the product"), "{}", grows.message);
+        let batches = call(&[1, 1, 512], &[64, 512, 64], &[32, 64, 512]).unwrap_err();
+        assert!(batches.message.contains("baddbmm batch sizes differ"), "{}", batches.message);
+    }
+
     #[test]
     fn reshape_infers_one_dimension_and_checks_the_count() {
         let r =
