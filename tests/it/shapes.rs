@@ -1585,9 +1585,9 @@ infer serve { model m()  batch 4 }
     assert_eq!((row.shape.as_str(), row.params, row.macs), ("i64[4, 2]", 512, 2048));
     assert_eq!(s.params, 512);
     let errors = crate::support::codes(
-        "model m() {\n    input x: f32[N, 4]\n    a = kernel([x], [-1, 4])\n    return kernel([x], [2], dtype=\"f33\")\n}\ninfer s { model m()  batch 1 }\n",
+        "model m() {\n    input x: f32[N, 4]\n    a = kernel([x], [-1, 4])\n    b = kernel([x], x.shape, scratch=256)\n    return kernel([x], [2], dtype=\"f33\")\n}\ninfer s { model m()  batch 1 }\n",
     );
-    assert_eq!(errors, ["E0501", "E0501"]);
+    assert_eq!(errors, ["E0501", "E0501", "E0501"]);
 }
 
 /// An op's list-of-integers parameter takes one integer, as PyTorch's `dim=1` for `dim=(1,)`

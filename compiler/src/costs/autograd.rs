@@ -422,10 +422,13 @@ fn math_attention(
     };
     // Saved: q_s or its copy, k_s or its copy, the softmax output, and v's copy (or v).
     let v_saved = upcast || v_copy > 0 || groups > 1;
-    let v_kept = match (v_copy > 0, v_saved) {
-        (true, _) => v_copy,
-        (false, true) => vb,
-        (false, false) => 0,
+    // What the second `bmm` keeps of v: its copy, v's upcast, or v itself (not counted here).
+    let v_kept = if v_copy > 0 {
+        v_copy
+    } else if v_saved {
+        vb
+    } else {
+        0
     };
     let saved_bytes = sum(&[qb, k_kept, wb, v_kept]);
     let output = if upcast { ob / 2 } else { ob };
@@ -844,7 +847,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
             if let Some(bytes) = node.int_arg("saved_bytes").filter(|&b| b > 0) {
                 saved.push(Saved::Extra(bytes));
             }
-            let count = |name: &str| node.int_arg(name).map_or(0, |n| n.clamp(0, i128::from(u8::MAX)) as u8);
+            // The shape rule keeps both counts within 0..=255 (E0501).
+            let count = |name: &str| node.int_arg(name).and_then(|n| u8::try_from(n).ok()).unwrap_or(0);
             OpMemory {
                 saved,
                 forward_scratch: count("scratch"),

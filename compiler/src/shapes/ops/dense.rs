@@ -202,6 +202,15 @@ pub(super) fn kernel(args: &Args) -> OpOutcome {
             return Err(error(format!("a kernel's `{key}` must not be negative, found {v}")).blame(key, "here"));
         }
     }
+    for key in ["scratch", "backward_scratch"] {
+        if let Some(v) = args.int(key)?.known()
+            && v > i128::from(u8::MAX)
+        {
+            return Err(error(format!("a kernel's `{key}` counts input-sized temporaries, at most 255, found {v}"))
+                .blame(key, "here")
+                .help("give a larger transient in bytes as `workspace`"));
+        }
+    }
     let saves = args.ints("saves")?;
     if saves.len() > KERNEL_MAX_SAVES {
         return Err(error(format!("a kernel saves at most {KERNEL_MAX_SAVES} of its inputs, here {}", saves.len()))
