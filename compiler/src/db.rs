@@ -117,6 +117,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.bloom", include_str!("../stdlib/std/models/bloom.net")),
     ("std.models.gpt_oss", include_str!("../stdlib/std/models/gpt_oss.net")),
     ("std.models.gpt2", include_str!("../stdlib/std/models/gpt2.net")),
+    ("std.models.gpt_bigcode", include_str!("../stdlib/std/models/gpt_bigcode.net")),
     ("std.models.gpt_neox", include_str!("../stdlib/std/models/gpt_neox.net")),
     ("std.models.llama", include_str!("../stdlib/std/models/llama.net")),
     ("std.models.qwen2", include_str!("../stdlib/std/models/qwen2.net")),

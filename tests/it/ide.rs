@@ -722,6 +722,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.gemma2 standard-library module
         Module     std.models.gemma3 standard-library module
         Module     std.models.gpt2 standard-library module
+        Module     std.models.gpt_bigcode standard-library module
         Module     std.models.gpt_neox standard-library module
         Module     std.models.gpt_oss standard-library module
         Module     std.models.gptj standard-library module

@@ -29,6 +29,12 @@ use netc::syntax::{ExprKind, Item, SettingValue};
 /// batch 1 and, for a language model, sequence length `seq`, from a user file that imports
 /// the module.
 fn figures(family: &str, call: &str, seq: Option<u32>) -> (i128, i128) {
+    let s = probe(family, call, seq);
+    (s.params, s.macs)
+}
+
+/// The report of inference on `call` (as [`figures`] runs it).
+fn probe(family: &str, call: &str, seq: Option<u32>) -> netc::report::ScenarioReport {
     let mut db = Database::new();
     let seq = seq.map(|s| format!("  seq {s}")).unwrap_or_default();
     let text = format!("use std.models.{family}\ninfer probe {{ model {call}  batch 1{seq} }}\n");
@@ -37,8 +43,7 @@ fn figures(family: &str, call: &str, seq: Option<u32>) -> (i128, i128) {
     let diagnostics: Vec<_> = file_diagnostics(&db, file).iter().filter(|d| !d.code.info().is_lint()).collect();
     assert!(diagnostics.is_empty(), "{text}: unexpected diagnostics: {diagnostics:#?}");
     let r = report(&db, &[file], None);
-    let s = r.scenarios.first().unwrap_or_else(|| panic!("{text}: no report"));
-    (s.params, s.macs)
+    r.scenarios.into_iter().next().unwrap_or_else(|| panic!("{text}: no report"))
 }
 
 /// Asserts that `macs` / 10^9 printed with as many decimals as `published` is `published`.
@@ -777,6 +782,41 @@ fn bloom_sizes() {
         assert_eq!(ours, published, "{call}: parameters");
         assert_eq!(macs, decoder_macs(2048, layers, d, 12 * d * d, 250_880), "{call}: MACs");
     }
+}
+
+/// GPT-BigCode's parameters from its configuration: `wte` and `wpe`, per layer the fused
+/// multi-query `c_attn` (`d` queries and one key and value head of `hd = d / heads`:
+/// `d (d + 2 hd) + d + 2 hd`), `c_proj` `d^2 + d`, the MLP `2 d ffn + ffn + d` and two
+/// LayerNorms `4 d`, and `ln_f` `2 d`; the head is tied to `wte`.
+fn gpt_bigcode_params(vocab: i128, positions: i128, d: i128, layers: i128, heads: i128, ffn: i128) -> i128 {
+    let qkv = d + 2 * (d / heads);
+    vocab * d + positions * d + layers * (d * qkv + qkv + d * d + d + 2 * d * ffn + ffn + 5 * d) + 2 * d
+}
+
+/// SantaCoder, StarCoderBase 1B, 3B and 7B and StarCoder (std.models.gpt_bigcode) against
+/// transformers' counts for their `GPTBigCodeConfig`s built on the meta device
+/// (1,124,886,528; 1,137,207,296; 3,043,311,104; 7,327,263,232; 15,517,456,384), the formula,
+/// the MACs of a 2,048-token sequence, and the `[positions, positions]` bool buffer each
+/// holds (4 MiB and 64 MiB: the models' `buffers()` on the meta device).
+#[test]
+fn gpt_bigcode_sizes() {
+    for (call, vocab, positions, d, layers, heads, ffn, published) in [
+        ("santacoder()", 49_280, 2048, 2048, 24, 16, 8192, 1_124_886_528),
+        ("starcoderbase_1b()", 49_152, 8192, 2048, 24, 16, 8192, 1_137_207_296),
+        ("starcoderbase_3b()", 49_152, 8192, 2816, 36, 22, 11_264, 3_043_311_104),
+        ("starcoderbase_7b()", 49_152, 8192, 4096, 42, 32, 16_384, 7_327_263_232),
+        ("starcoder()", 49_152, 8192, 6144, 40, 48, 24_576, 15_517_456_384),
+    ] {
+        assert_eq!(gpt_bigcode_params(vocab, positions, d, layers, heads, ffn), published, "{call}: formula");
+        let (ours, macs) = figures("gpt_bigcode", call, Some(2048));
+        assert_eq!(ours, published, "{call}: parameters");
+        let per_layer = d * (d + 2 * (d / heads)) + d * d + 2 * d * ffn;
+        assert_eq!(macs, decoder_macs(2048, layers, d, per_layer, vocab), "{call}: MACs");
+        assert_eq!(probe("gpt_bigcode", call, Some(16)).ledgers.buffers, positions * positions, "{call}: buffers");
+    }
+    // A preset is the generic model with its configuration.
+    let generic = "gpt_bigcode(vocab=49152, d=6144, layers=40, heads=48, ffn=24576, positions=8192)";
+    assert_eq!(figures("gpt_bigcode", generic, Some(2048)), figures("gpt_bigcode", "starcoder()", Some(2048)));
 }
 
 /// gpt-oss-20b and gpt-oss-120b (std.models.gpt_oss's `gpt_oss_20b()` and `gpt_oss(layers=36,

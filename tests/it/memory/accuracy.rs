@@ -280,6 +280,19 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.gpt2\n",
         "gpt2_lm(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384",
     ),
+    // GPT-BigCode: GPT-2's skeleton with multi-query attention split out of one `c_attn`
+    // (SDPA over one key head with `enable_gqa`), tanh GELU and the `n_positions^2` bool
+    // buffer; and its `multi_query=False` kind (every head its own keys and values).
+    (
+        "gpt_bigcode_small",
+        "use std.models.gpt_bigcode\n",
+        "gpt_bigcode(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384",
+    ),
+    (
+        "gpt_bigcode_mha_small",
+        "use std.models.gpt_bigcode\n",
+        "gpt_bigcode(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384, multi_query=false",
+    ),
     // OPT: learned positions read at a float32 mask's cumulative sum, scaled queries, a ReLU
     // MLP over flattened hidden states, dropout 0.1; pre-norm, and OPT-350m's kind (norms
     // after the residual sums, the embedding projected in and out).
@@ -373,7 +386,7 @@ const LORA: &str = ", lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=
 /// measure_llm_families.py's `LORA_TARGETS` names for a family without them.
 fn peft_targets(model: &str) -> &'static str {
     match model {
-        "gpt2_small" => "c_attn",
+        "gpt2_small" | "gpt_bigcode_small" | "gpt_bigcode_mha_small" => "c_attn",
         "falcon_small" | "falcon_40b_small" | "bloom_small" => "query_key_value",
         _ => "q_proj,k_proj,v_proj,o_proj",
     }
