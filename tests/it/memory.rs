@@ -1106,6 +1106,26 @@ fn an_operand_is_saved_only_for_the_other_operands_gradient() {
     assert!(expected - 8 <= peak && peak <= expected, "netc {peak}, PyTorch {expected}");
 }
 
+/// `pow` keeps what its form's backward reads (tests/fixtures/ops/measure_pow.py, two SGD
+/// steps at batch 32 on the CPU): a number to a tensor its exponent and result, a tensor to a
+/// tensor both operands and the result (the buffer exponent too, though it needs no
+/// gradient), a tensor to a number its input; and each backward's input-sized temporaries
+/// (`result * log(base)`: one; `pow_backward_self`'s `self.pow(exponent - 1)`, its product
+/// with the exponent and with the gradient: three). PyTorch peaks at 130,716 B, in that
+/// `pow_backward_self`; netc is 324 B under, the exponent-sized temporaries it leaves out
+/// there (the `exponent == 0` mask, 64 B; `exponent - 1`, 256 B; the 0-dim zeros, 4 B).
+/// Without those backward temporaries netc was 16,708 B under.
+#[test]
+fn pow_keeps_what_its_form_needs() {
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_pow.json")).expect("valid JSON");
+    let expected = measured["powers"]["bs32"]["train_sgd"].as_i64().expect("a peak") as i128;
+    let mut text = include_str!("../fixtures/ops/pow.net").to_string();
+    text.push_str("train t { model powers()  batch 32  device cpu  optimizer sgd }\n");
+    let [(_, peak)] = peaks_of_scenarios(text)[..] else { panic!("one scenario") };
+    assert_eq!(expected - peak, 64 + 256 + 4, "netc {peak}, PyTorch {expected}");
+}
+
 /// Whether a reshape is a view follows the strides PyTorch gives each tensor: the output of
 /// CPU flash attention on transposed q is `[N, T, H, D]` memory, so `reshape(transpose(y, 1,
 /// 2))` is a view of it, while the math path's row-major output is copied (4 x 100 x 256 x 4 B =

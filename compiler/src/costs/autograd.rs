@@ -780,9 +780,20 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
         // `log`, `sin`, `cos` and `pow` through their input; `neg` needs nothing.
         Op::Exp | Op::Sqrt | Op::Rsqrt => fresh(&[Saved::Output(0)]),
         Op::Log | Op::Sin | Op::Cos => fresh(&[Saved::Input(0)]),
-        // `pow_backward`: `grad * (exponent * self.pow(exponent - 1))`, both temporaries held
-        // to the end of the expression (measured: tests/fixtures/ops/measure_cast.py).
-        Op::Pow => OpMemory { backward_scratch: 2, ..fresh(&[Saved::Input(0)]) },
+        // A tensor to a number: `pow_backward`, `grad * (exponent * self.pow(exponent - 1))`,
+        // both temporaries held to the end of the expression (measured:
+        // tests/fixtures/ops/measure_cast.py). A number to a tensor (`PowBackward1`) keeps the
+        // exponent and the result, and makes `result * log(base)`; a tensor to a tensor
+        // (`PowBackward2`) keeps both operands and the result, and `pow_backward_self` holds
+        // `self.pow(exponent - 1)`, its product with the exponent and with the gradient
+        // (tests/fixtures/ops/measure_pow.py; the inputs are the tensor operands in order).
+        Op::Pow => match (node.args.values.get("x"), node.args.values.get("exponent")) {
+            (Some(ArgValue::Tensor(_)), Some(ArgValue::Tensor(_))) => {
+                OpMemory { backward_scratch: 3, ..fresh(&[Saved::Input(0), Saved::Input(1), Saved::Output(0)]) }
+            }
+            (Some(ArgValue::Tensor(_)), _) => OpMemory { backward_scratch: 2, ..fresh(&[Saved::Input(0)]) },
+            _ => OpMemory { backward_scratch: 1, ..fresh(&[Saved::Input(0), Saved::Output(0)]) },
+        },
         Op::Neg => fresh(&[]),
         // A new tensor of the new dtype, whose backward casts the gradient back (sizes only);
         // the tensor itself when the run gives it that dtype already (the simulation decides,

@@ -1,5 +1,5 @@
 //! The rules of elementwise math on one tensor (`exp`, `log`, `sin`, `cos`, `sqrt`, `rsqrt`,
-//! `neg`, `pow`), of choosing elements by a mask (`masked_fill`, `where`), of comparisons and
+//! `neg`), of powers (`pow`), of choosing elements by a mask (`masked_fill`, `where`), of comparisons and
 //! their masks (`lt`, ..., `bitwise_and`), of filled tensors (`new_zeros`, `new_ones`) and of
 //! stochastic depth (`drop_path`).
 
@@ -16,6 +16,30 @@ pub(super) fn elementwise_math(op: Op, args: &Args) -> OpOutcome {
             .help("use logical not"));
     }
     Ok(OpResult::one(TensorType::new(dtype, x.shape.clone())))
+}
+
+/// `pow(x, exponent)`: the operands broadcast and meet in `torch.result_type`'s dtype, a number
+/// counting as a 0-dim tensor of float32 or int64 (`bf16 ** 2.0` stays bf16, `i32 ** 2.0` is
+/// float32, `i32 ** 2` int32, `2 ** f32` float32).
+pub(super) fn pow(args: &Args) -> OpOutcome {
+    let operand = |name: &str| -> Result<TensorType, OpError> {
+        match args.get(name)? {
+            ArgValue::Tensor(t) => Ok(TensorType::clone(t)),
+            ArgValue::Float(_) => Ok(TensorType::new(DType::F32, Vec::new())),
+            ArgValue::Int(_) => Ok(TensorType::new(DType::I64, Vec::new())),
+            _ => Err(error(format!("`{name}` must be a tensor or a number")).blame(name, "neither")),
+        }
+    };
+    let (x, e) = (operand("x")?, operand("exponent")?);
+    let is_tensor = |name: &str| matches!(args.get(name), Ok(ArgValue::Tensor(_)));
+    if !is_tensor("x") && !is_tensor("exponent") {
+        return Err(error("pow of two numbers: one operand must be a tensor")
+            .blame("x", "a number")
+            .help("compute the number in the language (`2.0 * 2.0`), or make a tensor with `full`"));
+    }
+    let out = broadcast(&x, &e).map_err(|err| err.blame("x", format!("{x}")).blame("exponent", format!("{e}")))?;
+    let dtype = DType::result_type([(x.dtype, x.shape.is_empty()), (e.dtype, e.shape.is_empty())]).unwrap_or(out.dtype);
+    Ok(OpResult::one(TensorType::new(dtype, out.shape)))
 }
 
 /// `masked_fill(x, mask, value)`: `x`'s shape; `mask` is a bool tensor that broadcasts to it
