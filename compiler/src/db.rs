@@ -115,6 +115,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.opt", include_str!("../stdlib/std/models/opt.net")),
     ("std.models.falcon", include_str!("../stdlib/std/models/falcon.net")),
     ("std.models.bloom", include_str!("../stdlib/std/models/bloom.net")),
+    ("std.models.mpt", include_str!("../stdlib/std/models/mpt.net")),
     ("std.models.gpt_oss", include_str!("../stdlib/std/models/gpt_oss.net")),
     ("std.models.gpt2", include_str!("../stdlib/std/models/gpt2.net")),
     ("std.models.gpt_bigcode", include_str!("../stdlib/std/models/gpt_bigcode.net")),

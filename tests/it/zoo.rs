@@ -784,6 +784,32 @@ fn bloom_sizes() {
     }
 }
 
+/// MPT's parameters from its configuration (`no_bias`: no linear or LayerNorm has a bias):
+/// `wte` (the head is tied to it), per layer `Wqkv` 3 d^2, `out_proj` d^2, the MLP 8 d^2 and
+/// two weight-only LayerNorms 2 d, and `norm_f` d.
+fn mpt_params(vocab: i128, d: i128, layers: i128) -> i128 {
+    vocab * d + layers * (12 * d * d + 2 * d) + d
+}
+
+/// MPT-7B and MPT-30B (std.models.mpt) against transformers' counts for the
+/// `mosaicml/mpt-7b` and `-30b` `MptConfig`s built on the meta device (6,649,286,656 and
+/// 29,957,200,896), the formula, the MACs of a 2,048-token sequence, and no buffer (the ALiBi
+/// biases are made in each forward, as `MptModel` does).
+#[test]
+fn mpt_sizes() {
+    for (call, d, layers, published) in [("mpt_7b()", 4096, 32, 6_649_286_656), ("mpt_30b()", 7168, 48, 29_957_200_896)]
+    {
+        assert_eq!(mpt_params(50_432, d, layers), published, "{call}: formula");
+        let (ours, macs) = figures("mpt", call, Some(2048));
+        assert_eq!(ours, published, "{call}: parameters");
+        assert_eq!(macs, decoder_macs(2048, layers, d, 12 * d * d, 50_432), "{call}: MACs");
+        assert_eq!(probe("mpt", call, Some(16)).ledgers.buffers, 0, "{call}: buffers");
+    }
+    // A preset is the generic model with its configuration.
+    let generic = "mpt(d=7168, layers=48, heads=64, max_seq_len=8192, softmax_scale=0.0944911182523068)";
+    assert_eq!(figures("mpt", generic, Some(2048)), figures("mpt", "mpt_30b()", Some(2048)));
+}
+
 /// GPT-BigCode's parameters from its configuration: `wte` and `wpe`, per layer the fused
 /// multi-query `c_attn` (`d` queries and one key and value head of `hd = d / heads`:
 /// `d (d + 2 hd) + d + 2 hd`), `c_proj` `d^2 + d`, the MLP `2 d ffn + ffn + d` and two

@@ -280,6 +280,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.gpt2\n",
         "gpt2_lm(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384",
     ),
+    // MPT: ALiBi over `max_seq_len` keys in float32 (the scores promote), eager attention
+    // under a bool mask, LayerNorms without biases, no biases.
+    (
+        "mpt_small",
+        "use std.models.mpt\n",
+        "mpt(vocab=32000, d=1024, layers=6, heads=16, max_seq_len=16384, softmax_scale=0.125",
+    ),
     // GPT-BigCode: GPT-2's skeleton with multi-query attention split out of one `c_attn`
     // (SDPA over one key head with `enable_gqa`), tanh GELU and the `n_positions^2` bool
     // buffer; and its `multi_query=False` kind (every head its own keys and values).
@@ -388,6 +395,7 @@ fn peft_targets(model: &str) -> &'static str {
     match model {
         "gpt2_small" | "gpt_bigcode_small" | "gpt_bigcode_mha_small" => "c_attn",
         "falcon_small" | "falcon_40b_small" | "bloom_small" => "query_key_value",
+        "mpt_small" => "Wqkv",
         _ => "q_proj,k_proj,v_proj,o_proj",
     }
 }
