@@ -198,7 +198,8 @@ pub struct ScenarioReport {
 pub struct Ledgers {
     /// Parameters.
     pub weights: i128,
-    /// Buffers (BatchNorm running statistics).
+    /// Buffers (BatchNorm running statistics, rotary tables; GPTQ's and AWQ's packed
+    /// weights, which gptqmodel registers as buffers).
     pub buffers: i128,
     /// Parameter gradients.
     pub gradients: i128,

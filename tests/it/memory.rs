@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use netc::report::{ScenarioReport, bytes, scenario_report};
 
 use self::accuracy::{
-    CPU_FIXTURE, CUDA_FIXTURE, Case, GPT_NEOX_LORA_SCENARIOS, LLM_FAMILIES, LLM_FAMILIES_FIXTURE, LLM_FIXTURE,
-    LLM_GPT_NEOX_LORA_FIXTURE, LLM_INT4, LLM_INT4_TRAIN_FIXTURE, LLM_INT8, LLM_INT8_FIXTURE,
+    CATEGORY_BAR, CPU_FIXTURE, CUDA_FIXTURE, Case, GPT_NEOX_LORA_SCENARIOS, LLM_FAMILIES, LLM_FAMILIES_FIXTURE,
+    LLM_FIXTURE, LLM_GPT_NEOX_LORA_FIXTURE, LLM_INT4, LLM_INT4_TRAIN_FIXTURE, LLM_INT8, LLM_INT8_FIXTURE,
     LLM_INT8_REENTRANT_FIXTURE, LLM_MODELS, LLM_PADDED, LLM_PADDED_FIXTURE, LLM_SCENARIOS, PRECISION_FIXTURE,
     PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE, ZOO_CUDA_FIXTURE, cases, cases_of, llm_cases, load, summary,
     table,
@@ -120,7 +120,10 @@ fn precision_peaks_match_pytorch() {
 const LLM_BAR: f64 = 0.01;
 
 /// Asserts issue 18's bar on LLM cases: each peak within [`LLM_BAR`], in the measured phase,
-/// the KV cache after the step exact; prints the table either way.
+/// the KV cache after the step exact; and, as the other sets' bar asks, each category at the
+/// peak within [`CATEGORY_BAR`] of it (what a checkpointed layer recomputes counts as backward
+/// temporaries, GPTQ's and AWQ's packed weights as buffers, as the harness counts them).
+/// Prints the table either way.
 fn assert_within_llm_bar(cases: &[Case]) {
     let report = format!("{}{}", table(cases), summary(cases));
     println!("{report}");
@@ -130,6 +133,7 @@ fn assert_within_llm_bar(cases: &[Case]) {
             c.error().abs() > LLM_BAR
                 || c.predicted_phase != c.measured_phase
                 || c.kv_cache.is_some_and(|(predicted, measured)| predicted != measured)
+                || c.worst_category.1 > CATEGORY_BAR
         })
         .map(|c| format!("{} {} {}", c.model, c.batch, c.scenario))
         .collect();

@@ -1333,25 +1333,25 @@ fn readme_language_model_answers() {
     assert_eq!(netc::units::bytes(saved), "13.0 GiB");
     // Serving with int8 and AWQ weights: the decoder's projections stored as each format
     // stores them (the embedding, head and norms bf16), and how many 8k sequences then fit.
+    // bitsandbytes' int8 weights are parameters; AWQ's packed weights, zeros and scales are
+    // buffers (gptqmodel registers them so), beside the rotary embedding's `inv_freq` and
+    // `original_inv_freq`.
     let projections = [(d, d), (d, kv), (d, kv), (d, d), (d, 14_336), (d, 14_336), (14_336, d)];
     let rest = 2 * 128_256 * d * 2 + (2 * 32 + 1) * d * 2;
     let int8_weights: i128 = rest + 32 * projections.iter().map(|&(i, o)| i * o + 4 * o).sum::<i128>();
-    let awq_weights: i128 = rest
-        + 32 * projections
-            .iter()
-            .map(|&(i, o)| 4 * i * (o / 8) + 4 * (i / 128) * (o / 8) + 2 * (i / 128) * o)
-            .sum::<i128>();
-    for (quant, weights, on_24, on_80) in [("int8", int8_weights, 14, 69), ("awq", awq_weights, 18, 73)] {
+    let awq_packed: i128 = 32
+        * projections.iter().map(|&(i, o)| 4 * i * (o / 8) + 4 * (i / 128) * (o / 8) + 2 * (i / 128) * o).sum::<i128>();
+    let rotary_buffers = 2 * 64 * 4;
+    for (quant, weights, buffers, on_24, on_80) in
+        [("int8", int8_weights, rotary_buffers, 14, 69), ("awq", rest, rotary_buffers + awq_packed, 18, 73)]
+    {
         let served =
             text.replace("llama3_1_8b(logits_to_keep=1)", &format!("llama3_1_8b(logits_to_keep=1, quant=\"{quant}\")"));
         let mut db = Database::new();
         let file = db.set_file(FileName::new("serve.net"), served.clone());
         let r = report(&db, &[file], None);
-        assert_eq!(
-            r.scenarios.iter().find(|s| s.name == "decode").expect("decode").ledgers.weights,
-            weights,
-            "{quant}"
-        );
+        let ledgers = r.scenarios.iter().find(|s| s.name == "decode").expect("decode").ledgers;
+        assert_eq!((ledgers.weights, ledgers.buffers), (weights, buffers), "{quant}");
         assert_eq!(longest(served.clone(), "decode", Axis::Batch), Some(on_24), "{quant}");
         let a100 = served.replace("cache dynamic  device rtx4090", "cache dynamic  device a100_80gb");
         assert_eq!(longest(a100, "decode", Axis::Batch), Some(on_80), "{quant}");

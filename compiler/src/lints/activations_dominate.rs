@@ -15,6 +15,8 @@ use crate::units::bytes;
 /// Reports a `train` scenario that does not fit its budget with the safety margin and whose
 /// activations at the peak are more than eight times its weights, with what each remedy
 /// would save: activation checkpointing, automatic mixed precision, and two micro-batches.
+/// The weights are the model's parameters and buffers: GPTQ's and AWQ's packed weights are
+/// buffers, as gptqmodel registers them.
 ///
 /// Each saving is the scenario simulated again with the remedy. A model that marks no call
 /// `checkpoint(...)` and whose body makes one block call would be one segment under
@@ -47,7 +49,9 @@ impl Lint for ActivationsDominate {
         }
         let b = &cx.costs.simulation.peak.breakdown;
         let activations = b.activations + b.backward_temporaries;
-        if b.parameters == 0 || activations <= 8 * b.parameters {
+        // The weights are the module's state: GPTQ's and AWQ's packed weights are buffers.
+        let weights = b.parameters + b.buffers;
+        if weights == 0 || activations <= 8 * weights {
             return Vec::new();
         }
         // Advice for when memory must be won: the budget is not met with the margin.
@@ -115,10 +119,10 @@ impl Lint for ActivationsDominate {
             .diagnostic(
                 Code::ActivationsDominate,
                 format!(
-                    "training activations take {}, {} times the weights ({})",
+                    "training activations take {}, {} times the weights and buffers ({})",
                     bytes(activations),
-                    activations / b.parameters,
-                    bytes(b.parameters)
+                    activations / weights,
+                    bytes(weights)
                 ),
                 "batch",
             )

@@ -420,7 +420,8 @@ fn release_dropped(run: &Run<'_>, store: &mut Store, storage_of: &[Option<usize>
 
 /// Recomputes a checkpoint segment (`nodes`, in execution order) before its backward: its
 /// nodes run again with autograd recording; what they save is held (in `forward.saved`) until
-/// their backward. Returns what
+/// their backward. What the recomputation makes is made in backward, so it counts as
+/// backward temporaries, as the calibration harness counts it. Returns what
 /// the reentrant variant holds until the segment's backward has run (its recomputed outputs,
 /// the `outputs` of `CheckpointFunction.backward`, and what its functions keep on `ctx`);
 /// the non-reentrant one holds nothing past the recomputation.
@@ -491,7 +492,7 @@ pub(super) fn recompute(
                     store.hold(base);
                     base
                 }
-                None => store.alloc(run.sizes[out.0 as usize], Category::Activations),
+                None => store.alloc(run.sizes[out.0 as usize], Category::BackwardTemporaries),
             };
             recomputed.insert(out, s);
             allocated.push((out, s));
@@ -513,7 +514,7 @@ pub(super) fn recompute(
                 Saved::Output(k) => outputs.get(k).and_then(|&t| storage(t, &recomputed)),
                 made => {
                     if let Some(bytes) = made.made_bytes(inputs, &run.sizes) {
-                        forward.saved[j].push(store.alloc(bytes, Category::Activations));
+                        forward.saved[j].push(store.alloc(bytes, Category::BackwardTemporaries));
                     }
                     None
                 }
@@ -528,7 +529,7 @@ pub(super) fn recompute(
         }
         // What the kernel holds besides its results, as in the forward pass.
         let transient = run.weight_transient(j, Pass::Forward).saturating_add(behaviour.scratch.recording);
-        let t = (transient > 0).then(|| store.alloc(transient, Category::Activations));
+        let t = (transient > 0).then(|| store.alloc(transient, Category::BackwardTemporaries));
         store.check(&format!("{} (recompute)", node.op), Some(&node.origin.stmt));
         if let Some(t) = t {
             store.release(t);

@@ -9,7 +9,8 @@ use super::*;
 pub enum Category {
     /// Trainable parameters.
     Parameters,
-    /// Buffers (BatchNorm running statistics).
+    /// Buffers (BatchNorm running statistics, rotary tables; GPTQ's and AWQ's packed
+    /// weights, which gptqmodel registers as buffers).
     Buffers,
     /// The model's inputs and the labels.
     Inputs,
@@ -19,7 +20,8 @@ pub enum Category {
     OptimizerState,
     /// Tensors made in forward or loss and still alive (saved for backward, outputs).
     Activations,
-    /// Tensors made in backward that are not `.grad` (activation gradients).
+    /// Tensors made in backward that are not `.grad` (activation gradients, what a
+    /// checkpointed segment recomputes).
     BackwardTemporaries,
     /// Tensors made in the optimizer step that are not its state.
     OptimizerTemporaries,
