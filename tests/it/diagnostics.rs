@@ -1147,6 +1147,18 @@ block head(x) {
 "#
 );
 
+// A mark's one keyword is `when`, a bool.
+case!(
+    e0211_frozen_when_not_a_bool,
+    r#"model m(lora_r: int = 8) {
+    input x: f32[N, 64]
+    h = frozen(linear(x, 64), when=lora_r)
+    g = fp32(linear(h, 64), unless=lora_r > 0)
+    return checkpoint(linear(g, 10), when=lora_r > 0)
+}
+"#
+);
+
 // A declared kernel is checked like a built-in: `saves` must name its inputs.
 case!(
     e0501_kernel_saves_no_such_input,

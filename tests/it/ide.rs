@@ -301,7 +301,7 @@ fn completion_of_an_op_name_being_typed() {
         Op         conv3d         op conv3d(x: tensor, out_channels: int, k: int, stride: int = 1, pad: int = 0, dilation: int = 1, groups: int = 1, bias: bool = true) -> tensor
         Op         conv_transpose2d op conv_transpose2d(x: tensor, out_channels: int, k: int, stride: int = 1, pad: int = 0, output_pad: int = 0, dilation: int = 1, groups: int = 1, bias: bool = true) -> tensor
         Op         cross_entropy  op cross_entropy(logits: tensor, target: tensor) -> tensor
-        Builtin    checkpoint     checkpoint(block(x, ...))
+        Builtin    checkpoint     checkpoint(block(x, ...), when=true)
         Builtin    checkpointing  checkpointing()
         ");
 }
@@ -353,9 +353,9 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
-        Builtin    checkpoint     checkpoint(block(x, ...))
-        Builtin    frozen         frozen(block(x, ...))
-        Builtin    fp32           fp32(block(x, ...))
+        Builtin    checkpoint     checkpoint(block(x, ...), when=true)
+        Builtin    frozen         frozen(block(x, ...), when=true)
+        Builtin    fp32           fp32(block(x, ...), when=true)
         Builtin    routed         routed(block(x, ...), k, of)
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
@@ -429,9 +429,9 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
-        Builtin    checkpoint     checkpoint(block(x, ...))
-        Builtin    frozen         frozen(block(x, ...))
-        Builtin    fp32           fp32(block(x, ...))
+        Builtin    checkpoint     checkpoint(block(x, ...), when=true)
+        Builtin    frozen         frozen(block(x, ...), when=true)
+        Builtin    fp32           fp32(block(x, ...), when=true)
         Builtin    routed         routed(block(x, ...), k, of)
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
@@ -481,9 +481,9 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    min            min(a, b, ...) or min(list)
         Builtin    max            max(a, b, ...) or max(list)
         Builtin    len            len(list)
-        Builtin    checkpoint     checkpoint(block(x, ...))
-        Builtin    frozen         frozen(block(x, ...))
-        Builtin    fp32           fp32(block(x, ...))
+        Builtin    checkpoint     checkpoint(block(x, ...), when=true)
+        Builtin    frozen         frozen(block(x, ...), when=true)
+        Builtin    fp32           fp32(block(x, ...), when=true)
         Builtin    routed         routed(block(x, ...), k, of)
         Builtin    past_seen_tokens past_seen_tokens()
         Builtin    generating     generating()
@@ -916,12 +916,12 @@ fn hover_on_a_checkpoint_mark_explains_the_segment() {
             return checkpoint(layer(x))
                    ^^^^^^^^^^
         ```net
-        checkpoint(block(x, ...))
+        checkpoint(block(x, ...), when=true)
         ```
 
         built-in function
 
-        Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's.
+        Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's. With `when=cond`, only where `cond` holds.
         ");
 }
 

@@ -1399,6 +1399,43 @@ fn frozen_parameters_match_pytorchs_peaks() {
     );
 }
 
+/// `frozen(call, when=cond)` runs what `if cond { frozen(call) } else { call }` runs, for
+/// either value of the condition: the same peaks (so the same gradients, optimizer state and
+/// saved tensors), and a peak that differs between the two conditions, so the mark applies.
+#[test]
+fn a_conditional_mark_is_the_branch_it_replaces() {
+    let text = r#"model marked(lora: bool = true) {
+    input x: f32[N, 256]
+    h = frozen(linear(x, 512), when=lora)
+    h = relu(h)
+    return frozen(linear(h, 10), when=lora)
+}
+model branched(lora: bool = true) {
+    input x: f32[N, 256]
+    if lora {
+        h = frozen(linear(x, 512))
+    } else {
+        h = linear(x, 512)
+    }
+    h = relu(h)
+    if lora {
+        y = frozen(linear(h, 10))
+    } else {
+        y = linear(h, 10)
+    }
+    return y
+}
+train marked_on { model marked()  batch 8  optimizer adam }
+train branched_on { model branched()  batch 8  optimizer adam }
+train marked_off { model marked(lora=false)  batch 8  optimizer adam }
+train branched_off { model branched(lora=false)  batch 8  optimizer adam }
+"#;
+    let peaks = peaks_of_scenarios(text.to_string());
+    assert_eq!(peaks[0].1, peaks[1].1);
+    assert_eq!(peaks[2].1, peaks[3].1);
+    assert!(peaks[2].1 > peaks[0].1, "{peaks:?}");
+}
+
 /// LoRA as peft runs it (std.blocks' `lora_linear`: a frozen base layer plus
 /// `B(A(dropout(x))) * alpha / r`): tests/fixtures/ops/lora.net, an MLP whose two hidden
 /// layers peft wraps (r 8, alpha 16, dropout 0.1 and 0, every other parameter frozen),

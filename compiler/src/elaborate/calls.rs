@@ -85,8 +85,21 @@ impl<'db> Elaborator<'db, '_> {
     ) -> Result<Value, Stop> {
         if builtin.marks_a_call() {
             let Some(arg) = args.first() else { return Ok(Value::Unknown) };
+            // `frozen(call, when=lora_r > 0)`: the mark applies where the condition holds, as
+            // `if lora_r > 0 { frozen(call) } else { call }` would.
+            let applies = match args.iter().find(|a| a.keyword.as_ref().is_some_and(|k| k.text == "when")) {
+                None => true,
+                Some(when) => match self.eval_in(&when.value, env, ctx)? {
+                    Value::Bool(b) => b,
+                    _ => {
+                        self.undecided += 1;
+                        false
+                    }
+                },
+            };
             let mut marks = std::mem::take(&mut self.pending);
             match builtin {
+                _ if !applies => {}
                 Builtin::Frozen => marks.frozen = true,
                 Builtin::Fp32 => marks.fp32 = true,
                 Builtin::Routed => {

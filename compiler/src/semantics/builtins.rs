@@ -22,7 +22,8 @@ pub enum Builtin {
     /// `checkpoint`; its value is the call's.
     Checkpoint,
     /// `frozen(f(x))`: the parameters the call creates are frozen (`requires_grad_(False)`);
-    /// its value is the call's.
+    /// its value is the call's. Like `checkpoint` and `fp32`, it takes an optional `when=`
+    /// condition: the call is marked where it holds.
     Frozen,
     /// `fp32(f(x))`: the parameters the call creates are float32 whatever the precision
     /// policy (`module.float()` after `model.bfloat16()`, as peft keeps LoRA adapters); its
@@ -93,9 +94,9 @@ impl Builtin {
             Builtin::Min => "min(a, b, ...) or min(list)",
             Builtin::Max => "max(a, b, ...) or max(list)",
             Builtin::Len => "len(list)",
-            Builtin::Checkpoint => "checkpoint(block(x, ...))",
-            Builtin::Frozen => "frozen(block(x, ...))",
-            Builtin::Fp32 => "fp32(block(x, ...))",
+            Builtin::Checkpoint => "checkpoint(block(x, ...), when=true)",
+            Builtin::Frozen => "frozen(block(x, ...), when=true)",
+            Builtin::Fp32 => "fp32(block(x, ...), when=true)",
             Builtin::Routed => "routed(block(x, ...), k, of)",
             Builtin::PastSeenTokens => "past_seen_tokens()",
             Builtin::Generating => "generating()",
@@ -116,10 +117,10 @@ impl Builtin {
             }
             Builtin::Len => "The number of elements of a list (of integers or of tensors), as Python's `len`.",
             Builtin::Frozen => {
-                "Freezes the parameters a call (of a block, an op or a `repeat`) creates, as `for p in module.parameters(): p.requires_grad_(False)`: in training they get no gradient and no optimizer state, and autograd keeps only what the gradients still computed need (nothing before the first trained layer). Its value is the call's."
+                "Freezes the parameters a call (of a block, an op or a `repeat`) creates, as `for p in module.parameters(): p.requires_grad_(False)`: in training they get no gradient and no optimizer state, and autograd keeps only what the gradients still computed need (nothing before the first trained layer). Its value is the call's. With `when=cond`, only where `cond` holds: `frozen(linear(h, vocab), when=lora_r > 0)` freezes the head under LoRA alone."
             }
             Builtin::Fp32 => {
-                "Keeps the parameters a call (of a block, an op or a `repeat`) creates in float32 whatever the scenario's precision, as `module.float()` after `model.bfloat16()`: peft's LoRA adapters on a half base (`autocast_adapter_dtype=True`), transformers' `_keep_in_fp32_modules`. Their gradients and optimizer state are float32 too; the ops that read them need float32 inputs, as in PyTorch (cast with `to(x, \"f32\")`). Its value is the call's."
+                "Keeps the parameters a call (of a block, an op or a `repeat`) creates in float32 whatever the scenario's precision, as `module.float()` after `model.bfloat16()`: peft's LoRA adapters on a half base (`autocast_adapter_dtype=True`), transformers' `_keep_in_fp32_modules`. Their gradients and optimizer state are float32 too; the ops that read them need float32 inputs, as in PyTorch (cast with `to(x, \"f32\")`). Its value is the call's. With `when=cond`, only where `cond` holds."
             }
             Builtin::Routed => {
                 "Marks a call (of a block, an op or a `repeat`) as one of `of` routed alternatives of which each token runs `k`, as one expert of a mixture of experts that are separate modules (DeepSpeed's `Experts`): `k / of` of the parameters it creates count as active per token, as \"active parameters\" are quoted. Memory and MACs are the call's as written. Its value is the call's."
@@ -140,7 +141,7 @@ impl Builtin {
                 "Whether the run checkpoints activations (a `train` scenario that sets `checkpoint`): false in any other run. Under `gradient_checkpointing_enable()` a model with peft adapters has `enable_input_require_grads()` called on it (by transformers, by peft's `get_peft_model` and by `prepare_model_for_kbit_training`), so a model written from transformers marks its input embeddings' output `requires_grad(...)` then."
             }
             Builtin::Checkpoint => {
-                "Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's."
+                "Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's. With `when=cond`, only where `cond` holds."
             }
         }
     }

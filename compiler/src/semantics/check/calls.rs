@@ -50,16 +50,30 @@ impl<'a> ItemChecker<'a> {
         self.marked_call_kind(mark, id, args, env, targets)
     }
 
-    /// The kind of a mark whose only argument is the call it marks.
+    /// The kind of a mark whose only argument is the call it marks, with an optional `when=`
+    /// condition after it.
     fn marked_call_kind(&mut self, mark: Builtin, id: NodeId, args: &[Arg], env: &Env, targets: usize) -> ValueKind {
         let (name, signature) = (mark.name(), mark.signature());
+        // The form the help shows: the condition is optional.
+        let plain = format!("{name}(block(x, ...))");
+        let args = match args {
+            [call @ Arg { keyword: None, .. }, Arg { keyword: Some(kw), value, .. }] if kw.text == "when" => {
+                let kind = self.expr_kind(value, env);
+                if !kind.fits(ValueKind::Bool) {
+                    self.error(Code::ArgumentKind, value.id, format!("`when` is {}, not a bool", kind.describe()))
+                        .help = Some(format!("give a condition: `{name}(linear(x, 10), when=lora_r > 0)`"));
+                }
+                std::slice::from_ref(call)
+            }
+            _ => args,
+        };
         match args {
             [Arg { keyword: None, value, .. }] => match &value.kind {
                 ExprKind::Call { callee, .. } if self.builtin_called(callee).is_some_and(|b| !b.marks_a_call()) => {
                     let message =
                         format!("`{name}` marks a call of a block or an op, but `{}` computes a number", callee.text);
                     self.error(Code::ArgumentKind, value.id, message).help =
-                        Some(format!("mark the call that makes the tensors: `{signature}`"));
+                        Some(format!("mark the call that makes the tensors: `{plain}`"));
                     ValueKind::Unknown
                 }
                 ExprKind::Call { callee, args } => self.call_kind(value.id, callee, args, env, targets),
@@ -74,18 +88,26 @@ impl<'a> ItemChecker<'a> {
                         _ => "whose activations are recomputed in backward",
                     };
                     self.error(Code::ArgumentKind, value.id, message).help =
-                        Some(format!("wrap the call {what}: `{signature}`"));
+                        Some(format!("wrap the call {what}: `{plain}`"));
                     ValueKind::Unknown
                 }
             },
             [] => {
                 self.error(Code::MissingArgument, id, format!("`{name}` needs the call it marks")).help =
-                    Some(format!("call it as `{signature}`"));
+                    Some(format!("call it as `{plain}`"));
                 ValueKind::Unknown
             }
             [Arg { keyword: Some(kw), .. }, ..] => {
-                self.error(Code::UnknownKeyword, kw.id, format!("`{name}` takes no keyword arguments")).help =
-                    Some(format!("give the call by position: `{signature}`"));
+                self.error(Code::UnknownKeyword, kw.id, format!("`{name}` takes the call it marks by position")).help =
+                    Some(format!("give the call first: `{plain}`"));
+                ValueKind::Unknown
+            }
+            [_, .., Arg { keyword: Some(kw), .. }] if kw.text != "when" => {
+                for arg in args {
+                    self.expr_kind(&arg.value, env);
+                }
+                self.error(Code::UnknownKeyword, kw.id, format!("`{name}` has no argument `{}`", kw.text)).help =
+                    Some(format!("its one keyword is `when`: `{signature}`"));
                 ValueKind::Unknown
             }
             [first, rest @ ..] => {
@@ -104,7 +126,7 @@ impl<'a> ItemChecker<'a> {
                         "write the call inside: `checkpoint({callee}(...))` runs what `torch.utils.checkpoint.checkpoint({callee}, ...)` runs"
                     ),
                     Some(callee) => format!("write the call inside: `{name}({callee}(...))`"),
-                    None => format!("the arguments belong to the call inside: `{signature}`"),
+                    None => format!("the arguments belong to the call inside: `{plain}`"),
                 });
                 ValueKind::Unknown
             }
