@@ -487,6 +487,7 @@ codes! {
     Int8InputKept = ("L0022", "int8-input-kept", Warning, "a checkpointed training scenario whose LLM.int8() layers keep their inputs to the backward anyway"),
     GptqWeightsKept = ("L0023", "gptq-weights-kept", Warning, "a training scenario whose GPTQ layers save their weights dequantized for the backward"),
     NothingTrained = ("L0024", "nothing-trained", Error, "a training scenario in which every parameter is frozen (LoRA targets that name no projection)"),
+    SdpaMathPath = ("L0025", "sdpa-math-path", Help, "attention that PyTorch runs on its math path, storing the attention weights, because no fused kernel takes it"),
     // Files: E04xx.
     UnreadableFile = ("E0401", "unreadable-file", Error, "a file that cannot be read"),
     NotUtf8 = ("E0402", "not-utf8", Error, "a file that is not valid UTF-8"),

@@ -138,29 +138,53 @@ fn sm_between(device: &Device, low: (u8, u8), high: (u8, u8)) -> bool {
 
 /// Whether `backend` can run `call` on `device` (the `can_use_*` functions).
 fn can_use(device: &Device, call: &SdpaCall, backend: SdpaBackend) -> bool {
+    rejection(device, call, backend).is_none()
+}
+
+/// Why `backend` cannot run `call` on `device`: the first of its `can_use_*` checks that
+/// fails, in words ("an explicit mask"); `None` when it can run it.
+pub fn rejection(device: &Device, call: &SdpaCall, backend: SdpaBackend) -> Option<String> {
     let (dq, dk, dv) = call.head_dims;
     let (tq, tk) = call.lengths;
     let major = device.compute_capability().map_or(0, |cc| cc.0);
+    // The checks in the order the kernel's `can_use_*` runs them: the first that fails is
+    // the reason.
+    let first_failing =
+        |checks: &[(bool, &dyn Fn() -> String)]| checks.iter().find(|(ok, _)| !ok).map(|(_, why)| why());
+    let dtype = || format!("{} inputs", call.dtype.name());
+    let not_4d = || "inputs that are not 4-D".to_string();
+    let head_sizes = || format!("head sizes that differ ({dq}, {dk}, {dv})");
+    let gpu = || {
+        let (major, minor) = device.compute_capability().unwrap_or((0, 0));
+        format!("the {} (sm{major}{minor})", device.name())
+    };
     match (device.kind, backend) {
-        (_, SdpaBackend::Math) => true,
+        (_, SdpaBackend::Math) => None,
         // `check_batch_size_and_num_heads_dense`, in every fused kernel's constraints.
-        _ if call.broadcast_heads > 1 => false,
+        _ if call.broadcast_heads > 1 => {
+            Some(format!("{} query heads per key head without `enable_gqa`", call.broadcast_heads))
+        }
         // use_flash_attention_cpp: 4-D, equal head sizes, fp32/fp64/bf16/fp16.
-        (DeviceKind::Cpu, SdpaBackend::Flash) => call.four_d && dq == dk && dq == dv && tq > 0 && tk > 0,
-        (DeviceKind::Cpu | DeviceKind::Mps, _) => false,
+        (DeviceKind::Cpu, SdpaBackend::Flash) => first_failing(&[
+            (call.four_d, &not_4d),
+            (dq == dk && dq == dv, &head_sizes),
+            (tq > 0 && tk > 0, &|| "an empty sequence".to_string()),
+        ]),
+        (DeviceKind::Cpu | DeviceKind::Mps, _) => Some(format!("no {} kernel on {}", backend.name(), device.name())),
         (DeviceKind::Cuda, SdpaBackend::Flash) => {
             let sm86_89_or_120 = sm_between(device, (8, 6), (8, 9)) || sm_between(device, (12, 0), (12, 1));
             // Training with head sizes in (192, 224] fails in backward there (no dropout here).
             let head_ok_for_training = !(call.requires_grad && sm86_89_or_120) || dq <= 192 || dq > 224;
-            call.four_d
-                && dq == dk
-                && dq == dv
-                && dq <= 256
-                && sm_between(device, (8, 0), (12, 1))
-                && head_ok_for_training
-                && (!call.causal || tq == tk)
-                && !call.masked
-                && call.dtype.is_low_precision()
+            first_failing(&[
+                (call.four_d, &not_4d),
+                (dq == dk && dq == dv, &head_sizes),
+                (dq <= 256, &|| format!("a head size of {dq}, over 256")),
+                (sm_between(device, (8, 0), (12, 1)), &gpu),
+                (head_ok_for_training, &|| format!("training with a head size of {dq} on the {}", device.name())),
+                (!call.causal || tq == tk, &|| format!("a causal mask over {tk} keys for {tq} queries")),
+                (!call.masked, &|| "an explicit mask".to_string()),
+                (call.dtype.is_low_precision(), &dtype),
+            ])
         }
         (DeviceKind::Cuda, SdpaBackend::Efficient) => {
             let alignment = minimum_gemm_alignment(major, call.dtype);
@@ -170,15 +194,16 @@ fn can_use(device: &Device, call: &SdpaCall, backend: SdpaBackend) -> bool {
                 KernelDtype::Double => false,
             };
             // `check_batch_size_and_num_heads_dense<false>`: no grouped heads.
-            sm_between(device, (5, 0), (12, 1))
-                && call.four_d
-                && call.head_groups <= 1
-                && dq == dk
-                && dq > 0
-                && dq % alignment == 0
-                && dv > 0
-                && dv % alignment == 0
-                && dtype_ok
+            first_failing(&[
+                (sm_between(device, (5, 0), (12, 1)), &gpu),
+                (call.four_d, &not_4d),
+                (call.head_groups <= 1, &|| "grouped heads (`enable_gqa`)".to_string()),
+                (dq == dk, &head_sizes),
+                (dq > 0 && dq % alignment == 0 && dv > 0 && dv % alignment == 0, &|| {
+                    format!("head sizes ({dq}, {dv}) that are not multiples of {alignment}")
+                }),
+                (dtype_ok, &dtype),
+            ])
         }
         (DeviceKind::Cuda, SdpaBackend::Cudnn) => {
             let sm90_or_10x = matches!(device.compute_capability(), Some((9, 0)) | Some((10, _)));
@@ -189,15 +214,15 @@ fn can_use(device: &Device, call: &SdpaCall, backend: SdpaBackend) -> bool {
                 || (dq <= 128 && dv <= 128)
                 || (dq == 192 && dv == 128)
                 || (dq == 256 && dv == 256);
-            call.four_d
-                && call.dtype.is_low_precision()
-                && sm_between(device, (8, 0), (12, 1))
-                && dq <= head_limit
-                && dv <= head_limit
-                && dq % 8 == 0
-                && dv % 8 == 0
-                && tk != 1
-                && backward_ok
+            first_failing(&[
+                (call.four_d, &not_4d),
+                (call.dtype.is_low_precision(), &dtype),
+                (sm_between(device, (8, 0), (12, 1)), &gpu),
+                (dq <= head_limit && dv <= head_limit, &|| format!("head sizes ({dq}, {dv}) over {head_limit}")),
+                (dq % 8 == 0 && dv % 8 == 0, &|| format!("head sizes ({dq}, {dv}) that are not multiples of 8")),
+                (tk != 1, &|| "a single key".to_string()),
+                (backward_ok, &|| format!("training with head sizes ({dq}, {dv}), which its backward lacks")),
+            ])
         }
     }
 }
@@ -347,5 +372,30 @@ mod tests {
         assert_eq!(fused_extras(a100, SdpaBackend::Flash, 1600, 100), 6400 + 16 + 8);
         assert_eq!(fused_extras(a100, SdpaBackend::Efficient, 1600, 100), 8192 + 8 + 8);
         assert_eq!(fused_extras(a100, SdpaBackend::Cudnn, 1600, 100), 6400 + 8 + 8);
+    }
+
+    /// Each kernel's reason is the first of its checks that fails, in words; a kernel that
+    /// runs the call has none.
+    #[test]
+    fn a_rejection_names_the_first_failing_check() {
+        use KernelDtype::*;
+        use SdpaBackend::*;
+        let (a100, t4) = (Device::preset(DeviceModel::A100_80gb), Device::preset(DeviceModel::T4));
+        let bf16 = call(BFloat16, 64);
+        assert_eq!(rejection(a100, &bf16, Flash), None);
+        assert_eq!(rejection(a100, &bf16, Math), None);
+        let reasons = |device, c: &SdpaCall| [Flash, Efficient, Cudnn].map(|b| rejection(device, c, b));
+        let broadcast = SdpaCall { broadcast_heads: 71, ..bf16 };
+        let why = "71 query heads per key head without `enable_gqa`".to_string();
+        assert_eq!(reasons(a100, &broadcast), [Some(why.clone()), Some(why.clone()), Some(why)]);
+        assert_eq!(
+            reasons(t4, &bf16),
+            [Some("the t4 (sm75)".into()), Some("bfloat16 inputs".into()), Some("the t4 (sm75)".into())]
+        );
+        let masked = SdpaCall { masked: true, causal: false, ..bf16 };
+        assert_eq!(rejection(a100, &masked, Flash), Some("an explicit mask".into()));
+        let odd = call(Float, 66);
+        assert_eq!(rejection(a100, &odd, Flash), Some("float32 inputs".into()));
+        assert_eq!(rejection(a100, &odd, Efficient), Some("head sizes (66, 66) that are not multiples of 4".into()));
     }
 }

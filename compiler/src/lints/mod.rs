@@ -29,6 +29,7 @@ mod missing_no_grad;
 mod nothing_trained;
 mod quadratic_attention;
 mod sdpa_kernel_unavailable;
+mod sdpa_math_path;
 pub mod suppress;
 mod unused;
 
@@ -88,6 +89,7 @@ pub const LINTS: &[&dyn Lint] = &[
     &int8_input_kept::Int8InputKept,
     &gptq_weights_kept::GptqWeightsKept,
     &nothing_trained::NothingTrained,
+    &sdpa_math_path::SdpaMathPath,
 ];
 
 /// What a scenario lint sees.
