@@ -102,6 +102,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.gemma2", include_str!("../stdlib/std/models/gemma2.net")),
     ("std.models.cohere", include_str!("../stdlib/std/models/cohere.net")),
     ("std.models.deepseek_v3", include_str!("../stdlib/std/models/deepseek_v3.net")),
+    ("std.models.gemma", include_str!("../stdlib/std/models/gemma.net")),
     ("std.models.gemma3", include_str!("../stdlib/std/models/gemma3.net")),
     ("std.models.olmo2", include_str!("../stdlib/std/models/olmo2.net")),
     ("std.models.olmoe", include_str!("../stdlib/std/models/olmoe.net")),

@@ -719,6 +719,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.densenet standard-library module
         Module     std.models.efficientnet standard-library module
         Module     std.models.falcon standard-library module
+        Module     std.models.gemma standard-library module
         Module     std.models.gemma2 standard-library module
         Module     std.models.gemma3 standard-library module
         Module     std.models.gpt2 standard-library module

@@ -810,6 +810,36 @@ fn mpt_sizes() {
     assert_eq!(figures("mpt", generic, Some(2048)), figures("mpt", "mpt_30b()", Some(2048)));
 }
 
+/// Gemma's parameters from its configuration: `embed_tokens` (the head is tied to it), per
+/// layer the projections of `heads` query and `kv_heads` key and value heads of `hd`
+/// (`d hd (2 heads + 2 kv_heads)`), the MLP `3 d ffn` and two norms `2 d`, and `norm` d.
+fn gemma_params(vocab: i128, d: i128, layers: i128, heads: i128, kv_heads: i128, hd: i128, ffn: i128) -> i128 {
+    vocab * d + layers * (d * hd * (2 * heads + 2 * kv_heads) + 3 * d * ffn + 2 * d) + d
+}
+
+/// Gemma 2B and 7B (std.models.gemma) against Google's published counts, which transformers'
+/// `GemmaConfig`s give on the meta device (2,506,172,416 and 8,537,680,896), the formula, the
+/// MACs of a 2,048-token sequence (the attention products over `heads x hd`, 4,096 wide in
+/// 7B, not `d`), and the buffers: `embed_scale` (a float32 scalar in a float32 run) and the
+/// rotary `inv_freq` and its original, 128 floats each.
+#[test]
+fn gemma_sizes() {
+    for (call, d, layers, heads, kv_heads, ffn, published) in
+        [("gemma_2b()", 2048, 18, 8, 1, 16_384, 2_506_172_416), ("gemma_7b()", 3072, 28, 16, 16, 24_576, 8_537_680_896)]
+    {
+        assert_eq!(gemma_params(256_000, d, layers, heads, kv_heads, 256, ffn), published, "{call}: formula");
+        let (ours, macs) = figures("gemma", call, Some(2048));
+        assert_eq!(ours, published, "{call}: parameters");
+        let per_layer = d * 256 * (2 * heads + 2 * kv_heads) + 3 * d * ffn;
+        let s = 2048;
+        assert_eq!(macs, s * (layers * per_layer + 256_000 * d) + layers * 2 * s * s * heads * 256, "{call}: MACs");
+        assert_eq!(probe("gemma", call, Some(16)).ledgers.buffers, 4 + 2 * 128 * 4, "{call}: buffers");
+    }
+    // A preset is the generic model with its configuration.
+    let generic = "gemma(d=2048, layers=18, heads=8, kv_heads=1, ffn=16384)";
+    assert_eq!(figures("gemma", generic, Some(2048)), figures("gemma", "gemma_2b()", Some(2048)));
+}
+
 /// GPT-BigCode's parameters from its configuration: `wte` and `wpe`, per layer the fused
 /// multi-query `c_attn` (`d` queries and one key and value head of `hd = d / heads`:
 /// `d (d + 2 hd) + d + 2 hd`), `c_proj` `d^2 + d`, the MLP `2 d ffn + ffn + d` and two

@@ -287,6 +287,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.mpt\n",
         "mpt(vocab=32000, d=1024, layers=6, heads=16, max_seq_len=16384, softmax_scale=0.125",
     ),
+    // Gemma (the first generation): Llama's attention with one key/value head of 256, Gemma 2's
+    // float32 `1 + weight` RMS norms and tanh-GELU MLP, the embedding scaled by a buffer.
+    (
+        "gemma_small",
+        "use std.models.gemma\n",
+        "gemma(vocab=32000, d=1024, layers=6, heads=8, kv_heads=1, head_dim=256, ffn=4096",
+    ),
     // GPT-BigCode: GPT-2's skeleton with multi-query attention split out of one `c_attn`
     // (SDPA over one key head with `enable_gqa`), tanh GELU and the `n_positions^2` bool
     // buffer; and its `multi_query=False` kind (every head its own keys and values).
