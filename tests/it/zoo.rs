@@ -840,6 +840,32 @@ fn gemma_sizes() {
     assert_eq!(figures("gemma", generic, Some(2048)), figures("gemma", "gemma_2b()", Some(2048)));
 }
 
+/// OLMo's parameters from its configuration: `embed_tokens`, the head unless tied, per layer
+/// the attention `4 d^2` and the MLP `3 d ffn` (its LayerNorms have no parameters).
+fn olmo_params(vocab: i128, d: i128, layers: i128, ffn: i128, tied: bool) -> i128 {
+    vocab * d * if tied { 1 } else { 2 } + layers * (4 * d * d + 3 * d * ffn)
+}
+
+/// OLMo 1B and 7B (std.models.olmo) against transformers' counts for the `allenai/OLMo-1B-hf`
+/// and `-7B-hf` `OlmoConfig`s built on the meta device (1,176,764,416 and 6,888,095,744), the
+/// formula, the MACs of a 2,048-token sequence, and the buffers (the rotary `inv_freq` and
+/// its original).
+#[test]
+fn olmo_sizes() {
+    for (call, d, layers, ffn, tied, published) in
+        [("olmo_1b()", 2048, 16, 8192, true, 1_176_764_416), ("olmo_7b()", 4096, 32, 11_008, false, 6_888_095_744)]
+    {
+        assert_eq!(olmo_params(50_304, d, layers, ffn, tied), published, "{call}: formula");
+        let (ours, macs) = figures("olmo", call, Some(2048));
+        assert_eq!(ours, published, "{call}: parameters");
+        assert_eq!(macs, decoder_macs(2048, layers, d, 4 * d * d + 3 * d * ffn, 50_304), "{call}: MACs");
+        assert_eq!(probe("olmo", call, Some(16)).ledgers.buffers, 2 * 64 * 4, "{call}: buffers");
+    }
+    // A preset is the generic model with its configuration.
+    let generic = "olmo(d=2048, layers=16, heads=16, kv_heads=16, ffn=8192, tied=true)";
+    assert_eq!(figures("olmo", generic, Some(2048)), figures("olmo", "olmo_1b()", Some(2048)));
+}
+
 /// GPT-BigCode's parameters from its configuration: `wte` and `wpe`, per layer the fused
 /// multi-query `c_attn` (`d` queries and one key and value head of `hd = d / heads`:
 /// `d (d + 2 hd) + d + 2 hd`), `c_proj` `d^2 + d`, the MLP `2 d ffn + ffn + d` and two

@@ -6,7 +6,7 @@
 use super::{Lint, ScenarioContext};
 use crate::costs::autograd::sdpa_call;
 use crate::costs::config;
-use crate::costs::sdpa::{SdpaBackend, select};
+use crate::costs::sdpa::{SdpaBackend, rejection, select};
 use crate::diagnostics::{Code, Diagnostic, Place};
 use crate::op::Op;
 use crate::shapes::ops::ArgValue;
@@ -58,17 +58,14 @@ impl Lint for SdpaKernelUnavailable {
                 .filter(|b| select(device, &call, Some(*b)).is_some())
                 .map(|b| format!("\"{}\"", b.name()))
                 .collect();
-            let (dq, dk, dv) = call.head_dims;
-            let heads =
-                if dq == dk && dk == dv { format!("head size {dq}") } else { format!("head sizes {dq}, {dk}, {dv}") };
+            let why = rejection(device, &call, forced).unwrap_or_default();
             out.push(
                 Diagnostic::new(
                     Code::SdpaKernelUnavailable,
                     format!(
-                        "the {} attention kernel cannot run on {} in {} with {heads}: PyTorch raises \"No available kernel\"",
+                        "the {} attention kernel cannot run this call on {} ({why}): PyTorch raises \"No available kernel\"",
                         forced.name(),
                         device.name(),
-                        call.dtype.name(),
                     ),
                     &node.origin.expr.file,
                     Place::Node(node.origin.expr.at),
