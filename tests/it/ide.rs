@@ -456,6 +456,19 @@ fn a_keyword_offered_for_a_parameter_given_positionally_repeats_it() {
 }
 
 #[test]
+fn completion_in_a_mark_offers_its_condition() {
+    let actual = completions_but_ops(
+        r#"
+        block b(x, lora_r: int) {
+            return frozen(linear(x, 10), $0)
+        }
+        "#,
+    );
+    let first = actual.lines().next().unwrap_or_default().trim().to_string();
+    assert_eq!(first, "KeywordArg when=          when: bool = true (`frozen` applies where it holds)");
+}
+
+#[test]
 fn completion_of_a_blocks_keyword_arguments() {
     // QUESTIONABLE: as for ops, `x=` and `hidden=` are offered though given positionally.
     let actual = completions_but_ops(

@@ -532,6 +532,13 @@ fn keyword_args(
         return;
     }
     let scope = file_scope(db, file);
+    // A mark's one keyword (`frozen(call, when=lora_r > 0)`), unless the file defines the name.
+    if let Some(builtin) = Builtin::from_name(callee).filter(|b| b.takes_a_condition())
+        && scope.get(callee).is_none()
+    {
+        push("when", format!("when: bool = true (`{}` applies where it holds)", builtin.name()));
+        return;
+    }
     let Some(def) = scope.get(callee) else { return };
     let Some(sig) = &def.signature else { return };
     let Some(def_file) = lookup_file(db, &def.file) else { return };

@@ -152,6 +152,11 @@ impl Builtin {
         matches!(self, Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32 | Builtin::Routed)
     }
 
+    /// Whether it takes a `when=` condition (`checkpoint`, `frozen`, `fp32`).
+    pub fn takes_a_condition(self) -> bool {
+        matches!(self, Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32)
+    }
+
     /// For `min` and `max`, whether the value kept so far, `a`, stays when `ordering` is `a`
     /// compared with the next value (Python keeps the first of equal values).
     pub fn keeps_first(self, ordering: std::cmp::Ordering) -> bool {
