@@ -153,8 +153,8 @@ fn the_resnet18_training_plot() {
     assert!(text.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
     // The peak, with its op and line.
     assert!(text.contains(r#"<circle class="peak""#));
-    assert!(text.contains(">peak 931.9 MiB allocated + 500.0 MiB runtime</tspan>"), "{text}");
-    assert!(text.contains(">step 2, backward, conv2d backward</tspan>"));
+    assert!(text.contains(">peak 928.8 MiB allocated + 500.0 MiB runtime</tspan>"), "{text}");
+    assert!(text.contains(">step 2, backward, _to_copy (autocast cast backward)</tspan>"));
     assert!(text.contains(">../examples/blocks.net:7</tspan>"));
     // The budget (12 GiB) is far above the run (1.4 GiB): a note instead of a line.
     assert!(text.contains(

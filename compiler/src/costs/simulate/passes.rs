@@ -587,6 +587,8 @@ pub(super) fn run_backward(
         }
     }
     let mut root_grad = None;
+    // The parameters whose half gradients wait for their autocast copy's cast (see below).
+    let mut autocast_casts: Vec<(usize, Vec<(usize, i128)>)> = Vec::new();
     if let Some(o) = output {
         // dloss (a scalar), then the gradients of log_softmax and of the logits.
         let dloss = store.alloc(loss.scalar, Category::BackwardTemporaries);
@@ -723,7 +725,25 @@ pub(super) fn run_backward(
                     (Op::Parameter, Some(g)) if store.holds[g] == 1 && store.bytes[g] == bytes => Some(g),
                     _ => None,
                 };
+                // Under autocast the op multiplied half copies of its float32 parameters: its
+                // backward makes their gradients in half (`grad_weight` of the copy), and each
+                // copy's `ToCopyBackward` casts its gradient to float32 once the node is done
+                // and has released what it saved (below). A parameter with one user only: the
+                // gradients of a shared one are summed in the copy's input buffer first.
+                let cast_by_autocast = config.precision.mixed()
+                    && node.op.autocast() == Autocast::Half
+                    && users_left[index] == 1
+                    && grads[index].is_none()
+                    && bytes == product(&[elements, 4]);
                 match (grads[index], incoming) {
+                    (None, None) if cast_by_autocast => {
+                        let halves = run.params.all[index]
+                            .tensors
+                            .iter()
+                            .map(|&t| (store.alloc(product(&[t, 2]), Category::BackwardTemporaries), product(&[t, 4])))
+                            .collect();
+                        autocast_casts.push((index, halves));
+                    }
                     (None, Some(g)) => {
                         if let Some(&o) = outputs.first() {
                             grad_of[o.0 as usize] = None;
@@ -789,6 +809,25 @@ pub(super) fn run_backward(
             store.release(s);
         }
         forward.saved[i].clear();
+        // Each half gradient of an autocast copy is cast to float32 (`ToCopyBackward`, the
+        // weight's before the bias's), and `AccumulateGrad` stores the result as `.grad`
+        // (measured: VGG-16's first classifier layer under amp at batch 32,
+        // tests/fixtures/calibration/memory_precision.json, whose peak is the weight's
+        // `_to_copy` with the bias's half gradient still live).
+        for (index, halves) in autocast_casts.drain(..) {
+            let mut casts = Vec::new();
+            for &(half, bytes) in &halves {
+                casts.push(store.alloc(bytes, Category::BackwardTemporaries));
+                store.check("_to_copy (autocast cast backward)", Some(&node.origin.stmt));
+                store.release(half);
+            }
+            // One storage for the parameter's gradient, as netc keeps its parameters.
+            let total = casts.iter().map(|&c| store.bytes[c]).sum();
+            for c in casts {
+                store.release(c);
+            }
+            grads[index] = Some(store.alloc(total, Category::Gradients));
+        }
         // The engine then adds what the op returned for a tied weight into the accumulator's
         // input buffer, out of place.
         // The sum is a temporary of the engine's until `AccumulateGrad` takes the last one as
