@@ -865,6 +865,14 @@ fn else_if_chain(length: usize) -> String {
     chain
 }
 
+/// The case the property test found in the `sdpa-math-path` lint (a product of sizes near
+/// 2^62 overflowed in debug builds): the attention weights' bytes saturate instead.
+#[test]
+fn huge_attention_weights_do_not_panic_a_lint() {
+    let outcome = check_text(&huge_op_program("sdpa(x, x, x)", &[4_611_686_018_427_387_903, 1]));
+    assert!(!outcome.short.contains("panicked"), "{}", outcome.short);
+}
+
 /// Known bug: one too long `else if` chain (100 links suffice) gives three E0106 errors on
 /// the same line instead of one.
 #[test]

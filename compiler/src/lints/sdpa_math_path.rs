@@ -78,7 +78,8 @@ impl Lint for SdpaMathPath {
                         / dq
                 }
             };
-            let weights = rows * tk * element_bytes(call.dtype);
+            // Saturating: a program's sizes can be as large as it writes them.
+            let weights = rows.saturating_mul(tk).saturating_mul(element_bytes(call.dtype));
             if tq > 0 && weights > 0 {
                 calls += 1;
                 first.get_or_insert((call, node, weights));
@@ -89,9 +90,9 @@ impl Lint for SdpaMathPath {
         // its weights to the backward; with it a segment's recomputation holds its own calls'
         // (one layer's, at least); without a backward one call's weights are live at a time.
         let run = &cx.setup.run;
-        let stored = if run.training && !run.checkpoint { weights * calls } else { weights };
+        let stored = if run.training && !run.checkpoint { weights.saturating_mul(calls) } else { weights };
         let peak = cx.costs.simulation.peak.bytes;
-        if stored * 100 < peak * REPORTED_SHARE {
+        if stored.saturating_mul(100) < peak.saturating_mul(REPORTED_SHARE) {
             return Vec::new();
         }
         // Each reason once, with the kernels it rules out ("flash and cudnn: float32 inputs").

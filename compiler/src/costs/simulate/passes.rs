@@ -822,7 +822,7 @@ pub(super) fn run_backward(
                 store.release(half);
             }
             // One storage for the parameter's gradient, as netc keeps its parameters.
-            let total = casts.iter().map(|&c| store.bytes[c]).sum();
+            let total = casts.iter().fold(0i128, |sum, &c| sum.saturating_add(store.bytes[c]));
             for c in casts {
                 store.release(c);
             }
