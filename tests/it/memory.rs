@@ -1482,8 +1482,10 @@ block dense(x, out: int) {
 
 model mlp(classes: int = 10) {
     input x: f32[N, 784]
-    y = relu(dense(x, 4096))
-    y = relu(dense(y, 4096))
+    y = dense(x, 4096)
+    y = relu(y)
+    y = dense(y, 4096)
+    y = relu(y)
     return dense(y, classes)
 }
 ";
