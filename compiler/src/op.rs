@@ -357,6 +357,14 @@ impl Op {
         matches!(self, Op::Linear4bit | Op::Linear8bit | Op::LinearInt4 | Op::LinearFp8)
     }
 
+    /// Whether the module keeps its weights as buffers rather than parameters: gptqmodel's and
+    /// AWQ's layers (`linear_int4`) register their packed weights, scales, zeros and bias with
+    /// `register_buffer`, so PyTorch lists them among `model.buffers()` (bitsandbytes' and FP8
+    /// weights are `nn.Parameter`s).
+    pub fn weights_are_buffers(self) -> bool {
+        matches!(self, Op::LinearInt4)
+    }
+
     /// Whether autocast casts the op's half inputs to float32 before running it (its `fp32`
     /// policy: a float32 copy per input, which the op saves when it saves that input), rather
     /// than letting the kernel compute in float32 from them (`fp32_set_opt_dtype`: softmax,

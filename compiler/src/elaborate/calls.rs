@@ -87,7 +87,8 @@ impl<'db> Elaborator<'db, '_> {
             let Some(arg) = args.first() else { return Ok(Value::Unknown) };
             // `frozen(call, when=lora_r > 0)`: the mark applies where the condition holds, as
             // `if lora_r > 0 { frozen(call) } else { call }` would.
-            let applies = match args.iter().find(|a| a.keyword.as_ref().is_some_and(|k| k.text == "when")) {
+            let when = args.iter().find(|a| a.keyword.as_ref().is_some_and(|k| k.text == "when"));
+            let applies = match when.filter(|_| builtin.takes_a_condition()) {
                 None => true,
                 Some(when) => match self.eval_in(&when.value, env, ctx)? {
                     Value::Bool(b) => b,

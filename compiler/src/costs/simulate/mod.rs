@@ -877,10 +877,7 @@ fn replay(
         if elements > 0 {
             let fp32 = node.origin.fp32;
             let bytes = run.stored_param_bytes(i, elements);
-            // gptqmodel's and AWQ's layers register their packed weights, scales, zeros and
-            // bias with `register_buffer`: PyTorch lists them among the model's buffers, not
-            // its parameters (bitsandbytes' and FP8 weights are `nn.Parameter`s).
-            let category = if node.op == Op::LinearInt4 { Category::Buffers } else { Category::Parameters };
+            let category = if node.op.weights_are_buffers() { Category::Buffers } else { Category::Parameters };
             let s = store.alloc(bytes, category);
             run.params.of_node[i] = Some((s, elements));
             run.params.index_of_node[i] = run.params.all.len();
