@@ -72,6 +72,15 @@ impl KernelDtype {
         }
     }
 
+    /// Bytes of one element, as `DType::size` gives them for the same types.
+    pub fn size(self) -> i128 {
+        match self {
+            KernelDtype::Half | KernelDtype::BFloat16 => 2,
+            KernelDtype::Float => 4,
+            KernelDtype::Double => 8,
+        }
+    }
+
     fn is_low_precision(self) -> bool {
         matches!(self, KernelDtype::Half | KernelDtype::BFloat16)
     }

@@ -79,7 +79,7 @@ impl Lint for SdpaMathPath {
                 }
             };
             // Saturating: a program's sizes can be as large as it writes them.
-            let weights = rows.saturating_mul(tk).saturating_mul(element_bytes(call.dtype));
+            let weights = rows.saturating_mul(tk).saturating_mul(call.dtype.size());
             if tq > 0 && weights > 0 {
                 calls += 1;
                 first.get_or_insert((call, node, weights));
@@ -151,15 +151,6 @@ fn fused_alternative(device: &Device, call: &SdpaCall) -> Option<(String, SdpaBa
         }
     }
     changes.into_iter().find_map(|(change, c)| fused(&c).map(|b| (change, b)))
-}
-
-/// Bytes of one element of the kernel's type.
-fn element_bytes(dtype: KernelDtype) -> i128 {
-    match dtype {
-        KernelDtype::Half | KernelDtype::BFloat16 => 2,
-        KernelDtype::Float => 4,
-        KernelDtype::Double => 8,
-    }
 }
 
 /// "a", "a and b", "a, b and c".
