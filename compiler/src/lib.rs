@@ -5,9 +5,10 @@
 //! [`elaborate`] (the op graph of [`graph`], shapes from [`shapes`]) -> [`costs`] (the run
 //! replayed in PyTorch's semantics) -> [`lints`] and [`report`]; [`host`] holds the database and
 //! a file's diagnostics from every layer. [`op`] and [`knobs`] are the vocabulary (ops,
-//! precisions, optimizers, devices) every layer shares. At the edge: [`render`] (diagnostics
-//! as text), [`workspace`] (the only reading) and [`safe_write`] (the only writing, atomic),
-//! [`cli`], and [`ide`] for editors. ARCHITECTURE.md is the map.
+//! precisions, optimizers, devices) every layer shares, [`stack`] the room every deep recursion
+//! gets. At the edge: [`render`] (diagnostics as text), [`workspace`] (the only reading) and
+//! [`safe_write`] (the only writing, atomic), [`cli`], and [`ide`] for editors.
+//! ARCHITECTURE.md is the map.
 
 pub mod analysis;
 pub mod cli;
@@ -30,6 +31,7 @@ pub mod safe_write;
 pub mod semantics;
 pub mod shapes;
 pub mod snapshot;
+pub mod stack;
 pub mod suggest;
 pub mod svg;
 pub mod syntax;

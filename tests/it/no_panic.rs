@@ -806,6 +806,41 @@ fn deep_nesting_everywhere_gives_one_error() {
     });
 }
 
+/// Every construct nested one level under `MAX_NESTING`, and a block that calls itself from
+/// inside nested expressions until `MAX_CALL_DEPTH` stops it: the limits multiply (64 calls
+/// of 62 nested expressions each), and still fit a 2 MiB thread stack in a debug build. A
+/// mutated program found the overflow: a recursive call inside two `relu`s.
+#[test]
+fn nesting_at_the_limits_fits_a_threads_stack() {
+    isolated!(nesting_at_the_limits_fits_a_threads_stack, || {
+        let limit = netc::syntax::MAX_NESTING as usize;
+        let valid: [fn(usize) -> String; 6] = [
+            |d| in_model(&format!("y = {}x{}", "(".repeat(d), ")".repeat(d))),
+            |d| in_model(&format!("y = {}x{}", "relu(".repeat(d), ")".repeat(d))),
+            |d| in_model(&format!("y = {}x", "-".repeat(d))),
+            |d| format!("block b(x, n: int = {}1{}) {{\n    return x\n}}\n", "(".repeat(d), ")".repeat(d)),
+            |d| format!("infer s {{ model m(); batch {}1{} }}\n{}", "(".repeat(d), ")".repeat(d), in_model("")),
+            |d| format!("model m() {{\n    input x: f32[{}N{}]\n    return x\n}}\n", "(".repeat(d), ")".repeat(d)),
+        ];
+        for (n, text) in valid.iter().enumerate() {
+            // The deepest that parses: the enclosing bodies and brackets count too.
+            let deepest = (limit - 3..=limit).rev().find(|&d| no_problems(&check_text(&text(d))));
+            assert!(deepest.is_some(), "case {n}: {}", check_text(&text(limit - 3)).short);
+        }
+        let depth = limit - 4;
+        let recursive = [
+            "block b(x) {\n    return relu(relu(b(x)))\n}\n".to_string(),
+            "block b(x, c: bool = true) {\n    y = x\n    if c {\n        if c {\n            y = relu(a(y))\n        }\n    }\n    return y\n}\nblock a(x) {\n    return relu(b(x))\n}\n".to_string(),
+            format!("block b(x) {{\n    return {}b(x){}\n}}\n", "relu(".repeat(depth - 2), ")".repeat(depth - 2)),
+        ];
+        for (n, block) in recursive.iter().enumerate() {
+            let text = format!("{block}{}infer s {{ model m(); batch 1; no_grad }}\n", in_model("y = b(x)"));
+            let outcome = check_text(&text);
+            assert_eq!(count(&outcome, "E0504"), 1, "recursive case {n}: {}", outcome.short);
+        }
+    });
+}
+
 /// `y = [[[...x...]]]` 100,000 deep, closed or not.
 #[test]
 fn deeply_nested_brackets_in_an_expression() {

@@ -295,7 +295,13 @@ impl<'db> Elaborator<'db, '_> {
         v
     }
 
+    /// Evaluates `e`. Each expression is a step of the recursion a program drives (a call
+    /// evaluates its callee's body, whose expressions make calls), so each gets stack room.
     pub(super) fn eval_in(&mut self, e: &'db Expr, env: &Env<'db>, ctx: &Ctx<'db>) -> Result<Value, Stop> {
+        crate::stack::grow(|| self.eval_expr(e, env, ctx))
+    }
+
+    fn eval_expr(&mut self, e: &'db Expr, env: &Env<'db>, ctx: &Ctx<'db>) -> Result<Value, Stop> {
         if self.stopped {
             return Err(Stop);
         }

@@ -399,7 +399,7 @@ fn nested<'a, O>(i: In<'a>, f: impl FnOnce(In<'a>) -> PResult<'a, O>) -> PResult
     }
     cx.nesting.set(depth + 1);
     cx.tree_depth.set(tree + 1);
-    let result = f(i);
+    let result = crate::stack::grow(|| f(i));
     cx.nesting.set(depth);
     cx.tree_depth.set(tree);
     result
