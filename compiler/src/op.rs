@@ -77,6 +77,9 @@ keyword_enum! {
         BatchNorm1d = "batchnorm1d",
         /// `nn.LayerNorm`.
         LayerNorm = "layernorm",
+        /// `F.layer_norm` with the weight and bias it is given (tensors made in the forward
+        /// pass, as Nemotron's `weight + 1`): no parameters of its own.
+        LayerNormWith = "layer_norm",
         /// `nn.GroupNorm`.
         GroupNorm = "groupnorm",
         /// `nn.RMSNorm`.
@@ -327,7 +330,7 @@ impl Op {
             Matmul | Bmm | Baddbmm | Einsum | GroupedMm => Family::Matmul,
             Embedding => Family::Embedding,
             BatchNorm | BatchNorm1d => Family::BatchNorm,
-            LayerNorm | GroupNorm | RmsNorm => Family::Norm,
+            LayerNorm | LayerNormWith | GroupNorm | RmsNorm => Family::Norm,
             Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh | Hardswish | Hardsigmoid => Family::Activation,
             Dropout | DropPath => Family::Dropout,
             Softmax | LogSoftmax => Family::Softmax,
@@ -371,7 +374,7 @@ impl Op {
     /// log_softmax, sum, cumsum; cross_entropy runs log_softmax first). Only float-class ops.
     pub fn autocast_casts_inputs(self) -> bool {
         use Op::*;
-        matches!(self, LayerNorm | GroupNorm | Mse | Exp | Log | Rsqrt | Pow)
+        matches!(self, LayerNorm | LayerNormWith | GroupNorm | Mse | Exp | Log | Rsqrt | Pow)
     }
 
     /// The op's autocast class.
@@ -380,8 +383,8 @@ impl Op {
         match self {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Linear4bit | Matmul | Bmm | Baddbmm | Einsum
             | Sdpa | Attention | Lstm | Gru => Autocast::Half,
-            Softmax | LogSoftmax | LayerNorm | GroupNorm | RmsNorm | CrossEntropy | Mse | Sum | Cumsum | Exp | Log
-            | Rsqrt | Pow => Autocast::Float,
+            Softmax | LogSoftmax | LayerNorm | LayerNormWith | GroupNorm | RmsNorm | CrossEntropy | Mse | Sum
+            | Cumsum | Exp | Log | Rsqrt | Pow => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Parameter

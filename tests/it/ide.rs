@@ -362,7 +362,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 110 Op)
+        (and 111 Op)
         ");
 }
 
@@ -438,7 +438,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 110 Op)
+        (and 111 Op)
         ");
 }
 
@@ -503,7 +503,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    checkpointing  checkpointing()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 110 Op)
+        (and 111 Op)
         "#);
 }
 

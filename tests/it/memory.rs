@@ -1605,6 +1605,27 @@ fn casts_follow_the_run_dtypes() {
     );
 }
 
+/// A layer norm given a weight made in the forward pass (`layer_norm`, as transformers'
+/// `NemotronLayerNorm1P` calls `F.layer_norm` with `weight + 1`) keeps that weight for its
+/// backward: tests/fixtures/ops/layer_norm.net in fp32 and bf16, measured by
+/// tests/fixtures/ops/measure_layer_norm.py at batches 2 and 8 in three scenarios: each
+/// within 8 B.
+#[test]
+fn a_layer_norm_keeps_the_weight_it_is_given() {
+    let call = |model: &str| {
+        let precision = if model.ends_with("_bf16") { "  precision bf16" } else { "" };
+        format!("layernorm_1p_probe(){precision}")
+    };
+    assert_measured_cases(
+        include_str!("../fixtures/ops/layer_norm.net"),
+        include_str!("../fixtures/ops/measurements_layer_norm.json"),
+        &THREE_SCENARIOS,
+        call,
+        off_by_more_than_8_bytes,
+        12,
+    );
+}
+
 /// Grouped-query attention (`sdpa(..., enable_gqa=true)`): the CPU's flash kernel takes the
 /// grouped keys and values as they are; the math path repeats them to the query's heads
 /// first. tests/fixtures/ops/gqa.net, measured by tests/fixtures/ops/measure_gqa.py at

@@ -1629,3 +1629,35 @@ infer serve { model m()  seq 100 }
     );
     assert_eq!(codes, ["E0501"]);
 }
+
+// `layer_norm(x, weight, bias)` as `F.layer_norm(x, [D], weight, bias)`: the output is `x`'s
+// type, the op owns no parameters (the given tensors are the model's), and a weight or bias
+// that is not `[D]`, or not a tensor, is E0501 (PyTorch: "Expected weight to be of same shape
+// as normalized_shape").
+#[test]
+fn layer_norm_takes_the_weight_and_bias_it_is_given() {
+    let cases = [
+        ("layer_norm(x, w, b)", Ok(("f32[2, 16, 64]", 128))),
+        ("layer_norm(x, w + 1.0)", Ok(("f32[2, 16, 64]", 128))),
+        ("layer_norm(x)", Ok(("f32[2, 16, 64]", 128))),
+        ("layer_norm(x, bias=b)", Ok(("f32[2, 16, 64]", 128))),
+        ("layer_norm(x, reshape(w, [8, 8]))", Err("E0501")),
+        ("layer_norm(x, w, parameter([16]))", Err("E0501")),
+        ("layer_norm(x, 2.0)", Err("E0501")),
+    ];
+    for (call, expected) in cases {
+        let src = format!(
+            "model m() {{\n    input x: f32[N, 16, 64]\n    w = parameter([64])\n    b = parameter([64])\n    return {call}\n}}\ninfer serve {{ model m()  batch 2 }}\n"
+        );
+        match expected {
+            Ok((shape, params)) => {
+                let (db, files) = load(&[("main.net", &src)]);
+                assert_clean(&db, &files);
+                let graph = scenario_graph_of(&db, files[0], "serve");
+                assert_eq!(outputs_of(&graph, "layer_norm"), [shape], "{call}");
+                assert_eq!(scenario_of(&db, files[0], "serve").params, params, "{call}");
+            }
+            Err(code) => assert_eq!(codes(&src), [code], "{call}"),
+        }
+    }
+}

@@ -11,10 +11,11 @@ use crate::op::{Family, Op};
 use super::product;
 use crate::shapes::ops::ArgValue;
 
-use super::devices::Device;
+use super::devices::{Device, DeviceKind};
 use super::layout::{Layouts, OutputLayout, dense_like, einsum_plan, merges_leading};
 use super::sdpa;
 use crate::knobs::Precision;
+use crate::shapes::DType;
 
 /// How a scenario runs the model.
 #[derive(Debug, Clone, Copy)]
@@ -564,9 +565,29 @@ pub fn identity() -> OpMemory {
     }
 }
 
+/// The bytes of each row statistic (mean, reciprocal standard deviation) a layer norm makes
+/// where they are not float32: `layer_norm_cpu` allocates them in the dtype it computes in,
+/// which is float32 only when a half input meets a float32 weight or bias (`mixed_type`);
+/// CUDA's kernel always in its accumulate type, float32 (measured:
+/// tests/fixtures/ops/measure_layer_norm.py, bf16 on the CPU).
+fn layer_norm_stat_bytes(node: &Node, device: &Device, dtypes: &[DType]) -> Option<i128> {
+    if device.kind != DeviceKind::Cpu || !matches!(node.op, Op::LayerNorm | Op::LayerNormWith) {
+        return None;
+    }
+    let run = |t: &TensorId| dtypes.get(t.0 as usize).copied();
+    let computed = node.outputs.first().and_then(run)?;
+    // A module's own weight is float32 in a half run only as an `fp32(...)` call's.
+    let float_param = match node.op {
+        Op::LayerNormWith => node.inputs.iter().skip(1).any(|t| run(t) == Some(DType::F32)),
+        _ => node.origin.fp32 && !node.result.weights.is_empty(),
+    };
+    (computed.is_float() && computed != DType::F32 && !float_param).then(|| computed.size())
+}
+
 /// The memory behaviour of `node` when run in `mode`.
-/// `layouts` holds the strides of the tensors made before `node`.
-pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpMemory {
+/// `layouts` holds the strides of the tensors made before `node`; `dtypes` are the run's
+/// dtype of every tensor of the graph.
+pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes: &[DType]) -> OpMemory {
     // TensorIterator lays an elementwise result out in its input's dimension order.
     let elementwise = matches!(
         node.op.family(),
@@ -654,7 +675,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
             }
             OpMemory { saved, ..fresh(&[]) }
         }
-        Op::LayerNorm | Op::RmsNorm | Op::GroupNorm => {
+        Op::LayerNorm | Op::LayerNormWith | Op::RmsNorm | Op::GroupNorm => {
             let x = node.inputs.first().map(|&t| graph.tensor(t));
             let rows = match (node.op, x) {
                 (Op::GroupNorm, Some(t)) => t
@@ -670,7 +691,14 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts) -> OpM
                 _ => 0,
             };
             let stats = if node.op == Op::RmsNorm { 1 } else { 2 };
-            fresh(&[Saved::Input(0), Saved::Extra(product(&[stats, rows, f32_bytes]))])
+            let stat_bytes = layer_norm_stat_bytes(node, mode.device, dtypes).unwrap_or(f32_bytes);
+            let mut saved = SavedList::new(&[Saved::Input(0), Saved::Extra(product(&[stats, rows, stat_bytes]))]);
+            // `native_layer_norm` saves the weight and bias it is given (a module's own are
+            // parameters, held anyway).
+            for given in 1..node.inputs.len() {
+                saved.push(Saved::Input(given));
+            }
+            OpMemory { saved, ..fresh(&[]) }
         }
         Op::Relu | Op::Sigmoid | Op::Tanh | Op::Softmax | Op::LogSoftmax if !inplace() => fresh(&[Saved::Output(0)]),
         // In-place activations whose derivative reads the result save the result (the

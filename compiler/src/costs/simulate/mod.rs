@@ -85,7 +85,7 @@ fn behaviours(graph: &Graph, mode: &Mode, dtypes: &[DType]) -> (Vec<super::autog
     for node in &graph.nodes {
         let same_dtype = matches!(node.op, Op::To | Op::TypeAs)
             && matches!((node.inputs.first(), node.outputs.first()), (Some(i), Some(o)) if dtypes[i.0 as usize] == dtypes[o.0 as usize]);
-        let behaviour = memory(node, graph, mode, &layouts);
+        let behaviour = memory(node, graph, mode, &layouts, dtypes);
         let behaviour = if same_dtype {
             super::autograd::OpMemory { grad_inputs: behaviour.grad_inputs, ..super::autograd::identity() }
         } else {

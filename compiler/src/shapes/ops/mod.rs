@@ -373,6 +373,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         BatchNorm => batchnorm(args, &[4], "[N, C, H, W]"),
         BatchNorm1d => batchnorm(args, &[2, 3], "[N, C] or [N, C, L]"),
         LayerNorm => layernorm(args),
+        LayerNormWith => layer_norm_with(args),
         GroupNorm => groupnorm(args),
         RmsNorm => rmsnorm(args),
         Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh | Hardswish | Hardsigmoid | Dropout => {

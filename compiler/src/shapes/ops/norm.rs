@@ -41,6 +41,32 @@ pub(super) fn layernorm(args: &Args) -> OpOutcome {
     Ok(OpResult { outputs: vec![x], weights, buffers: Vec::new(), macs: k(0) })
 }
 
+/// `F.layer_norm(x, [D], weight, bias)`: the given weight and bias (each `[D]`, or 0.0 for
+/// none) are tensors of the graph, not parameters of the op.
+pub(super) fn layer_norm_with(args: &Args) -> OpOutcome {
+    let (x, d) = last_dim(args, Op::LayerNormWith.name())?;
+    for name in ["weight", "bias"] {
+        match args.get(name)? {
+            ArgValue::Tensor(t) if t.shape != [d.clone()] => {
+                return Err(error(format!(
+                    "a layer norm over a last dimension of {d} takes a [{d}] {name}, found {t}"
+                ))
+                .blame("x", format!("{x}"))
+                .blame(name, format!("{t}")));
+            }
+            ArgValue::Tensor(_) => {}
+            ArgValue::Float(f) if *f == 0.0 => {}
+            ArgValue::Int(n) if *n == k(0) => {}
+            _ => {
+                return Err(error(format!("a layer norm's {name} is a tensor"))
+                    .blame(name, "not a tensor")
+                    .help(format!("leave `{name}` out (or 0.0) for none")));
+            }
+        }
+    }
+    Ok(OpResult { outputs: vec![x], weights: Vec::new(), buffers: Vec::new(), macs: k(0) })
+}
+
 pub(super) fn groupnorm(args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
     if x.rank() < 2 {
