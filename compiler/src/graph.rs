@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::diagnostics::{Diagnostic, FileName, NodeRef, Place};
-use crate::op::Op;
+use crate::op::{Autocast, Op};
 use crate::shapes::ops::{ArgValue, Args, OpResult};
 use crate::shapes::{Dim, TensorType};
 use crate::syntax::{Expr, ExprKind, UnaryOp};
@@ -60,6 +60,9 @@ pub struct Origin {
     /// Whether it runs inside an `fp32(...)` call: its op's parameters are float32 whatever
     /// the precision policy (`module.float()`).
     pub fp32: bool,
+    /// Whether it runs inside a `no_autocast(...)` call (`torch.autocast(enabled=False)`):
+    /// autocast neither casts its inputs nor picks its dtype.
+    pub no_autocast: bool,
     /// The share of its op's parameters a token reads: `k` of `of` inside `routed(call, k,
     /// of)`, all of them elsewhere.
     pub active: ActiveShare,
@@ -182,6 +185,18 @@ impl Node {
         !self.result.weights.is_empty() && !self.origin.frozen && !self.op.quantizes_weight()
     }
 
+    /// The op's autocast class where it runs: its own, or [`Autocast::Promote`] (its inputs'
+    /// dtype) inside `no_autocast(...)`.
+    pub fn autocast(&self) -> Autocast {
+        if self.origin.no_autocast { Autocast::Promote } else { self.op.autocast() }
+    }
+
+    /// Whether autocast casts the op's half inputs to float32 where it runs
+    /// ([`Op::autocast_casts_inputs`]; never inside `no_autocast(...)`).
+    pub fn autocast_casts_inputs(&self) -> bool {
+        !self.origin.no_autocast && self.op.autocast_casts_inputs()
+    }
+
     /// The elements of the op's weight named `weight` (0 without one).
     pub fn weight_elements(&self) -> i128 {
         self.result.weights.iter().find(|w| w.name == "weight").and_then(|w| w.numel.known()).unwrap_or(0)
@@ -295,6 +310,9 @@ pub struct Graph {
     /// comparison of unbound dimensions, say), reached an op, a condition, a `repeat` count or
     /// the model's outputs: the graph then holds only what could be decided.
     pub undecided: bool,
+    /// Whether the elaboration read how the run goes (`checkpointing()`, `autocast_dtype()`):
+    /// a scenario's graph is then not the model's own graph bound to the scenario's sizes.
+    pub reads_the_run: bool,
 }
 
 impl Graph {

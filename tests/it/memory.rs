@@ -1910,6 +1910,31 @@ fn a_factory_keeps_its_named_dtype_under_bf16() {
     assert_eq!((default, half), (like_named, like_input), "{peaks:?}");
 }
 
+/// `no_autocast(call)` runs the call as `torch.autocast(enabled=False)` does: under
+/// `amp_bf16`, a layer norm on bf16 inputs the model cast itself (`autocast_dtype()`, as
+/// transformers' `_cast_if_autocast_enabled`) computes and returns bf16, where autocast would
+/// make float32 copies of its input and weight and return float32. Outside autocast,
+/// `autocast_dtype()` is `""` and the mark changes nothing. The families set measures the
+/// mark on Nemotron, whose layer norms run so.
+#[test]
+fn a_call_outside_autocast_computes_in_its_inputs_dtype() {
+    let text = |marked: bool, precision: &str| {
+        let norm = if marked { "no_autocast(layer_norm(h, w))" } else { "layer_norm(h, w)" };
+        format!(
+            "model m() {{\n    input x: f32[N, 1024]\n    h = linear(x, 1024)\n    w = parameter([1024])\n    \
+             if autocast_dtype() != \"\" {{\n        h = to(h, autocast_dtype())\n        w = to(w, autocast_dtype())\n    }}\n    \
+             return {norm}\n}}\ninfer s {{ model m()  batch 256  no_grad  eval  precision {precision}  device a100_80gb }}\n"
+        )
+    };
+    let peak = |marked: bool, precision: &str| peaks_of_scenarios(text(marked, precision))[0].1;
+    // Autocast copies the bf16 input to float32 (256 x 1024 x 4 B), held beside the float32
+    // output, where the unmarked norm's bf16 output is half as large; the weight's float32
+    // copy is 4 KiB, held with them.
+    assert_eq!(peak(false, "amp_bf16") - peak(true, "amp_bf16"), 256 * 1024 * 4 + 256 * 1024 * 2 + 1024 * 4);
+    assert_eq!(peak(false, "fp32"), peak(true, "fp32"));
+    assert_eq!(peak(false, "bf16"), peak(true, "bf16"));
+}
+
 /// A softmax given its input's dtype (`keep_dtype=true`, torch's `dtype=x.dtype`) is one autocast
 /// leaves alone: under `amp_bf16` its output stays bf16, where a
 /// plain softmax computes and returns float32 (autocast's `fp32_set_opt_dtype`). GPT-OSS's

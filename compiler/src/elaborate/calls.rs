@@ -103,6 +103,7 @@ impl<'db> Elaborator<'db, '_> {
                 _ if !applies => {}
                 Builtin::Frozen => marks.frozen = true,
                 Builtin::Fp32 => marks.fp32 = true,
+                Builtin::NoAutocast => marks.no_autocast = true,
                 Builtin::Routed => {
                     if let Some((k, of)) = self.routed_share(args, env, ctx)? {
                         marks.routed = marks.routed.within(k, of).unwrap_or(marks.routed);
@@ -133,7 +134,13 @@ impl<'db> Elaborator<'db, '_> {
             return Ok(Value::Bool(self.request.generating));
         }
         if builtin == Builtin::Checkpointing {
+            self.graph.reads_the_run = true;
             return Ok(Value::Bool(self.request.checkpointing));
+        }
+        if builtin == Builtin::AutocastDtype {
+            self.graph.reads_the_run = true;
+            let dtype = self.request.autocast.filter(|_| !self.no_autocast);
+            return Ok(Value::Str(dtype.map_or("", |d| d.name()).into()));
         }
         if builtin == Builtin::Ceil {
             let Some(arg) = args.first() else { return Ok(Value::Unknown) };
@@ -217,21 +224,23 @@ impl<'db> Elaborator<'db, '_> {
     /// Enters a call with `marks`: a checkpoint segment begins, unless one is open (a mark
     /// inside a marked call is part of its segment), and the parameters it creates are frozen
     /// or float32. Returns what [`Elaborator::leave`] restores when the call returns.
-    fn enter(&mut self, marks: Marks) -> (u32, bool, bool, ActiveShare) {
-        let outer = (self.segment, self.frozen, self.fp32, self.active);
+    fn enter(&mut self, marks: Marks) -> (u32, bool, bool, bool, ActiveShare) {
+        let outer = (self.segment, self.frozen, self.fp32, self.no_autocast, self.active);
         if marks.checkpoint && self.segment == 0 {
             self.segments += 1;
             self.segment = self.segments;
         }
         self.frozen |= marks.frozen;
         self.fp32 |= marks.fp32;
+        self.no_autocast |= marks.no_autocast;
         // Shares of realistic sizes cannot overflow; one that would keeps the outer share.
         self.active = self.active.within(marks.routed.k, marks.routed.of).unwrap_or(self.active);
         outer
     }
 
-    fn leave(&mut self, (segment, frozen, fp32, active): (u32, bool, bool, ActiveShare)) {
-        (self.segment, self.frozen, self.fp32, self.active) = (segment, frozen, fp32, active);
+    fn leave(&mut self, (segment, frozen, fp32, no_autocast, active): (u32, bool, bool, bool, ActiveShare)) {
+        (self.segment, self.frozen, self.fp32, self.no_autocast, self.active) =
+            (segment, frozen, fp32, no_autocast, active);
     }
 
     /// A call; `first`, if given, replaces the value of the first argument (for `repeat`).
@@ -322,6 +331,7 @@ impl<'db> Elaborator<'db, '_> {
                             segments: (self.segments, 0),
                             frozen: self.frozen,
                             fp32: self.fp32,
+                            no_autocast: self.no_autocast,
                             active: self.active,
                             inner_call: self.inner_call,
                             inner_calls: (self.inner_calls, 0),

@@ -77,6 +77,7 @@ pub(super) fn instantiate(symbolic: &Graph, dims: &BTreeMap<String, i128>) -> Op
         diagnostics: Vec::new(),
         released_after: symbolic.released_after.clone(),
         undecided: false,
+        reads_the_run: symbolic.reads_the_run,
     })
 }
 

@@ -106,6 +106,9 @@ pub struct Request<'a> {
     /// Whether the run checkpoints activations (training with `checkpoint`):
     /// `checkpointing()`.
     pub checkpointing: bool,
+    /// The dtype autocast casts to in the run (`precision amp`/`amp_bf16`), if any:
+    /// `autocast_dtype()`.
+    pub autocast: Option<DType>,
 }
 
 struct Elaborator<'db, 'r> {
@@ -146,6 +149,8 @@ struct Elaborator<'db, 'r> {
     frozen: bool,
     /// Whether the parameters made now are float32 whatever the policy (inside `fp32(...)`).
     fp32: bool,
+    /// Whether the ops made now run outside autocast (inside `no_autocast(...)`).
+    no_autocast: bool,
     /// The share of the parameters made now that a token reads (inside `routed(...)`).
     active: ActiveShare,
     /// Set by `checkpoint(...)`, `frozen(...)`, `fp32(...)` and `routed(...)` for the call
@@ -256,6 +261,7 @@ fn request_key(request: &Request<'_>) -> reuse::RequestKey {
         cache: request.cache,
         generating: request.generating,
         checkpointing: request.checkpointing,
+        autocast: request.autocast,
     }
 }
 
@@ -324,6 +330,7 @@ fn run<'db, 'r>(db: &'db dyn Db, request: &'r Request<'r>, previous: Option<Reus
         segments: 0,
         frozen: false,
         fp32: false,
+        no_autocast: false,
         active: ActiveShare::default(),
         pending: Marks::default(),
         inner_call: 0,
@@ -401,6 +408,7 @@ impl<'db> Elaborator<'db, '_> {
             inner_call: self.inner_call,
             frozen: self.frozen,
             fp32: self.fp32,
+            no_autocast: self.no_autocast,
             active: self.active,
         })
     }
@@ -553,6 +561,8 @@ pub(super) struct Marks {
     pub frozen: bool,
     /// Float32 parameters.
     pub fp32: bool,
+    /// Ops outside autocast.
+    pub no_autocast: bool,
     /// The share of the parameters a token reads (`routed(call, k, of)`: `k` of `of`; the
     /// product of nested marks).
     pub routed: ActiveShare,

@@ -8,9 +8,11 @@ use super::{Db, Request, elaborate, elaborate_scenario};
 use crate::db::SourceFile;
 use crate::diagnostics::{Diagnostic, NodeRef, Severity};
 use crate::graph::{Graph, Site};
+use crate::knobs::Precision;
 use crate::semantics::files::{ItemLoc, has_syntax_errors, item_tree, syntax_tree};
 use crate::semantics::queries::check_file;
 use crate::semantics::setup::scenario_setup;
+use crate::shapes::DType;
 use crate::syntax::Item;
 
 /// The op graph of a scenario: its model elaborated with the scenario's arguments and
@@ -54,15 +56,27 @@ pub fn scenario_graph_at(
         cache: setup.run.cache.map(|_| cached),
         generating: setup.run.generates(),
         checkpointing: setup.run.training && setup.run.checkpoint,
+        autocast: autocast_dtype(setup.run.precision),
     };
     // The model on its own runs without a cache: its graph is a cached scenario's only when
     // no `kv_cache(...)` call appends.
     let symbolic = || {
         let model = ItemLoc::new(db, setup.model.0, setup.model.1);
-        (setup.args.is_empty() && setup.run.cache.is_none()).then(|| model_graph(db, model).clone()).flatten()
+        let graph = (setup.args.is_empty() && setup.run.cache.is_none()).then(|| model_graph(db, model).clone());
+        // A model that reads how the run goes elaborates otherwise in a scenario.
+        graph.flatten().filter(|g| !g.reads_the_run)
     };
     let graph = elaborate_scenario(db, &request, symbolic);
     Some(if setup.run.prepare_kbit { Arc::new(kbit_prepared(&graph)) } else { graph })
+}
+
+/// The dtype autocast casts to (`torch.get_autocast_dtype`) under the mixed policies.
+fn autocast_dtype(precision: Precision) -> Option<DType> {
+    match precision {
+        Precision::Amp => Some(DType::F16),
+        Precision::AmpBf16 => Some(DType::BF16),
+        Precision::Fp32 | Precision::Fp16 | Precision::Bf16 | Precision::Int8 => None,
+    }
 }
 
 /// `graph` after peft's `prepare_model_for_kbit_training`, which casts every float16 or
@@ -108,6 +122,7 @@ pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>
         cache: None,
         generating: false,
         checkpointing: false,
+        autocast: None,
     };
     Some(elaborate(db, &request))
 }

@@ -239,6 +239,7 @@ pub(super) struct RequestKey {
     pub cache: Option<i128>,
     pub generating: bool,
     pub checkpointing: bool,
+    pub autocast: Option<crate::shapes::DType>,
 }
 
 impl RequestKey {
@@ -251,6 +252,7 @@ impl RequestKey {
             && self.cache == other.cache
             && self.generating == other.generating
             && self.checkpointing == other.checkpointing
+            && self.autocast == other.autocast
     }
 }
 
@@ -296,6 +298,8 @@ pub(super) struct CallRecord {
     pub frozen: bool,
     /// Whether it runs inside an `fp32(...)` call (its parameters are float32).
     pub fp32: bool,
+    /// Whether it runs inside a `no_autocast(...)` call.
+    pub no_autocast: bool,
     /// The share of its parameters a token reads (inside `routed(...)` calls).
     pub active: ActiveShare,
     /// The block call inside an outermost one it runs in (0: none), and the count of those

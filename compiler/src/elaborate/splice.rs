@@ -71,6 +71,7 @@ impl<'db> Elaborator<'db, '_> {
             && (record.segment == 0) == (self.segment == 0)
             && record.frozen == self.frozen
             && record.fp32 == self.fp32
+            && record.no_autocast == self.no_autocast
             && record.active == self.active
             && record.args.len() == bound.len()
             && record.inputs.len() == inputs.len()
@@ -104,6 +105,9 @@ impl<'db> Elaborator<'db, '_> {
     ) -> Value {
         let moved = moved_to.is_some();
         let (old, record) = (&previous.graph, &previous.calls[at as usize]);
+        // Whether the copied call read how the run goes is not recorded per call: the
+        // previous graph's answer holds for it (at worst a scenario elaborates in full).
+        self.graph.reads_the_run |= old.reads_the_run;
         // A moved call's chains start with this call's site instead of the old one (each
         // distinct chain made once), and its nodes are in this call's checkpoint segment.
         /// A chain of the previous elaboration and the same chain from this call's site.
@@ -141,6 +145,7 @@ impl<'db> Elaborator<'db, '_> {
                 inner_call: inner_calls.of(origin.inner_call),
                 frozen: origin.frozen,
                 fp32: origin.fp32,
+                no_autocast: origin.no_autocast,
                 active: origin.active,
             })
         };
@@ -238,6 +243,7 @@ impl<'db> Elaborator<'db, '_> {
                 segment: segments.of(q.segment),
                 frozen: q.frozen,
                 fp32: q.fp32,
+                no_autocast: q.no_autocast,
                 active: q.active,
                 segments: segments.span(q.segments),
                 inner_call: inner_calls.of(q.inner_call),

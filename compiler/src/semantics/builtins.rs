@@ -29,6 +29,9 @@ pub enum Builtin {
     /// policy (`module.float()` after `model.bfloat16()`, as peft keeps LoRA adapters); its
     /// value is the call's.
     Fp32,
+    /// `no_autocast(f(x))`: the call runs outside autocast (`torch.autocast(enabled=False)`):
+    /// its ops compute in their inputs' dtypes; its value is the call's.
+    NoAutocast,
     /// `routed(f(x), k, of)`: the call is one of `of` alternatives (the experts of a mixture)
     /// of which a token runs `k`: `k / of` of the parameters it creates are active per token;
     /// its value is the call's.
@@ -41,6 +44,9 @@ pub enum Builtin {
     Generating,
     /// Whether the run checkpoints activations (a `train` scenario with `checkpoint`).
     Checkpointing,
+    /// `autocast_dtype()`: the dtype autocast casts to in the run (`"f16"` or `"bf16"`), or
+    /// `""` where autocast is off (`torch.get_autocast_dtype` where `torch.is_autocast_enabled()`).
+    AutocastDtype,
     /// `ceil(x)`: the smallest integer at least `x` (Python's `math.ceil`).
     Ceil,
     /// `listed(item, items)`: whether the string `item` is one of the comma-separated
@@ -50,17 +56,19 @@ pub enum Builtin {
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 12] = [
+    pub const ALL: [Builtin; 14] = [
         Builtin::Min,
         Builtin::Max,
         Builtin::Len,
         Builtin::Checkpoint,
         Builtin::Frozen,
         Builtin::Fp32,
+        Builtin::NoAutocast,
         Builtin::Routed,
         Builtin::PastSeenTokens,
         Builtin::Generating,
         Builtin::Checkpointing,
+        Builtin::AutocastDtype,
         Builtin::Ceil,
         Builtin::Listed,
     ];
@@ -79,10 +87,12 @@ impl Builtin {
             Builtin::Checkpoint => "checkpoint",
             Builtin::Frozen => "frozen",
             Builtin::Fp32 => "fp32",
+            Builtin::NoAutocast => "no_autocast",
             Builtin::Routed => "routed",
             Builtin::PastSeenTokens => "past_seen_tokens",
             Builtin::Generating => "generating",
             Builtin::Checkpointing => "checkpointing",
+            Builtin::AutocastDtype => "autocast_dtype",
             Builtin::Ceil => "ceil",
             Builtin::Listed => "listed",
         }
@@ -97,10 +107,12 @@ impl Builtin {
             Builtin::Checkpoint => "checkpoint(block(x, ...), when=true)",
             Builtin::Frozen => "frozen(block(x, ...), when=true)",
             Builtin::Fp32 => "fp32(block(x, ...), when=true)",
+            Builtin::NoAutocast => "no_autocast(block(x, ...), when=true)",
             Builtin::Routed => "routed(block(x, ...), k, of)",
             Builtin::PastSeenTokens => "past_seen_tokens()",
             Builtin::Generating => "generating()",
             Builtin::Checkpointing => "checkpointing()",
+            Builtin::AutocastDtype => "autocast_dtype()",
             Builtin::Ceil => "ceil(x)",
             Builtin::Listed => "listed(item, items)",
         }
@@ -121,6 +133,12 @@ impl Builtin {
             }
             Builtin::Fp32 => {
                 "Keeps the parameters a call (of a block, an op or a `repeat`) creates in float32 whatever the scenario's precision, as `module.float()` after `model.bfloat16()`: peft's LoRA adapters on a half base (`autocast_adapter_dtype=True`), transformers' `_keep_in_fp32_modules`. Their gradients and optimizer state are float32 too; the ops that read them need float32 inputs, as in PyTorch (cast with `to(x, \"f32\")`). Its value is the call's. With `when=cond`, only where `cond` holds."
+            }
+            Builtin::NoAutocast => {
+                "Runs a call (of a block, an op or a `repeat`) outside autocast, as `with torch.autocast(device, enabled=False):` does: under `precision amp`/`amp_bf16` its ops compute in their inputs' dtypes, neither cast to half nor to float32 (transformers' Nemotron runs its layer norm so, on inputs it cast itself). Elsewhere it changes nothing. Its value is the call's. With `when=cond`, only where `cond` holds."
+            }
+            Builtin::AutocastDtype => {
+                "The dtype autocast casts to in this run, `\"f16\"` under `precision amp` and `\"bf16\"` under `amp_bf16`, and `\"\"` where autocast is off (any other precision, or inside `no_autocast(...)`): `torch.get_autocast_dtype(device)` where `torch.is_autocast_enabled()`. A model that casts its own inputs under autocast (transformers' `_cast_if_autocast_enabled`) writes `if autocast_dtype() != \"\" { x = to(x, autocast_dtype()) }`."
             }
             Builtin::Routed => {
                 "Marks a call (of a block, an op or a `repeat`) as one of `of` routed alternatives of which each token runs `k`, as one expert of a mixture of experts that are separate modules (DeepSpeed's `Experts`): `k / of` of the parameters it creates count as active per token, as \"active parameters\" are quoted. Memory and MACs are the call's as written. Its value is the call's."
@@ -146,15 +164,15 @@ impl Builtin {
         }
     }
 
-    /// Whether it marks a call (`checkpoint`, `frozen`, `fp32`, `routed`) rather than
+    /// Whether it marks a call (`checkpoint`, `frozen`, `fp32`, `no_autocast`, `routed`) rather than
     /// computing a number.
     pub fn marks_a_call(self) -> bool {
-        matches!(self, Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32 | Builtin::Routed)
+        matches!(self, Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32 | Builtin::NoAutocast | Builtin::Routed)
     }
 
-    /// Whether it takes a `when=` condition (`checkpoint`, `frozen`, `fp32`).
+    /// Whether it takes a `when=` condition (`checkpoint`, `frozen`, `fp32`, `no_autocast`).
     pub fn takes_a_condition(self) -> bool {
-        matches!(self, Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32)
+        matches!(self, Builtin::Checkpoint | Builtin::Frozen | Builtin::Fp32 | Builtin::NoAutocast)
     }
 
     /// For `min` and `max`, whether the value kept so far, `a`, stays when `ordering` is `a`
@@ -167,10 +185,12 @@ impl Builtin {
             | Builtin::Checkpoint
             | Builtin::Frozen
             | Builtin::Fp32
+            | Builtin::NoAutocast
             | Builtin::Routed
             | Builtin::PastSeenTokens
             | Builtin::Generating
             | Builtin::Checkpointing
+            | Builtin::AutocastDtype
             | Builtin::Ceil
             | Builtin::Listed => ordering != std::cmp::Ordering::Less,
         }

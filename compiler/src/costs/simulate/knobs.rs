@@ -160,7 +160,7 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
                     dtypes[o.0 as usize] = cast;
                     continue;
                 }
-                dtypes[o.0 as usize] = match node.op.autocast() {
+                dtypes[o.0 as usize] = match node.autocast() {
                     Autocast::Half => half,
                     Autocast::Float => DType::F32,
                     // Type promotion of the float inputs.

@@ -236,7 +236,7 @@ pub(super) fn run_forward(
         // autocast region exits: one copy per parameter, however many ops use it. The op
         // saves its weight's copy, not its bias's (derivatives.yaml: convolution and addmm
         // save the weight and the input). An activation's copy is made per op.
-        if config.precision.mixed() && node.op.autocast() == Autocast::Half {
+        if config.precision.mixed() && node.autocast() == Autocast::Half {
             let share = match node.args.values.get("share") {
                 // `share` defaults to "": a weight of its own.
                 Some(ArgValue::Str(key)) if !key.is_empty() => Some(key.as_str()),
@@ -270,7 +270,7 @@ pub(super) fn run_forward(
         // An op autocast runs in float32 reads float32 copies of its half inputs (its `fp32`
         // policy), made per op; it saves the copy where it saves the input (measured: `pow` in
         // Phi's `gelu_new` under autocast, tests/fixtures/calibration's `phi_small`).
-        if config.precision.mixed() && node.op.autocast_casts_inputs() {
+        if config.precision.mixed() && node.autocast_casts_inputs() {
             for (k, &input) in inputs.iter().enumerate() {
                 if matches!(run.dtypes[input.0 as usize], DType::F16 | DType::BF16) {
                     let copy = store.alloc(product(&[known(graph.tensor(input).numel()), 4]), Category::Activations);
@@ -731,7 +731,7 @@ pub(super) fn run_backward(
                 // and has released what it saved (below). A parameter with one user only: the
                 // gradients of a shared one are summed in the copy's input buffer first.
                 let cast_by_autocast = config.precision.mixed()
-                    && node.op.autocast() == Autocast::Half
+                    && node.autocast() == Autocast::Half
                     && users_left[index] == 1
                     && grads[index].is_none()
                     && bytes == product(&[elements, 4]);

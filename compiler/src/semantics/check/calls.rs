@@ -84,6 +84,7 @@ impl<'a> ItemChecker<'a> {
                     let what = match mark {
                         Builtin::Frozen => "whose parameters are frozen",
                         Builtin::Fp32 => "whose parameters are float32",
+                        Builtin::NoAutocast => "that runs outside autocast",
                         Builtin::Routed => "that makes one expert",
                         _ => "whose activations are recomputed in backward",
                     };
@@ -178,6 +179,7 @@ impl<'a> ItemChecker<'a> {
         }
         match builtin {
             Builtin::PastSeenTokens => return self.no_arguments(id, builtin, args, ValueKind::Int),
+            Builtin::AutocastDtype => return self.no_arguments(id, builtin, args, ValueKind::Str),
             Builtin::Generating | Builtin::Checkpointing => {
                 return self.no_arguments(id, builtin, args, ValueKind::Bool);
             }
