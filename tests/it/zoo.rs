@@ -605,6 +605,23 @@ fn stablelm_3b_4e1t() {
     assert_eq!(macs, gated_decoder_macs(2048, vocab, d, layers, 32, 32, 80, ffn));
 }
 
+/// Nemotron (std.models.nemotron, transformers 5.24's `NemotronForCausalLM`): the count of
+/// `NemotronConfig(num_key_value_heads=48)`, its defaults, built on the meta device
+/// (17,642,041,344), the formula (per layer the attention `4 d^2`, the ungated MLP `2 d ffn`
+/// and two LayerNorm1Ps of weight and bias, the head untied), the MACs of a sequence (half of
+/// each head rotated changes none) and the buffers (the rotary `inv_freq` over half a head of
+/// 128, and its original).
+#[test]
+fn nemotron_sizes() {
+    let (vocab, d, layers, ffn) = (256_000, 6144, 32, 24_576);
+    let params = 2 * vocab * d + layers * (4 * d * d + 2 * d * ffn + 4 * d) + 2 * d;
+    assert_eq!(params, 17_642_041_344);
+    let (ours, macs) = figures("nemotron", "nemotron()", Some(2048));
+    assert_eq!(ours, params);
+    assert_eq!(macs, decoder_macs(2048, layers, d, 4 * d * d + 2 * d * ffn, vocab));
+    assert_eq!(probe("nemotron", "nemotron()", Some(16)).ledgers.buffers, 2 * 32 * 4);
+}
+
 /// Granite 3.1 (std.models.granite, transformers 5.24's `GraniteForCausalLM`): the 2B and 8B
 /// counts (their `GraniteConfig`s built on the meta device: 2,533,531,648 and 8,170,848,256),
 /// Llama's formula with the head tied to the embedding, and the MACs of a sequence (the

@@ -297,6 +297,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // OLMo (the first generation): Llama's layer with parameter-free float32 LayerNorms and
     // float32 rotary tables (OLMo 2's).
     ("olmo_small", "use std.models.olmo\n", "olmo(vocab=32000, d=1024, layers=6, heads=16, kv_heads=16, ffn=4096"),
+    // Nemotron: Llama's attention on half-rotated heads, LayerNorm1P (`F.layer_norm` with
+    // `weight + 1`, cast by the model and run outside autocast), a squared-ReLU MLP.
+    (
+        "nemotron_small",
+        "use std.models.nemotron\n",
+        "nemotron(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=4096",
+    ),
     // GPT-BigCode: GPT-2's skeleton with multi-query attention split out of one `c_attn`
     // (SDPA over one key head with `enable_gqa`), tanh GELU and the `n_positions^2` bool
     // buffer; and its `multi_query=False` kind (every head its own keys and values).
