@@ -176,6 +176,23 @@ fn a_large_graph_is_bound_on_several_threads_the_same() {
 }
 
 #[test]
+fn a_model_that_reads_how_the_run_goes_is_elaborated_at_its_new_size() {
+    // The model's own graph is elaborated without checkpointing and outside autocast: a
+    // scenario of a model that asks (`checkpointing()`, `autocast_dtype()`) is elaborated at
+    // its new size, not bound from it (the session checks each graph against a fresh one).
+    for (question, settings) in [("checkpointing()", "checkpoint"), ("autocast_dtype() != \"\"", "precision amp_bf16")]
+    {
+        let text = format!(
+            "block head(x) {{\n    if {question} {{\n        return relu(x)\n    }}\n    return gelu(x)\n}}\n\n\
+             model m() {{\n    input x: f32[N, 64]\n    return head(linear(x, 64))\n}}\n\n\
+             train fit {{ model m()  batch 32  optimizer sgd  {settings} }}\n"
+        );
+        let mut session = Session::new(&text);
+        assert_eq!(session.edit("batch 32", "batch 8").bound, 0, "{question}");
+    }
+}
+
+#[test]
 fn sizes_the_symbolic_graph_cannot_decide_are_elaborated() {
     // A condition on the batch cannot be decided with `N` unbound: the model's graph holds
     // neither branch, and the scenario is elaborated at its new size.
