@@ -37,6 +37,10 @@ fn main() {
     println!("{}", accuracy::summary(&precision));
     print!("{}", precision_markdown(&precision));
     println!();
+    let amp_accum = accuracy::amp_accum_cases();
+    println!("Autocast with accumulation (memory_amp_accum.json), a100_80gb:\n");
+    println!("{}", accuracy::table(&amp_accum));
+    println!("{}", accuracy::summary(&amp_accum));
     for (device, fixture) in [("cpu", accuracy::ZOO_CPU_FIXTURE), ("a100_80gb", accuracy::ZOO_CUDA_FIXTURE)] {
         let zoo = accuracy::cases_of(accuracy::ZOO, device, fixture, accuracy::SCENARIOS);
         println!("The zoo's own models (memory_zoo*.json), {device}:\n");

@@ -19,8 +19,8 @@ use self::accuracy::{
     CATEGORY_BAR, CPU_FIXTURE, CUDA_FIXTURE, Case, GPT_NEOX_LORA_SCENARIOS, LLM_FAMILIES, LLM_FAMILIES_FIXTURE,
     LLM_FIXTURE, LLM_GPT_NEOX_LORA_FIXTURE, LLM_INT4, LLM_INT4_TRAIN_FIXTURE, LLM_INT8, LLM_INT8_FIXTURE,
     LLM_INT8_REENTRANT_FIXTURE, LLM_MODELS, LLM_PADDED, LLM_PADDED_FIXTURE, LLM_SCENARIOS, PRECISION_FIXTURE,
-    PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE, ZOO_CUDA_FIXTURE, cases, cases_of, llm_cases, load, summary,
-    table,
+    PRECISION_SCENARIOS, SCENARIOS, ZOO, ZOO_CPU_FIXTURE, ZOO_CUDA_FIXTURE, amp_accum_cases, cases, cases_of,
+    llm_cases, load, summary, table,
 };
 
 /// Asserts that every case is within the bar; prints the table either way.
@@ -113,6 +113,15 @@ fn precision_misses(c: &Case) -> Vec<String> {
 fn precision_peaks_match_pytorch() {
     let cases = cases("a100_80gb", PRECISION_FIXTURE, PRECISION_SCENARIOS);
     assert_eq!(cases.len(), 114);
+    assert_within_precision_bar(&cases);
+}
+
+/// Autocast training with gradient accumulation over 2 micro-batches (memory_amp_accum.json,
+/// float16 and bfloat16, four models at their larger batch): within the precision bar.
+#[test]
+fn autocast_with_accumulation_matches_pytorch() {
+    let cases = amp_accum_cases();
+    assert_eq!(cases.len(), 8);
     assert_within_precision_bar(&cases);
 }
 

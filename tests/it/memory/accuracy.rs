@@ -27,6 +27,10 @@ pub const CUDA_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_c
 /// training, accumulation, checkpointing), CUDA semantics, with `peak_alloc512_bytes`.
 pub const PRECISION_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_precision.json");
 
+/// Autocast training with gradient accumulation (memory_amp_accum.json, measured by
+/// measure_amp_accum.py with the harness's own code).
+pub const AMP_ACCUM_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_amp_accum.json");
+
 /// The zoo set's CPU figures: the harness run for the torchvision models the zoo has, against
 /// the zoo's own models.
 pub const ZOO_CPU_FIXTURE: &str = include_str!("../../fixtures/calibration/memory_zoo.json");
@@ -93,6 +97,12 @@ pub const PRECISION_SCENARIOS: &[Scenario] = &[
     ("train_adam_bf16", "train", "optimizer adam  precision bf16"),
     ("train_adam_accum2", "train", "optimizer adam  grad_accum 2"),
     ("train_adam_ckpt", "train", "optimizer adam  checkpoint"),
+];
+
+/// The scenarios of memory_amp_accum.json.
+pub const AMP_ACCUM_SCENARIOS: &[Scenario] = &[
+    ("train_adam_amp_accum2", "train", "optimizer adam  precision amp  grad_accum 2"),
+    ("train_adam_amp_bf16_accum2", "train", "optimizer adam  precision amp_bf16  grad_accum 2"),
 ];
 
 /// The LLM set's figures (results_llm.json: Hugging Face transformers models, CUDA semantics).
@@ -621,6 +631,14 @@ pub fn load(name: &str, source: String) -> (Database, netc::db::SourceFile, BTre
 /// structure; a case the harness skipped is left out).
 pub fn cases(device: &'static str, fixture: &str, scenarios: &[Scenario]) -> Vec<Case> {
     cases_of(CALIBRATION, device, fixture, scenarios)
+}
+
+/// The cases of memory_amp_accum.json: the calibration models it measured, in
+/// [`AMP_ACCUM_SCENARIOS`] on `a100_80gb`.
+pub fn amp_accum_cases() -> Vec<Case> {
+    let measured = ["simple_cnn", "mlp", "resnet18", "gpt2_small"];
+    let models: Vec<Model> = CALIBRATION.iter().filter(|(name, ..)| measured.contains(name)).copied().collect();
+    cases_of(&models, "a100_80gb", AMP_ACCUM_FIXTURE, AMP_ACCUM_SCENARIOS)
 }
 
 /// Runs every case of `models` that `fixture` measured, as [`cases`] does.

@@ -254,7 +254,13 @@ pub(super) fn run_forward(
                     }
                     s
                 });
-                if weight.name != "bias" && !weight.name.ends_with("_bias") {
+                // `linear` is addmm, whose generated code saves its weight (`mat2`) for the
+                // input's gradient only: a first layer on the model's input keeps no copy
+                // (measured: the calibration mlp under amp with accumulation,
+                // tests/fixtures/calibration/memory_amp_accum.json).
+                let for_the_input =
+                    node.op != Op::Linear || inputs.first().is_some_and(|x| requires_grad[x.0 as usize]);
+                if weight.name != "bias" && !weight.name.ends_with("_bias") && for_the_input {
                     weight_copies.push(copy);
                 }
             }
@@ -728,15 +734,16 @@ pub(super) fn run_backward(
                 // Under autocast the op multiplied half copies of its float32 parameters: its
                 // backward makes their gradients in half (`grad_weight` of the copy), and each
                 // copy's `ToCopyBackward` casts its gradient to float32 once the node is done
-                // and has released what it saved (below). A parameter with one user only: the
-                // gradients of a shared one are summed in the copy's input buffer first.
+                // and has released what it saved (below), in every micro-batch. A parameter
+                // with one user only: the gradients of a shared one are summed in the copy's
+                // input buffer first.
                 let cast_by_autocast = config.precision.mixed()
                     && node.autocast() == Autocast::Half
                     && users_left[index] == 1
-                    && grads[index].is_none()
+                    && !made_here[index]
                     && bytes == product(&[elements, 4]);
                 match (grads[index], incoming) {
-                    (None, None) if cast_by_autocast => {
+                    (_, None) if cast_by_autocast => {
                         let halves = run.params.all[index]
                             .tensors
                             .iter()
@@ -821,12 +828,16 @@ pub(super) fn run_backward(
                 store.check("_to_copy (autocast cast backward)", Some(&node.origin.stmt));
                 store.release(half);
             }
-            // One storage for the parameter's gradient, as netc keeps its parameters.
+            // One storage for the parameter's gradient, as netc keeps its parameters; a later
+            // micro-batch's is added into the `.grad` it has, in place (measured:
+            // tests/fixtures/calibration/memory_amp_accum.json, whose peaks are these casts).
             let total = casts.iter().fold(0i128, |sum, &c| sum.saturating_add(store.bytes[c]));
             for c in casts {
                 store.release(c);
             }
-            grads[index] = Some(store.alloc(total, Category::Gradients));
+            if grads[index].is_none() {
+                grads[index] = Some(store.alloc(total, Category::Gradients));
+            }
         }
         // The engine then adds what the op returned for a tied weight into the accumulator's
         // input buffer, out of place.
