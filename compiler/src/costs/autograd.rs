@@ -584,6 +584,22 @@ fn layer_norm_stat_bytes(node: &Node, device: &Device, dtypes: &[DType]) -> Opti
     (computed.is_float() && computed != DType::F32 && !float_param).then(|| computed.size())
 }
 
+/// Whether a batch norm runs CUDA's native kernel rather than cuDNN's, which makes its
+/// float32 `save_mean` and `save_invstd` in eval mode too (cuDNN's are empty there):
+/// `_batch_norm_impl_index` takes cuDNN for no bf16 input or weight, and for a half input only
+/// with float32 weights (measured: MobileNetV2 in fp16 and bf16, memory_precision.json, whose
+/// peak is a 96-channel batch norm's statistics).
+fn native_cuda_batch_norm(node: &Node, mode: &Mode, dtypes: &[DType]) -> bool {
+    let input = node.inputs.first().and_then(|t| dtypes.get(t.0 as usize).copied());
+    let half_weights = matches!(mode.precision, Precision::Fp16 | Precision::Bf16) && !node.origin.fp32;
+    mode.device.kind == DeviceKind::Cuda
+        && match input {
+            Some(DType::BF16) => true,
+            Some(DType::F16) => half_weights,
+            _ => false,
+        }
+}
+
 /// The memory behaviour of `node` when run in `mode`.
 /// `layouts` holds the strides of the tensors made before `node`; `dtypes` are the run's
 /// dtype of every tensor of the graph.
@@ -669,7 +685,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         Op::BatchNorm | Op::BatchNorm1d => {
             let channels = node.inputs.first().and_then(|&t| graph.tensor(t).shape.get(1)?.known()).unwrap_or(0);
             let mut saved = SavedList::new(&[Saved::Input(0)]);
-            if mode.train {
+            if mode.train || native_cuda_batch_norm(node, mode, dtypes) {
                 // save_mean and save_invstd, one float per channel each.
                 saved.push(Saved::Extra(product(&[2, channels, f32_bytes])));
             }
