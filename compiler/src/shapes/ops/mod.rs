@@ -228,6 +228,21 @@ impl Args {
         self.values.get(name).ok_or_else(|| error(format!("missing argument `{name}`")))
     }
 
+    /// An optional tensor argument (`tensor_or_float` whose 0.0, the default, is none: sdpa's
+    /// `mask`, layer_norm's `weight` and `bias`): the tensor, or `None`; anything else is an
+    /// error whose help says how to give none.
+    pub(super) fn optional_tensor(&self, name: &str, what: &str) -> Result<Option<&TensorType>, OpError> {
+        match self.values.get(name) {
+            None => Ok(None),
+            Some(ArgValue::Tensor(t)) => Ok(Some(t)),
+            Some(ArgValue::Float(f)) if *f == 0.0 => Ok(None),
+            Some(ArgValue::Int(d)) if *d == k(0) => Ok(None),
+            Some(_) => Err(error(format!("{what} is a tensor"))
+                .blame(name, "not a tensor")
+                .help(format!("leave `{name}` out (or 0.0) for none"))),
+        }
+    }
+
     /// The tensor argument `name`.
     pub fn tensor(&self, name: &str) -> Result<&TensorType, OpError> {
         match self.get(name)? {

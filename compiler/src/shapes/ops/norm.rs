@@ -46,22 +46,12 @@ pub(super) fn layernorm(args: &Args) -> OpOutcome {
 pub(super) fn layer_norm_with(args: &Args) -> OpOutcome {
     let (x, d) = last_dim(args, Op::LayerNormWith.name())?;
     for name in ["weight", "bias"] {
-        match args.get(name)? {
-            ArgValue::Tensor(t) if t.shape != [d.clone()] => {
-                return Err(error(format!(
-                    "a layer norm over a last dimension of {d} takes a [{d}] {name}, found {t}"
-                ))
+        if let Some(t) = args.optional_tensor(name, &format!("a layer norm's {name}"))?
+            && t.shape != [d.clone()]
+        {
+            return Err(error(format!("a layer norm over a last dimension of {d} takes a [{d}] {name}, found {t}"))
                 .blame("x", format!("{x}"))
                 .blame(name, format!("{t}")));
-            }
-            ArgValue::Tensor(_) => {}
-            ArgValue::Float(f) if *f == 0.0 => {}
-            ArgValue::Int(n) if *n == k(0) => {}
-            _ => {
-                return Err(error(format!("a layer norm's {name} is a tensor"))
-                    .blame(name, "not a tensor")
-                    .help(format!("leave `{name}` out (or 0.0) for none")));
-            }
         }
     }
     Ok(OpResult { outputs: vec![x], weights: Vec::new(), buffers: Vec::new(), macs: k(0) })

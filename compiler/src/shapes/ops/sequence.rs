@@ -124,16 +124,8 @@ pub(super) fn sdpa(args: &Args) -> OpOutcome {
 /// takes) and broadcast to the attention weights' `[..., Tq, Tk]` without growing them.
 /// Whether there is a mask.
 fn sdpa_mask(args: &Args, q: &TensorType, tk: &Dim) -> Result<bool, OpError> {
-    let mask = match args.values.get("mask") {
-        None => return Ok(false),
-        Some(ArgValue::Tensor(mask)) => mask,
-        Some(ArgValue::Float(f)) if *f == 0.0 => return Ok(false),
-        Some(ArgValue::Int(d)) if *d == k(0) => return Ok(false),
-        Some(_) => {
-            return Err(error("an attention mask is a tensor (bool, or float added to the scores)")
-                .blame("mask", "not a tensor")
-                .help("leave `mask` out (or 0.0) for no mask"));
-        }
+    let Some(mask) = args.optional_tensor("mask", "an attention mask (bool, or float added to the scores)")? else {
+        return Ok(false);
     };
     if !(mask.dtype == DType::Bool || mask.dtype == DType::F32 || mask.dtype == q.dtype) {
         return Err(error(format!(
