@@ -177,6 +177,12 @@ keyword_enum! {
         Select = "select",
         /// `Tensor.narrow` (a view).
         Narrow = "narrow",
+        /// `torch.view_as_complex`: float pairs seen as complex numbers (a view).
+        ViewAsComplex = "view_as_complex",
+        /// `torch.view_as_real`: complex numbers seen as float pairs (a view).
+        ViewAsReal = "view_as_real",
+        /// `torch.polar(abs, angle)`: complex numbers from magnitudes and angles.
+        Polar = "polar",
         /// torchvision's `stochastic_depth`, timm's `DropPath`.
         DropPath = "drop_path",
         /// `Tensor.masked_fill`.
@@ -276,7 +282,7 @@ pub enum Family {
     /// Pooling.
     Pool,
     /// Views and copies that only rearrange elements (flatten, reshape, permute, transpose,
-    /// concat, split, slice, expand, select, narrow).
+    /// concat, split, slice, expand, select, narrow, and the complex views of float pairs).
     Layout,
     /// A free-standing parameter or buffer: module state, not computed by the run.
     Parameter,
@@ -288,7 +294,8 @@ pub enum Family {
     Compare,
     /// Reductions over dimensions, scans along one (`cumsum`) and histograms (`histc`).
     Reduce,
-    /// Elementwise math on one tensor (exponentials, logarithms, trigonometry, powers).
+    /// Elementwise math (exponentials, logarithms, trigonometry, powers, complex numbers from
+    /// polar coordinates).
     Math,
     /// Selecting, ranking and encoding elements by index (`topk`, `sort`, `gather`,
     /// `index`, `index_put`, `one_hot`).
@@ -336,12 +343,14 @@ impl Op {
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
             Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Expand
-            | Select | Narrow | Contiguous | Clone | RequiresGrad | Stack => Family::Layout,
+            | Select | Narrow | Contiguous | Clone | RequiresGrad | Stack | ViewAsComplex | ViewAsReal => {
+                Family::Layout
+            }
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer => Family::Arithmetic,
             Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => Family::Compare,
             Mean | Sum | Amax | Cumsum | Histc | Any => Family::Reduce,
-            Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow | To | TypeAs | Clamp => Family::Math,
+            Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow | To | TypeAs | Clamp | Polar => Family::Math,
             Topk | Sort | Gather | Index | IndexPut | OneHot | Argmax | Scatter | IndexSelect => Family::Index,
             Arange | EmptyLike | NewZeros | NewOnes | Full | FullLike => Family::Factory,
             Kernel => Family::Declared,
@@ -393,6 +402,8 @@ impl Op {
             | Kernel | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide | Lt | Le
             | Gt | Ge | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full | FullLike
             | Stack | Scatter | IndexSelect | Clamp => Autocast::Promote,
+            // Autocast leaves complex tensors alone.
+            ViewAsComplex | ViewAsReal | Polar => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype
             // itself): it runs in its operands' dtype.
             GroupedMm | Clone => Autocast::Promote,

@@ -364,7 +364,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 111 Op)
+        (and 114 Op)
         ");
 }
 
@@ -442,7 +442,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 111 Op)
+        (and 114 Op)
         ");
 }
 
@@ -509,7 +509,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 111 Op)
+        (and 114 Op)
         "#);
 }
 
@@ -794,21 +794,10 @@ fn completion_after_a_dot_offers_the_fields_of_a_tensor() {
 
 #[test]
 fn completion_of_types_after_a_colon() {
-    // A parameter's type: value kinds only; an input's type: dtypes too.
-    // QUESTIONABLE: an input's type must be a tensor type (E0218 for `int`, `tensor`, ...),
-    // yet the value kinds are offered there too, and `bool` twice (a kind and a dtype).
+    // A parameter's type: a value kind or a tensor type's dtype (`bool` once, both); an
+    // input's type: a dtype only (a tensor type; `int` there is E0218).
     let param = completions("block b(x, width: $0) { return x }\n");
     insta::assert_snapshot!(param, @r"
-        Type       int
-        Type       dim
-        Type       float
-        Type       bool
-        Type       str
-        Type       tensor
-        Type       tensor_or_float
-        ");
-    let input = completions("model m() {\n    input x: $0\n}\n");
-    insta::assert_snapshot!(input, @r"
         Type       int
         Type       dim
         Type       float
@@ -825,7 +814,23 @@ fn completion_of_types_after_a_colon() {
         Type       i16
         Type       i8
         Type       u8
+        Type       c64
+        Type       c128
+        ");
+    let input = completions("model m() {\n    input x: $0\n}\n");
+    insta::assert_snapshot!(input, @r"
+        Type       f64
+        Type       f32
+        Type       f16
+        Type       bf16
+        Type       i64
+        Type       i32
+        Type       i16
+        Type       i8
+        Type       u8
         Type       bool
+        Type       c64
+        Type       c128
         ");
 }
 

@@ -1635,6 +1635,27 @@ fn a_layer_norm_keeps_the_weight_it_is_given() {
     );
 }
 
+/// Rotary embeddings applied as complex numbers (`view_as_complex`, a complex product,
+/// `view_as_real`; tables from `polar`), as transformers' DeepSeek-V2 and Meta's reference
+/// LLaMA apply them: tests/fixtures/ops/complex_rope.net in fp32 and bf16, measured by
+/// tests/fixtures/ops/measure_complex_rope.py with transformers' own `apply_rotary_emb` at
+/// batches 2 and 8 in three scenarios: each within 8 B.
+#[test]
+fn complex_rotary_embeddings_match_pytorch() {
+    let call = |model: &str| {
+        let precision = if model.ends_with("_bf16") { "  precision bf16" } else { "" };
+        format!("complex_rope_probe(){precision}")
+    };
+    assert_measured_cases(
+        include_str!("../fixtures/ops/complex_rope.net"),
+        include_str!("../fixtures/ops/measurements_complex_rope.json"),
+        &THREE_SCENARIOS,
+        call,
+        off_by_more_than_8_bytes,
+        12,
+    );
+}
+
 /// Grouped-query attention (`sdpa(..., enable_gqa=true)`): the CPU's flash kernel takes the
 /// grouped keys and values as they are; the math path repeats them to the query's heads
 /// first. tests/fixtures/ops/gqa.net, measured by tests/fixtures/ops/measure_gqa.py at

@@ -1661,3 +1661,42 @@ fn layer_norm_takes_the_weight_and_bias_it_is_given() {
         }
     }
 }
+
+// Complex numbers as PyTorch makes them: `view_as_complex` sees float32 (float64) pairs as
+// complex64 (complex128) and drops the pair dimension, `view_as_real` adds it back, `polar`
+// of two float32 tensors is complex64 in their broadcast shape, and a complex tensor times a
+// number or a float tensor stays complex (`torch.result_type`). A half or odd-sized pair, a
+// real tensor seen as real, or polar of mixed dtypes is E0501 (PyTorch: "view_as_complex is
+// only supported for float and double tensors", "Tensor must have a last dimension of size
+// 2", "view_as_real is only supported for complex tensors", "Expected object of scalar type
+// Float but got scalar type Double").
+#[test]
+fn complex_numbers_are_views_of_float_pairs() {
+    let cases = [
+        ("view_as_complex(reshape(x, [2, 16, 32, 2]))", Ok(("view_as_complex", "c64[2, 16, 32]"))),
+        ("view_as_complex(reshape(to(x, \"f64\"), [2, 16, 32, 2]))", Ok(("view_as_complex", "c128[2, 16, 32]"))),
+        ("view_as_real(view_as_complex(reshape(x, [2, 16, 32, 2])))", Ok(("view_as_real", "f32[2, 16, 32, 2]"))),
+        ("polar(full_like(x, 1.0), x)", Ok(("polar", "c64[2, 16, 64]"))),
+        ("polar(full_like(x, 1.0), mean(x, dim=0))", Ok(("polar", "c64[2, 16, 64]"))),
+        ("polar(full_like(x, 1.0), x) * 2.0", Ok(("mul", "c64[2, 16, 64]"))),
+        ("polar(full_like(x, 1.0), x) * x", Ok(("mul", "c64[2, 16, 64]"))),
+        ("polar(full_like(x, 1.0), to(x, \"f64\")) * x", Err("E0501")),
+        ("view_as_complex(reshape(to(x, \"bf16\"), [2, 16, 32, 2]))", Err("E0501")),
+        ("view_as_complex(x)", Err("E0501")),
+        ("view_as_real(x)", Err("E0501")),
+    ];
+    for (call, expected) in cases {
+        let src = format!(
+            "model m() {{\n    input x: f32[N, 16, 64]\n    return {call}\n}}\ninfer serve {{ model m()  batch 2 }}\n"
+        );
+        match expected {
+            Ok((op, shape)) => {
+                let (db, files) = load(&[("main.net", &src)]);
+                assert_clean(&db, &files);
+                let graph = scenario_graph_of(&db, files[0], "serve");
+                assert_eq!(outputs_of(&graph, op).last().map(String::as_str), Some(shape), "{call}");
+            }
+            Err(code) => assert_eq!(codes(&src), [code], "{call}"),
+        }
+    }
+}

@@ -791,6 +791,11 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         // Views: their gradients are new tensors of the input's size (`sum_to_size`,
         // `select_backward` and `slice_backward` write into zeros).
         Op::Expand | Op::Select | Op::Narrow => alias_all(GradFlow::New),
+        // derivatives.yaml: each one's gradient is the other view of the output's gradient
+        // (`view_as_real(grad.contiguous())`, `view_as_complex(grad.contiguous())`).
+        Op::ViewAsComplex | Op::ViewAsReal => alias_all(GradFlow::PassThrough),
+        // `polar_backward(grad, result)`: the result is what both gradients read.
+        Op::Polar => fresh(&[Saved::Output(0)]),
         // The tensor itself when its strides are row-major already, else a row-major copy
         // (`clone`, whose backward passes the gradient on).
         Op::Contiguous if node.inputs.first().is_some_and(|&t| layouts.is_contiguous(graph, t)) => {

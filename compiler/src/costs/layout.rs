@@ -129,6 +129,13 @@ fn output_strides(
             Some(strides)
         }
         Op::Split | Op::SplitSizes | Op::Narrow if view => Some(input.to_vec()),
+        // The pairs' stride-1 dimension goes; the other strides count complex elements,
+        // two floats each (`view_as_complex` requires them even).
+        Op::ViewAsComplex if view => {
+            let (_, outer) = input.split_last()?;
+            Some(outer.iter().map(|s| s / 2).collect())
+        }
+        Op::ViewAsReal if view => Some(input.iter().map(|s| s.saturating_mul(2)).chain([1]).collect()),
         Op::Select if view => {
             let mut strides = input.to_vec();
             let d = dim("dim")?;

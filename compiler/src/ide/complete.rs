@@ -433,14 +433,12 @@ fn form_of(form: SettingForm) -> &'static str {
     }
 }
 
-fn types(out: &mut Vec<Completion>, replace: TextRange, dtypes: bool) {
-    for t in ValueKind::TYPE_NAMES {
+/// The types after a colon: a parameter takes a value kind or a tensor type (a dtype, then
+/// its shape), an input only a tensor type; a name that is both (`bool`) is offered once.
+fn types(out: &mut Vec<Completion>, replace: TextRange, input: bool) {
+    let kinds: &[&str] = if input { &[] } else { ValueKind::TYPE_NAMES };
+    for t in kinds.iter().chain(DTYPES.iter().filter(|d| !kinds.contains(d))) {
         out.push(simple(t, CompletionKind::Type, replace));
-    }
-    if dtypes {
-        for d in DTYPES {
-            out.push(simple(d, CompletionKind::Type, replace));
-        }
     }
 }
 

@@ -27,28 +27,48 @@ pub enum DType {
     U8,
     /// Boolean (one byte).
     Bool,
+    /// Complex of two 32-bit floats (`torch.complex64`: `view_as_complex` of float32 pairs,
+    /// `torch.polar` of float32 tensors).
+    C64,
+    /// Complex of two 64-bit floats (`torch.complex128`).
+    C128,
 }
 
 impl DType {
     /// The dtype written `name` in a `.net` file.
     pub fn from_name(name: &str) -> Option<DType> {
-        Some(match name {
-            "f64" => DType::F64,
-            "f32" => DType::F32,
-            "f16" => DType::F16,
-            "bf16" => DType::BF16,
-            "i64" => DType::I64,
-            "i32" => DType::I32,
-            "i16" => DType::I16,
-            "i8" => DType::I8,
-            "u8" => DType::U8,
-            "bool" => DType::Bool,
-            _ => return None,
-        })
+        DType::ALL.into_iter().find(|d| d.name() == name)
     }
 
+    /// Every dtype, in the order the docs list them.
+    pub const ALL: [DType; 12] = [
+        DType::F64,
+        DType::F32,
+        DType::F16,
+        DType::BF16,
+        DType::I64,
+        DType::I32,
+        DType::I16,
+        DType::I8,
+        DType::U8,
+        DType::Bool,
+        DType::C64,
+        DType::C128,
+    ];
+
+    /// Every dtype's name, as a `.net` file writes it (`f32[N, 3]`, `to(x, "bf16")`).
+    pub const NAMES: [&'static str; 12] = {
+        let mut names = [""; 12];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = DType::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
+
     /// How it is written.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             DType::F64 => "f64",
             DType::F32 => "f32",
@@ -60,37 +80,73 @@ impl DType {
             DType::I8 => "i8",
             DType::U8 => "u8",
             DType::Bool => "bool",
+            DType::C64 => "c64",
+            DType::C128 => "c128",
         }
     }
 
     /// Bytes per element.
     pub fn size(self) -> i128 {
         match self {
-            DType::F64 | DType::I64 => 8,
+            DType::C128 => 16,
+            DType::F64 | DType::I64 | DType::C64 => 8,
             DType::F32 | DType::I32 => 4,
             DType::F16 | DType::BF16 | DType::I16 => 2,
             DType::I8 | DType::U8 | DType::Bool => 1,
         }
     }
 
-    /// Whether it is a floating-point type.
+    /// Whether it is a floating-point type (real: complex types are not).
     pub fn is_float(self) -> bool {
         matches!(self, DType::F64 | DType::F32 | DType::F16 | DType::BF16)
     }
 
+    /// Whether it is a complex type.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+
+    /// Whether a tensor of it can require gradients (floating-point and complex types, as
+    /// autograd's `isDifferentiableType`).
+    pub fn is_differentiable(self) -> bool {
+        self.is_float() || self.is_complex()
+    }
+
+    /// The complex type whose real and imaginary parts are of this float type (`f32` ->
+    /// `c64`, `f64` -> `c128`), as `view_as_complex` and `torch.polar` make.
+    pub fn complex(self) -> Option<DType> {
+        match self {
+            DType::F32 => Some(DType::C64),
+            DType::F64 => Some(DType::C128),
+            _ => None,
+        }
+    }
+
+    /// The float type of a complex type's parts (`c64` -> `f32`), as `view_as_real` makes.
+    pub fn real_part(self) -> Option<DType> {
+        match self {
+            DType::C64 => Some(DType::F32),
+            DType::C128 => Some(DType::F64),
+            _ => None,
+        }
+    }
+
     /// The dtype two operands of an elementwise op meet in, as `torch.promote_types`: a
-    /// float beats an integer and an integer beats bool; within a kind the wider wins;
-    /// f16 with bf16 is f32 and u8 with i8 is i16 (neither holds the other's values).
+    /// complex beats a float, a float an integer and an integer bool; within a kind the wider
+    /// wins; f16 with bf16 is f32, u8 with i8 is i16 (neither holds the other's values) and
+    /// c64 with f64 is c128.
     pub fn promote(self, other: DType) -> DType {
         use DType::*;
         let kind = |d: DType| match d {
             Bool => 0,
             U8 | I8 | I16 | I32 | I64 => 1,
+            C64 | C128 => 3,
             _ => 2,
         };
         match (self, other) {
             (a, b) if a == b => a,
             (F16, BF16) | (BF16, F16) => F32,
+            (C64, F64) | (F64, C64) => C128,
             (U8, I8) | (I8, U8) => I16,
             (a, b) if kind(a) != kind(b) => {
                 if kind(a) > kind(b) {
@@ -115,7 +171,9 @@ impl DType {
     /// f32[]` stays bf16; `i64[n] * f32[]` is f32). `None` without operands.
     pub fn result_type(operands: impl IntoIterator<Item = (DType, bool)>) -> Option<DType> {
         let kind = |d: DType| {
-            if d.is_float() {
+            if d.is_complex() {
+                3
+            } else if d.is_float() {
                 2
             } else if d == DType::Bool {
                 0

@@ -175,11 +175,12 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
 /// The dtype an op gives its output whatever the policy: a cast's (`to`'s declared one,
 /// `type_as`'s other operand's as the run has it), a factory's whose dtype is named, an
 /// in-place op's, which writes into its first operand and keeps its dtype (`bf16.div_(f32)`
-/// stays bf16), and a softmax given its input's dtype (`keep_dtype`: `dtype=x.dtype`, which
-/// autocast leaves); `None` for any other op.
+/// stays bf16), a softmax given its input's dtype (`keep_dtype`: `dtype=x.dtype`, which
+/// autocast leaves), and `view_as_real`'s float parts of complex numbers, which no policy
+/// touches; `None` for any other op.
 fn cast_dtype(node: &Node, declared: DType, dtypes: &[DType]) -> Option<DType> {
     match node.op {
-        Op::To => Some(declared),
+        Op::To | Op::ViewAsReal => Some(declared),
         // A factory's named dtype is its own: `torch.full`/`torch.ones`/`torch.arange` make the
         // default dtype, float32, in a model `.half()` made half (OPT's position mask), and
         // `new_zeros(..., dtype=...)` the one it names; only an unnamed one (`""`, the `_like`

@@ -566,7 +566,7 @@ fn dead_branches(
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); nodes];
     for (i, node) in graph.nodes.iter().enumerate() {
         for &t in behaviours[i].differentiable(&node.inputs) {
-            if let Some(p) = producer[t.0 as usize].filter(|_| graph.tensor(t).dtype.is_float()) {
+            if let Some(p) = producer[t.0 as usize].filter(|_| graph.tensor(t).dtype.is_differentiable()) {
                 readers[p].push(i);
             }
         }
@@ -1105,7 +1105,7 @@ fn replay(
 /// width and its element size.
 fn token_ids(graph: &Graph, t: TensorId) -> Option<(i128, i128, i128)> {
     let tensor = graph.tensor(t);
-    match (&tensor.shape[..], tensor.dtype.is_float()) {
+    match (&tensor.shape[..], tensor.dtype.is_differentiable()) {
         ([rows, width], false) => Some((known(Some(rows.clone())), width.known()?, tensor.dtype.size())),
         _ => None,
     }

@@ -191,8 +191,8 @@ pub(super) fn run_forward(
                     made = made.saturating_add(bytes);
                 }
             }
-            // Integer and bool tensors never require grad (topk's and sort's indices).
-            requires_grad[out.0 as usize] = needs_grad && graph.tensor(out).dtype.is_float();
+            // Integer and bool tensors never require grad (float and complex ones may) (topk's and sort's indices).
+            requires_grad[out.0 as usize] = needs_grad && graph.tensor(out).dtype.is_differentiable();
         }
         // A leaf made to require grad is held by its `AccumulateGrad` node, which the graph keeps
         // until it is dropped after backward, whatever the program rebinds (measured: Granite's

@@ -20,7 +20,7 @@ use super::scope::{Binding, DefKind, Definition, Outputs, Scope, Signature, para
 mod calls;
 
 /// The dtypes an input may have.
-pub const DTYPES: &[&str] = &["f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u8", "bool"];
+pub const DTYPES: &[&str] = &crate::shapes::DType::NAMES;
 
 /// Context shared by the checks of one item.
 pub struct ItemChecker<'a> {

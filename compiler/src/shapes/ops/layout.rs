@@ -1,5 +1,5 @@
 //! The rules of the ops that rearrange elements: flatten, reshape (one inferred dimension),
-//! permute, transpose, concat, split and slice.
+//! permute, transpose, concat, split and slice, and the complex views of float pairs.
 
 use super::*;
 
@@ -334,4 +334,36 @@ pub(super) fn narrow(args: &Args) -> OpOutcome {
     let mut shape = x.shape.clone();
     shape[d] = length;
     Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
+/// `view_as_complex(x)` (torch.view_as_complex): a float32 (float64) tensor whose last
+/// dimension is 2, its pairs seen as complex64 (complex128) numbers; the last dimension goes.
+pub(super) fn view_as_complex(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let Some(dtype) = x.dtype.complex() else {
+        return Err(error(format!("view_as_complex takes float32 or float64 pairs, found {x}"))
+            .blame("x", format!("{x}"))
+            .help("cast the pairs first, as transformers does: `view_as_complex(to(x, \"f32\"))`"));
+    };
+    match x.shape.last().map(|d| d.known()) {
+        Some(Some(2)) | Some(None) => {}
+        _ => {
+            return Err(error(format!("view_as_complex needs a last dimension of 2 (real, imaginary), found {x}"))
+                .blame("x", format!("{x}"))
+                .help("reshape the features into pairs: `reshape(x, [..., D // 2, 2])`"));
+        }
+    }
+    Ok(OpResult::one(TensorType::new(dtype, x.shape[..x.rank() - 1].to_vec())))
+}
+
+/// `view_as_real(x)` (torch.view_as_real): complex numbers seen as pairs of their parts, a
+/// new last dimension of 2.
+pub(super) fn view_as_real(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let Some(dtype) = x.dtype.real_part() else {
+        return Err(error(format!("view_as_real takes a complex tensor, found {x}")).blame("x", format!("{x}")));
+    };
+    let mut shape = x.shape.clone();
+    shape.push(k(2));
+    Ok(OpResult::one(TensorType::new(dtype, shape)))
 }

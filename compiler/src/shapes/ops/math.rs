@@ -1,7 +1,7 @@
 //! The rules of elementwise math on one tensor (`exp`, `log`, `sin`, `cos`, `sqrt`, `rsqrt`,
 //! `neg`), of powers (`pow`), of choosing elements by a mask (`masked_fill`, `where`), of comparisons and
-//! their masks (`lt`, ..., `bitwise_and`), of filled tensors (`new_zeros`, `new_ones`) and of
-//! stochastic depth (`drop_path`).
+//! their masks (`lt`, ..., `bitwise_and`), of filled tensors (`new_zeros`, `new_ones`), of
+//! stochastic depth (`drop_path`) and of complex numbers from polar coordinates (`polar`).
 
 use super::*;
 
@@ -139,4 +139,21 @@ pub(super) fn drop_path(args: &Args) -> OpOutcome {
         return Err(error("drop_path needs a batch dimension").blame("x", format!("{x}")));
     }
     Ok(OpResult::one(x.clone()))
+}
+
+/// `polar(abs, angle)` (torch.polar): complex numbers `abs * (cos(angle) + i sin(angle))`;
+/// both float32 (complex64 out) or both float64 (complex128), their shapes broadcast.
+pub(super) fn polar(args: &Args) -> OpOutcome {
+    let (abs, angle) = (args.tensor("abs")?, args.tensor("angle")?);
+    let blame = |e: OpError| e.blame("abs", format!("{abs}")).blame("angle", format!("{angle}"));
+    let dtype = match abs.dtype.complex() {
+        Some(dtype) if abs.dtype == angle.dtype => dtype,
+        _ => {
+            return Err(blame(error(format!(
+                "polar takes two float32 or two float64 tensors, found {abs} and {angle}"
+            ))));
+        }
+    };
+    let out = broadcast(abs, angle).map_err(blame)?;
+    Ok(OpResult::one(out.with_dtype(dtype)))
 }

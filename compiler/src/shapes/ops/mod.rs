@@ -332,8 +332,7 @@ impl Args {
     fn dtype(&self, name: &str) -> Result<DType, OpError> {
         let text = self.str(name)?;
         DType::from_name(text).ok_or_else(|| {
-            error(format!("unknown dtype `{text}`"))
-                .blame(name, "one of f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool")
+            error(format!("unknown dtype `{text}`")).blame(name, format!("one of {}", DType::NAMES.join(", ")))
         })
     }
 }
@@ -420,6 +419,9 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Expand => expand(args),
         Select => select(args),
         Narrow => narrow(args),
+        ViewAsComplex => view_as_complex(args),
+        ViewAsReal => view_as_real(args),
+        Polar => polar(args),
         DropPath => drop_path(args),
         MaskedFill => masked_fill(args),
         Where => where_(args),
