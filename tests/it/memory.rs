@@ -198,7 +198,8 @@ fn llm_peaks_match_transformers() {
 /// model makes), Cohere (std.models.cohere: float32 LayerNorms, a parallel block,
 /// interleaved rotary tables, scaled logits) and DeepSeek-V3 (std.models.deepseek_v3:
 /// multi-head latent attention caching the latent, group-limited float32 routing, shared
-/// experts), OLMoE (std.models.olmoe: norms over the whole query and key projections,
+/// experts) and DeepSeek-V2 (std.models.deepseek_v2: V3's attention with rotary embeddings as
+/// complex numbers and no query rank, a group-limited softmax router), OLMoE (std.models.olmoe: norms over the whole query and key projections,
 /// Qwen3-MoE's router), StableLM (std.models.stablelm: LayerNorms with biases, a partial
 /// rotary embedding), Granite (std.models.granite: the embedding, residual and logit
 /// multipliers), StarCoder2 (std.models.starcoder2: Mistral's window with LayerNorms,
@@ -221,7 +222,7 @@ fn llm_peaks_match_transformers() {
 #[test]
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
-    assert_llm_set_exact(&cases, 476);
+    assert_llm_set_exact(&cases, 491);
 }
 
 /// GPT-NeoX under peft's LoRA on its attention projections (`query_key_value` and `dense`,

@@ -591,6 +591,50 @@ fn deepseek_v3_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (165_867_008, 131_072));
 }
 
+/// DeepSeek-V2 (std.models.deepseek_v2, transformers 5.24's `DeepseekV2ForCausalLM`): the
+/// parameter counts of DeepSeek-V2 and DeepSeek-V2-Lite (their `DeepseekV2Config`s built on
+/// the meta device by transformers 5.24: 235,741,434,880, of which 21,375,800,320 active a
+/// token with 6 of 160 routed experts, and 15,706,484,224, of which 2,661,150,208 active with
+/// 6 of 64) and the calibration's `deepseek_v2_small` (172,943,360); the formula (latent
+/// attention with or without the query's low-rank projection, one dense layer, then a router,
+/// routed and 2 shared experts; the head untied); peft's LoRA count for the small one
+/// (q/k/v/o targets match `q_proj` and `o_proj`: 294,912, the harness's).
+#[test]
+fn deepseek_v2_family() {
+    #[allow(clippy::too_many_arguments)]
+    let params = |vocab: i128,
+                  d: i128,
+                  layers: i128,
+                  heads: i128,
+                  q_rank: i128,
+                  kv_rank: i128,
+                  dense_ffn: i128,
+                  experts: i128,
+                  ffn: i128| {
+        // Every model here has 128 + 64 / 128 head dimensions but the small one.
+        let (nope, rope, v) = if d == 1024 { (64, 32, 64) } else { (128, 64, 128) };
+        let query =
+            if q_rank > 0 { d * q_rank + q_rank + q_rank * heads * (nope + rope) } else { d * heads * (nope + rope) };
+        let attention = query + d * (kv_rank + rope) + kv_rank + kv_rank * heads * (nope + v) + heads * v * d;
+        let moe = experts * d + 3 * experts * d * ffn + 3 * d * 2 * ffn;
+        2 * vocab * d + d + layers * (2 * d + attention) + 3 * d * dense_ffn + (layers - 1) * moe
+    };
+    let full = params(102_400, 5120, 60, 128, 1536, 512, 12_288, 160, 1536);
+    assert_eq!(full, 235_741_434_880);
+    assert_eq!(full - 59 * (160 - 6) * 3 * 5120 * 1536, 21_375_800_320);
+    let lite = params(102_400, 2048, 27, 16, 0, 512, 10_944, 64, 1408);
+    assert_eq!(lite, 15_706_484_224);
+    assert_eq!(lite - 26 * (64 - 6) * 3 * 2048 * 1408, 2_661_150_208);
+    assert_eq!(params(32_000, 1024, 4, 16, 0, 256, 2816, 16, 512), 172_943_360);
+    let small = "deepseek_v2(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, q_rank=0, kv_rank=256, nope=64, rope=32, v_dim=64, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_shared=2, n_group=4, topk_group=2, scaling=2.5";
+    let reports = family_probes("deepseek_v2", &["deepseek_v2()", "deepseek_v2_lite()"], small);
+    let [big, lite_run, small_run, adapted] = &reports[..] else { panic!("four reports") };
+    assert_eq!((big.params, big.active_params), (235_741_434_880, 21_375_800_320));
+    assert_eq!((lite_run.params, lite_run.active_params), (15_706_484_224, 2_661_150_208));
+    assert_eq!(small_run.params, 172_943_360);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (172_943_360, 294_912));
+}
+
 /// StableLM (std.models.stablelm, transformers 5.24's `StableLmForCausalLM`): StableLM-3B-4E1T's
 /// parameter count (`StableLmConfig()`'s defaults, its documented checkpoint, built on the meta
 /// device: 2,795,443,200), the formula (Llama's with LayerNorms of weight and bias, the head
