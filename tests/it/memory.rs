@@ -199,7 +199,9 @@ fn llm_peaks_match_transformers() {
 /// interleaved rotary tables, scaled logits) and DeepSeek-V3 (std.models.deepseek_v3:
 /// multi-head latent attention caching the latent, group-limited float32 routing, shared
 /// experts) and DeepSeek-V2 (std.models.deepseek_v2: V3's attention with rotary embeddings as
-/// complex numbers and no query rank, a group-limited softmax router), OLMoE (std.models.olmoe: norms over the whole query and key projections,
+/// complex numbers and no query rank, a group-limited softmax router) and GLM-4.5
+/// (std.models.glm4_moe: biased query, key and value projections, per-head norms, half of
+/// each head rotated, DeepSeek-V3's router and experts), OLMoE (std.models.olmoe: norms over the whole query and key projections,
 /// Qwen3-MoE's router), StableLM (std.models.stablelm: LayerNorms with biases, a partial
 /// rotary embedding), Granite (std.models.granite: the embedding, residual and logit
 /// multipliers), StarCoder2 (std.models.starcoder2: Mistral's window with LayerNorms,
@@ -222,7 +224,7 @@ fn llm_peaks_match_transformers() {
 #[test]
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
-    assert_llm_set_exact(&cases, 491);
+    assert_llm_set_exact(&cases, 506);
 }
 
 /// GPT-NeoX under peft's LoRA on its attention projections (`query_key_value` and `dense`,

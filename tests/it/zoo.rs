@@ -635,6 +635,50 @@ fn deepseek_v2_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (172_943_360, 294_912));
 }
 
+/// GLM-4.5 (std.models.glm4_moe, transformers 5.24's `Glm4MoeForCausalLM`): the parameter
+/// counts of GLM-4.5-Air and GLM-4.5 (their `Glm4MoeConfig`s with `head_dim=128` built on the
+/// meta device by transformers 5.24: 106,852,245,504, of which 13,424,123,904 active a token
+/// with 8 of 128 routed experts, and 352,797,814,784, of which 33,632,251,904 active with 8 of
+/// 160) and the calibration's `glm4_moe_small` (175,446,016); the formula (biased query, key
+/// and value projections, per-head norms in GLM-4.5, dense MLPs in the first layers, then
+/// DeepSeek-V3's router, routed and shared experts; the head untied); peft's LoRA count for
+/// the small one (589,824, the harness's).
+#[test]
+fn glm4_moe_family() {
+    #[allow(clippy::too_many_arguments)]
+    let params = |vocab: i128,
+                  d: i128,
+                  layers: i128,
+                  dense: i128,
+                  heads: i128,
+                  qk_norm: bool,
+                  dense_ffn: i128,
+                  experts: i128,
+                  ffn: i128| {
+        // Every model here has key/value heads of 128, 8 of them but in the small one.
+        let (kv, hd) = (if d == 1024 { 4 } else { 8 }, 128);
+        let norms = if qk_norm { 2 * hd } else { 0 };
+        let attention = d * heads * hd + heads * hd + 2 * (d * kv * hd + kv * hd) + heads * hd * d + norms;
+        let moe = experts * d + 3 * experts * d * ffn + 3 * d * ffn;
+        2 * vocab * d + d + layers * (2 * d + attention) + dense * 3 * d * dense_ffn + (layers - dense) * moe
+    };
+    let air = params(151_552, 4096, 46, 1, 96, false, 10_944, 128, 1408);
+    assert_eq!(air, 106_852_245_504);
+    assert_eq!(air - 45 * (128 - 8) * 3 * 4096 * 1408, 13_424_123_904);
+    let full = params(151_552, 5120, 92, 3, 96, true, 12_288, 160, 1536);
+    assert_eq!(full, 352_797_814_784);
+    assert_eq!(full - 89 * (160 - 8) * 3 * 5120 * 1536, 33_632_251_904);
+    assert_eq!(params(32_000, 1024, 4, 1, 16, true, 2816, 16, 512), 175_446_016);
+    let small = "glm4_moe(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, kv_heads=4, head_dim=128, qk_norm=true, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_group=4, topk_group=2, scaling=2.5";
+    let glm4_5 = "glm4_moe(d=5120, layers=92, dense_layers=3, qk_norm=true, dense_ffn=12288, experts=160, ffn=1536, scaling=2.5)";
+    let reports = family_probes("glm4_moe", &["glm4_moe()", glm4_5], small);
+    let [air_run, full_run, small_run, adapted] = &reports[..] else { panic!("four reports") };
+    assert_eq!((air_run.params, air_run.active_params), (106_852_245_504, 13_424_123_904));
+    assert_eq!((full_run.params, full_run.active_params), (352_797_814_784, 33_632_251_904));
+    assert_eq!(small_run.params, 175_446_016);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (175_446_016, 589_824));
+}
+
 /// StableLM (std.models.stablelm, transformers 5.24's `StableLmForCausalLM`): StableLM-3B-4E1T's
 /// parameter count (`StableLmConfig()`'s defaults, its documented checkpoint, built on the meta
 /// device: 2,795,443,200), the formula (Llama's with LayerNorms of weight and bias, the head

@@ -377,6 +377,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.deepseek_v2\n",
         "deepseek_v2(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, q_rank=0, kv_rank=256, nope=64, rope=32, v_dim=64, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_shared=2, n_group=4, topk_group=2, scaling=2.5",
     ),
+    // GLM-4.5 with 4 layers (1 dense): biased q/k/v, per-head RMS norms, half of each head
+    // rotated, DeepSeek-V3's router and experts.
+    (
+        "glm4_moe_small",
+        "use std.models.glm4_moe\n",
+        "glm4_moe(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, kv_heads=4, head_dim=128, qk_norm=true, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_group=4, topk_group=2, scaling=2.5",
+    ),
     // Cohere (Command R) with 6 layers: float32 LayerNorms without bias feeding the attention
     // and the MLP in parallel, interleaved rotary tables applied in float32, scaled logits.
     (
