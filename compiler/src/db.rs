@@ -104,6 +104,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.deepseek_v2", include_str!("../stdlib/std/models/deepseek_v2.net")),
     ("std.models.deepseek_v3", include_str!("../stdlib/std/models/deepseek_v3.net")),
     ("std.models.glm4_moe", include_str!("../stdlib/std/models/glm4_moe.net")),
+    ("std.models.smollm3", include_str!("../stdlib/std/models/smollm3.net")),
     ("std.models.gemma", include_str!("../stdlib/std/models/gemma.net")),
     ("std.models.gemma3", include_str!("../stdlib/std/models/gemma3.net")),
     ("std.models.nemotron", include_str!("../stdlib/std/models/nemotron.net")),

@@ -766,6 +766,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.qwen3 standard-library module
         Module     std.models.qwen3_moe standard-library module
         Module     std.models.resnet standard-library module
+        Module     std.models.smollm3 standard-library module
         Module     std.models.stablelm standard-library module
         Module     std.models.starcoder2 standard-library module
         Module     std.models.unet standard-library module

@@ -63,7 +63,7 @@ fn scenario_of(db: &Database, file: SourceFile, name: &str) -> ScenarioReport {
 }
 
 /// The graph of scenario `name`.
-fn scenario_graph_of(db: &Database, file: SourceFile, name: &str) -> Arc<Graph> {
+pub(crate) fn scenario_graph_of(db: &Database, file: SourceFile, name: &str) -> Arc<Graph> {
     let loc = ItemLoc::new(db, file, item_index(db, file, name));
     scenario_graph(db, loc).clone().expect("the scenario elaborates")
 }

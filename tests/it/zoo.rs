@@ -679,6 +679,41 @@ fn glm4_moe_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (175_446_016, 589_824));
 }
 
+/// SmolLM3 (std.models.smollm3, transformers 5.24's `SmolLM3ForCausalLM`): SmolLM3-3B's
+/// parameter count (`SmolLM3Config()`'s defaults, built on the meta device: 3,075,098,624),
+/// the formula (Llama's with the head tied: its NoPE layers have no parameters of their own),
+/// the calibration's `smollm3_small` (122,962,944) and peft's LoRA count for it (851,968, the
+/// harness's); a NoPE layer's attention makes no rotary products (the MACs are the same, as
+/// rotary embeddings count none).
+#[test]
+fn smollm3_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128| {
+        let hd = d / heads;
+        vocab * d + layers * (2 * d * heads * hd + 2 * d * kv * hd + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(128_256, 2048, 36, 16, 4, 11_008), 3_075_098_624);
+    assert_eq!(params(32_000, 1024, 8, 16, 4, 2816), 122_962_944);
+    let small = "smollm3(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816";
+    let reports = family_probes("smollm3", &["smollm3_3b()"], small);
+    let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
+    assert_eq!(big.params, 3_075_098_624);
+    assert_eq!(small_run.params, 122_962_944);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (122_962_944, 851_968));
+    // Every fourth layer without rotary embeddings: 2 of the small model's 8 rotate nothing.
+    let text = |nope: i128| {
+        format!("use std.models.smollm3\ninfer s {{ model {small}, nope_every={nope})  batch 1  seq 64 }}\n")
+    };
+    let mul_nodes = |nope: i128| {
+        let mut db = Database::new();
+        let file = db.set_file(FileName::new("probe.net"), text(nope));
+        let graph = crate::shapes::scenario_graph_of(&db, file, "s");
+        graph.nodes.iter().filter(|n| n.op == netc::op::Op::Mul).count()
+    };
+    // Each rotating layer multiplies the queries and the keys by `cos` and `sin` and negates
+    // the halves `rotate_half` moves (`-x2`, a product by -1): 6 products.
+    assert_eq!(mul_nodes(0) - mul_nodes(4), 2 * 6);
+}
+
 /// StableLM (std.models.stablelm, transformers 5.24's `StableLmForCausalLM`): StableLM-3B-4E1T's
 /// parameter count (`StableLmConfig()`'s defaults, its documented checkpoint, built on the meta
 /// device: 2,795,443,200), the formula (Llama's with LayerNorms of weight and bias, the head

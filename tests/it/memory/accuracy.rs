@@ -384,6 +384,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.glm4_moe\n",
         "glm4_moe(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, kv_heads=4, head_dim=128, qk_norm=true, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_group=4, topk_group=2, scaling=2.5",
     ),
+    // SmolLM3 with 8 layers: Llama's, every fourth layer without rotary embeddings (NoPE),
+    // the head tied.
+    (
+        "smollm3_small",
+        "use std.models.smollm3\n",
+        "smollm3(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816",
+    ),
     // Cohere (Command R) with 6 layers: float32 LayerNorms without bias feeding the attention
     // and the MLP in parallel, interleaved rotary tables applied in float32, scaled logits.
     (
