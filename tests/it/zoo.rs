@@ -547,6 +547,25 @@ fn cohere_family() {
     }
 }
 
+/// The parameters of DeepSeek's multi-head latent attention (`DeepseekV2Attention`,
+/// `DeepseekV3Attention`): the queries through `q_a_proj`, its norm and `q_b_proj` (or one
+/// `q_proj` without a `q_rank`), `kv_a_proj_with_mqa` to the latent and the rotary key, the
+/// latent's norm, `kv_b_proj` to every head's key and value parts, `o_proj`; `dims` is (nope,
+/// rope, v) per head.
+fn latent_attention_params(d: i128, heads: i128, q_rank: i128, kv_rank: i128, dims: (i128, i128, i128)) -> i128 {
+    let (nope, rope, v) = dims;
+    let query =
+        if q_rank > 0 { d * q_rank + q_rank + q_rank * heads * (nope + rope) } else { d * heads * (nope + rope) };
+    query + d * (kv_rank + rope) + kv_rank + kv_rank * heads * (nope + v) + heads * v * d
+}
+
+/// The parameters of a DeepSeekMoE layer (DeepSeek-V2, V3, GLM-4.5): the router's weight, the
+/// routed experts' gate, up and down projections (`ffn` each) and one SiLU-gated MLP of
+/// `shared_ffn` for the shared experts.
+fn deepseek_moe_params(d: i128, experts: i128, ffn: i128, shared_ffn: i128) -> i128 {
+    experts * d + 3 * experts * d * ffn + 3 * d * shared_ffn
+}
+
 /// DeepSeek-V3 (std.models.deepseek_v3, transformers 5.24's `DeepseekV3ForCausalLM`): the
 /// parameter count of DeepSeek-V3 (its `DeepseekV3Config` built on the meta device by
 /// transformers 5.24: 671,026,404,352, of which 37,552,282,624 active a token with 8 of 256
@@ -568,16 +587,12 @@ fn deepseek_v3_family() {
                   dense_ffn: i128,
                   experts: i128,
                   ffn: i128| {
-        let (nope, rope, v) = dims;
-        let attention = d * q_rank
-            + q_rank
-            + q_rank * heads * (nope + rope)
-            + d * (kv_rank + rope)
-            + kv_rank
-            + kv_rank * heads * (nope + v)
-            + heads * v * d;
-        let moe = experts * d + 3 * experts * d * ffn + 3 * d * ffn;
-        2 * vocab * d + d + layers * (2 * d + attention) + dense * 3 * d * dense_ffn + (layers - dense) * moe
+        let attention = latent_attention_params(d, heads, q_rank, kv_rank, dims);
+        2 * vocab * d
+            + d
+            + layers * (2 * d + attention)
+            + dense * 3 * d * dense_ffn
+            + (layers - dense) * deepseek_moe_params(d, experts, ffn, ffn)
     };
     let full = params(129_280, 7168, 61, 3, 128, 1536, 512, (128, 64, 128), 18_432, 256, 2048);
     assert_eq!(full, 671_026_404_352);
@@ -612,12 +627,13 @@ fn deepseek_v2_family() {
                   experts: i128,
                   ffn: i128| {
         // Every model here has 128 + 64 / 128 head dimensions but the small one.
-        let (nope, rope, v) = if d == 1024 { (64, 32, 64) } else { (128, 64, 128) };
-        let query =
-            if q_rank > 0 { d * q_rank + q_rank + q_rank * heads * (nope + rope) } else { d * heads * (nope + rope) };
-        let attention = query + d * (kv_rank + rope) + kv_rank + kv_rank * heads * (nope + v) + heads * v * d;
-        let moe = experts * d + 3 * experts * d * ffn + 3 * d * 2 * ffn;
-        2 * vocab * d + d + layers * (2 * d + attention) + 3 * d * dense_ffn + (layers - 1) * moe
+        let dims = if d == 1024 { (64, 32, 64) } else { (128, 64, 128) };
+        let attention = latent_attention_params(d, heads, q_rank, kv_rank, dims);
+        2 * vocab * d
+            + d
+            + layers * (2 * d + attention)
+            + 3 * d * dense_ffn
+            + (layers - 1) * deepseek_moe_params(d, experts, ffn, 2 * ffn)
     };
     let full = params(102_400, 5120, 60, 128, 1536, 512, 12_288, 160, 1536);
     assert_eq!(full, 235_741_434_880);
@@ -659,8 +675,11 @@ fn glm4_moe_family() {
         let (kv, hd) = (if d == 1024 { 4 } else { 8 }, 128);
         let norms = if qk_norm { 2 * hd } else { 0 };
         let attention = d * heads * hd + heads * hd + 2 * (d * kv * hd + kv * hd) + heads * hd * d + norms;
-        let moe = experts * d + 3 * experts * d * ffn + 3 * d * ffn;
-        2 * vocab * d + d + layers * (2 * d + attention) + dense * 3 * d * dense_ffn + (layers - dense) * moe
+        2 * vocab * d
+            + d
+            + layers * (2 * d + attention)
+            + dense * 3 * d * dense_ffn
+            + (layers - dense) * deepseek_moe_params(d, experts, ffn, ffn)
     };
     let air = params(151_552, 4096, 46, 1, 96, false, 10_944, 128, 1408);
     assert_eq!(air, 106_852_245_504);
