@@ -648,7 +648,10 @@ fn deepseek_v2_family() {
     assert_eq!((big.params, big.active_params), (235_741_434_880, 21_375_800_320));
     assert_eq!((lite_run.params, lite_run.active_params), (15_706_484_224, 2_661_150_208));
     assert_eq!(small_run.params, 172_943_360);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (172_943_360, 294_912));
+    // q/k/v/o targets match `q_proj` (1024 -> 16 heads of 96) and `o_proj` (16 x 64 -> 1024).
+    let lora = lora_params(4, &[(1024, 16 * 96), (16 * 64, 1024)]);
+    assert_eq!(lora, 294_912);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (172_943_360, lora));
 }
 
 /// GLM-4.5 (std.models.glm4_moe, transformers 5.24's `Glm4MoeForCausalLM`): the parameter
@@ -695,7 +698,10 @@ fn glm4_moe_family() {
     assert_eq!((air_run.params, air_run.active_params), (106_852_245_504, 13_424_123_904));
     assert_eq!((full_run.params, full_run.active_params), (352_797_814_784, 33_632_251_904));
     assert_eq!(small_run.params, 175_446_016);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (175_446_016, 589_824));
+    // q, k, v and o over 16 query and 4 key/value heads of 128.
+    let lora = lora_params(4, &[(1024, 16 * 128), (1024, 4 * 128), (1024, 4 * 128), (16 * 128, 1024)]);
+    assert_eq!(lora, 589_824);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (175_446_016, lora));
 }
 
 /// SmolLM3 (std.models.smollm3, transformers 5.24's `SmolLM3ForCausalLM`): SmolLM3-3B's
@@ -717,7 +723,10 @@ fn smollm3_family() {
     let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
     assert_eq!(big.params, 3_075_098_624);
     assert_eq!(small_run.params, 122_962_944);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (122_962_944, 851_968));
+    // q, k, v and o over 16 query and 4 key/value heads of 64, in 8 layers.
+    let lora = lora_params(8, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!(lora, 851_968);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (122_962_944, lora));
     // Every fourth layer without rotary embeddings: 2 of the small model's 8 rotate nothing.
     let text = |nope: i128| {
         format!("use std.models.smollm3\ninfer s {{ model {small}, nope_every={nope})  batch 1  seq 64 }}\n")
@@ -1144,6 +1153,12 @@ fn mixtral_family_and_moe() {
     let per_layer = 2 * d * d + 2 * d * 8 * 64 + 2 * 3 * d * ffn + 8 * d;
     assert_eq!(small_run.macs, decoder_macs(s, 4, d, per_layer, 32_000));
     assert_eq!(small_run.macs_per_token, Some(small_run.macs / 512));
+}
+
+/// peft's LoRA parameters for the r-16 adapters of `family_probes` (its `lora_r=16`): `r (in
+/// + out)` for each adapted projection, given as `(in, out)`, in each of `layers` layers.
+fn lora_params(layers: i128, projections: &[(i128, i128)]) -> i128 {
+    layers * projections.iter().map(|(input, output)| 16 * (input + output)).sum::<i128>()
 }
 
 /// The reports of a language-model family's probes: each of `calls` at (1, 128), then the

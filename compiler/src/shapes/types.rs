@@ -131,25 +131,30 @@ impl DType {
         }
     }
 
+    /// Type promotion's category (`c10::ScalarType`'s order of kinds): bool < integers <
+    /// floats < complex; a higher category wins whatever the width.
+    fn category(self) -> u8 {
+        match self {
+            DType::Bool => 0,
+            DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => 1,
+            DType::F64 | DType::F32 | DType::F16 | DType::BF16 => 2,
+            DType::C64 | DType::C128 => 3,
+        }
+    }
+
     /// The dtype two operands of an elementwise op meet in, as `torch.promote_types`: a
     /// complex beats a float, a float an integer and an integer bool; within a kind the wider
     /// wins; f16 with bf16 is f32, u8 with i8 is i16 (neither holds the other's values) and
     /// c64 with f64 is c128.
     pub fn promote(self, other: DType) -> DType {
         use DType::*;
-        let kind = |d: DType| match d {
-            Bool => 0,
-            U8 | I8 | I16 | I32 | I64 => 1,
-            C64 | C128 => 3,
-            _ => 2,
-        };
         match (self, other) {
             (a, b) if a == b => a,
             (F16, BF16) | (BF16, F16) => F32,
             (C64, F64) | (F64, C64) => C128,
             (U8, I8) | (I8, U8) => I16,
-            (a, b) if kind(a) != kind(b) => {
-                if kind(a) > kind(b) {
+            (a, b) if a.category() != b.category() => {
+                if a.category() > b.category() {
                     a
                 } else {
                     b
@@ -170,24 +175,13 @@ impl DType {
     /// together, and a 0-dim result only counts when it is of a higher kind (`bf16[n] *
     /// f32[]` stays bf16; `i64[n] * f32[]` is f32). `None` without operands.
     pub fn result_type(operands: impl IntoIterator<Item = (DType, bool)>) -> Option<DType> {
-        let kind = |d: DType| {
-            if d.is_complex() {
-                3
-            } else if d.is_float() {
-                2
-            } else if d == DType::Bool {
-                0
-            } else {
-                1
-            }
-        };
         let (mut dimensioned, mut zero_dim) = (None::<DType>, None::<DType>);
         for (dtype, is_zero_dim) in operands {
             let slot = if is_zero_dim { &mut zero_dim } else { &mut dimensioned };
             *slot = Some(slot.map_or(dtype, |d| d.promote(dtype)));
         }
         match (dimensioned, zero_dim) {
-            (Some(d), Some(z)) if kind(z) > kind(d) => Some(d.promote(z)),
+            (Some(d), Some(z)) if z.category() > d.category() => Some(d.promote(z)),
             (Some(d), _) => Some(d),
             (None, z) => z,
         }

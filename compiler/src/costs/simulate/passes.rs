@@ -191,7 +191,8 @@ pub(super) fn run_forward(
                     made = made.saturating_add(bytes);
                 }
             }
-            // Integer and bool tensors never require grad (float and complex ones may) (topk's and sort's indices).
+            // Only float and complex tensors require grad: integer and bool ones never do
+            // (topk's and sort's indices).
             requires_grad[out.0 as usize] = needs_grad && graph.tensor(out).dtype.is_differentiable();
         }
         // A leaf made to require grad is held by its `AccumulateGrad` node, which the graph keeps
