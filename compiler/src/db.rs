@@ -103,6 +103,8 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.cohere", include_str!("../stdlib/std/models/cohere.net")),
     ("std.models.deepseek_v2", include_str!("../stdlib/std/models/deepseek_v2.net")),
     ("std.models.deepseek_v3", include_str!("../stdlib/std/models/deepseek_v3.net")),
+    ("std.models.glm", include_str!("../stdlib/std/models/glm.net")),
+    ("std.models.glm4", include_str!("../stdlib/std/models/glm4.net")),
     ("std.models.glm4_moe", include_str!("../stdlib/std/models/glm4_moe.net")),
     ("std.models.smollm3", include_str!("../stdlib/std/models/smollm3.net")),
     ("std.models.gemma", include_str!("../stdlib/std/models/gemma.net")),

@@ -742,6 +742,8 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.gemma standard-library module
         Module     std.models.gemma2 standard-library module
         Module     std.models.gemma3 standard-library module
+        Module     std.models.glm standard-library module
+        Module     std.models.glm4 standard-library module
         Module     std.models.glm4_moe standard-library module
         Module     std.models.gpt2 standard-library module
         Module     std.models.gpt_bigcode standard-library module

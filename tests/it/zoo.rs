@@ -704,6 +704,37 @@ fn glm4_moe_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (175_446_016, lora));
 }
 
+/// GLM-4 and GLM-4-0414 (std.models.glm and std.models.glm4, transformers 5.24's
+/// `GlmForCausalLM` and `Glm4ForCausalLM`): GLM-4-9B's and GLM-4-9B-0414's parameter counts
+/// (`GlmConfig()` and `Glm4Config()`, their defaults, built on the meta device: 9,399,951,360
+/// and 9,400,279,040), the formula (biased query, key and value projections, a fused
+/// gate-and-up projection, the head untied, two norms a layer more in GLM-4-0414), their MACs,
+/// the calibration's `glm_small` and `glm4_small` and peft's LoRA count for them.
+#[test]
+fn glm_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128, norms: i128| {
+        let attention = d * heads * hd + heads * hd + 2 * (d * kv * hd + kv * hd) + heads * hd * d;
+        2 * vocab * d + layers * (attention + 3 * d * ffn + norms * d) + d
+    };
+    for (family, model, norms, published) in
+        [("glm", "glm_4_9b()", 2, 9_399_951_360), ("glm4", "glm4_9b_0414()", 4, 9_400_279_040)]
+    {
+        assert_eq!(params(151_552, 4096, 40, 32, 2, 128, 13_696, norms), published, "{model}: the formula");
+        let (ours, macs) = figures(family, model, Some(2048));
+        assert_eq!(ours, published, "{model}");
+        assert_eq!(macs, gated_decoder_macs(2048, 151_552, 4096, 40, 32, 2, 128, 13_696), "{model}: MACs");
+        let small_params = params(32_000, 1024, 6, 16, 4, 64, 2816, norms);
+        let small = format!("{family}(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816");
+        let reports = family_probes(family, &[], &small);
+        let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+        assert_eq!(small_run.params, small_params, "{family}_small");
+        // q, k, v and o over 16 query and 4 key/value heads of 64, in 6 layers.
+        let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+        assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    }
+    assert_eq!(params(32_000, 1024, 6, 16, 4, 64, 2816, 2), 133_191_680);
+}
+
 /// SmolLM3 (std.models.smollm3, transformers 5.24's `SmolLM3ForCausalLM`): SmolLM3-3B's
 /// parameter count (`SmolLM3Config()`'s defaults, built on the meta device: 3,075,098,624),
 /// the formula (Llama's with the head tied: its NoPE layers have no parameters of their own),

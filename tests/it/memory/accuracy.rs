@@ -384,6 +384,18 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.glm4_moe\n",
         "glm4_moe(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, kv_heads=4, head_dim=128, qk_norm=true, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_group=4, topk_group=2, scaling=2.5",
     ),
+    // GLM-4 with 6 layers: biased q/k/v, half of each head rotated on interleaved pairs, a
+    // fused gate-and-up projection; GLM-4-0414 adds a norm after the attention and the MLP.
+    (
+        "glm_small",
+        "use std.models.glm\n",
+        "glm(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816",
+    ),
+    (
+        "glm4_small",
+        "use std.models.glm4\n",
+        "glm4(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816",
+    ),
     // SmolLM3 with 8 layers: Llama's, every fourth layer without rotary embeddings (NoPE),
     // the head tied.
     (
