@@ -747,6 +747,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.glm4_moe standard-library module
         Module     std.models.gpt2 standard-library module
         Module     std.models.gpt_bigcode standard-library module
+        Module     std.models.gpt_neo standard-library module
         Module     std.models.gpt_neox standard-library module
         Module     std.models.gpt_oss standard-library module
         Module     std.models.gptj standard-library module

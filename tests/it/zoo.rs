@@ -1100,6 +1100,38 @@ fn gpt_bigcode_sizes() {
     assert_eq!(figures("gpt_bigcode", generic, Some(2048)), figures("gpt_bigcode", "starcoder()", Some(2048)));
 }
 
+/// GPT-Neo 125M, 1.3B and 2.7B (std.models.gpt_neo, transformers 5.24's `GPTNeoForCausalLM`):
+/// their counts (`GPTNeoConfig`s built on the meta device, the published 125,198,592,
+/// 1,315,575,808 and 2,651,307,520), the formula (unbiased q, k and v projections, a biased
+/// `out_proj`, a biased `gelu_new` MLP of `4 d`, learned positions, the head tied), the MACs
+/// of a 2,048-token sequence, and the bool `bias` buffer of `positions^2` each layer holds; the
+/// calibration's `gpt_neo_small` (125,106,176) and peft's LoRA count for it (q, k and v: its
+/// output projection is `out_proj`, not `o_proj`).
+#[test]
+fn gpt_neo_family() {
+    let params = |vocab: i128, positions: i128, d: i128, layers: i128| {
+        vocab * d + positions * d + layers * (4 * d * d + d + 2 * d * 4 * d + 4 * d + d + 4 * d) + 2 * d
+    };
+    for (call, d, layers, published) in [
+        ("gpt_neo_125m()", 768, 12, 125_198_592),
+        ("gpt_neo_1_3b()", 2048, 24, 1_315_575_808),
+        ("gpt_neo_2_7b()", 2560, 32, 2_651_307_520),
+    ] {
+        assert_eq!(params(50_257, 2048, d, layers), published, "{call}: formula");
+        let (ours, macs) = figures("gpt_neo", call, Some(2048));
+        assert_eq!(ours, published, "{call}: parameters");
+        assert_eq!(macs, decoder_macs(2048, layers, d, 12 * d * d, 50_257), "{call}: MACs");
+        assert_eq!(probe("gpt_neo", call, Some(16)).ledgers.buffers, layers * 2048 * 2048, "{call}: buffers");
+    }
+    assert_eq!(params(32_000, 16_384, 1024, 6), 125_106_176);
+    let small = "gpt_neo(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384";
+    let reports = family_probes("gpt_neo", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, 125_106_176);
+    let lora = lora_params(6, &[(1024, 1024), (1024, 1024), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (125_106_176, lora));
+}
+
 /// gpt-oss-20b and gpt-oss-120b (std.models.gpt_oss's `gpt_oss_20b()` and `gpt_oss(layers=36,
 /// experts=128)`, transformers 5.24's `GptOssForCausalLM` in bf16): their counts (`openai/gpt-oss-20b`'s and `-120b`'s `GptOssConfig`s built on the
 /// meta device: 20,914,757,184 and 116,829,156,672), the formula (biased attention

@@ -317,6 +317,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // GPT-BigCode: GPT-2's skeleton with multi-query attention split out of one `c_attn`
     // (SDPA over one key head with `enable_gqa`), tanh GELU and the `n_positions^2` bool
     // buffer; and its `multi_query=False` kind (every head its own keys and values).
+    // GPT-Neo with 6 layers: eager attention on float32 queries and keys, unscaled, masked by
+    // a per-layer `n_positions^2` bool buffer, the attention weights held past each block.
+    (
+        "gpt_neo_small",
+        "use std.models.gpt_neo\n",
+        "gpt_neo(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384",
+    ),
     (
         "gpt_bigcode_small",
         "use std.models.gpt_bigcode\n",
