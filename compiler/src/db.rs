@@ -101,6 +101,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.efficientnet", include_str!("../stdlib/std/models/efficientnet.net")),
     ("std.models.gemma2", include_str!("../stdlib/std/models/gemma2.net")),
     ("std.models.cohere", include_str!("../stdlib/std/models/cohere.net")),
+    ("std.models.cohere2", include_str!("../stdlib/std/models/cohere2.net")),
     ("std.models.deepseek_v2", include_str!("../stdlib/std/models/deepseek_v2.net")),
     ("std.models.deepseek_v3", include_str!("../stdlib/std/models/deepseek_v3.net")),
     ("std.models.glm", include_str!("../stdlib/std/models/glm.net")),

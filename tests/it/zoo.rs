@@ -547,6 +547,39 @@ fn cohere_family() {
     }
 }
 
+/// Command R7B (std.models.cohere2, transformers 5.24's `Cohere2ForCausalLM`): its count
+/// (its `Cohere2Config` built on the meta device: 8,028,033,024, Aya 23 8B's formula: the
+/// sliding window and the unrotated global layers have no parameters), its MACs at 2,048
+/// tokens (within the window), the calibration's `cohere2_small` and peft's LoRA count for
+/// it; and that after a decode step at 8,192 tokens a sliding layer's cache holds the window's
+/// storage (its last 1,023 tokens are a view of the 1,024 the update concatenated) while a
+/// global layer's holds the context (8,193 tokens): 23,070,720 bytes for 4 key/value heads of
+/// 64 in bf16, as the calibration measured (`cohere2_small`, b1_s8192, `kv_cache_bytes`).
+#[test]
+fn cohere2_family() {
+    let (vocab, d, layers, heads, kv, ffn) = (256_000, 4096, 32, 32, 8, 14_336);
+    let hd = d / heads;
+    assert_eq!(vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + d) + d, 8_028_033_024);
+    let (ours, macs) = figures("cohere2", "command_r7b()", Some(2048));
+    assert_eq!(ours, 8_028_033_024);
+    assert_eq!(macs, gated_decoder_macs(2048, vocab, d, layers, heads, kv, hd, ffn));
+    let small = "cohere2(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816, window=1024";
+    let reports = family_probes("cohere2", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, 122_954_752);
+    let lora = lora_params(8, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (122_954_752, lora));
+    let text = format!(
+        "use std.models.cohere2\ninfer s {{ model {small}, logits_to_keep=1)  batch 1  seq 1  context 8192  no_grad  eval  precision bf16  cache dynamic }}\n"
+    );
+    let mut db = Database::new();
+    let file = db.set_file(FileName::new("probe.net"), text);
+    let r = report(&db, &[file], None);
+    let token = 2 * 4 * 64 * 2;
+    assert_eq!(r.scenarios[0].kv_cache_bytes, (6 * 1024 + 2 * 8193) * token);
+    assert_eq!(r.scenarios[0].kv_cache_bytes, 23_070_720);
+}
+
 /// The parameters of DeepSeek's multi-head latent attention (`DeepseekV2Attention`,
 /// `DeepseekV3Attention`): the queries through `q_a_proj`, its norm and `q_b_proj` (or one
 /// `q_proj` without a `q_rank`), `kv_a_proj_with_mqa` to the latent and the rotary key, the

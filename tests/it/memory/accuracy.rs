@@ -410,6 +410,14 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.smollm3\n",
         "smollm3(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816",
     ),
+    // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
+    // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
+    // global and without rotary embeddings.
+    (
+        "cohere2_small",
+        "use std.models.cohere2\n",
+        "cohere2(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816, window=1024",
+    ),
     // Cohere (Command R) with 6 layers: float32 LayerNorms without bias feeding the attention
     // and the MLP in parallel, interleaved rotary tables applied in float32, scaled logits.
     (
