@@ -768,6 +768,29 @@ fn glm_family() {
     assert_eq!(params(32_000, 1024, 6, 16, 4, 64, 2816, 2), 133_191_680);
 }
 
+/// ERNIE-4.5-0.3B (std.models.ernie4_5, transformers 5.24's `Ernie4_5ForCausalLM`): its count
+/// (`Ernie4_5Config()`, its defaults, built on the meta device: 360,748,032), the formula
+/// (Llama's with heads of 128 and the head tied), its MACs, the calibration's
+/// `ernie4_5_small` (100,414,464) and peft's LoRA count for it (638,976, the harness's).
+#[test]
+fn ernie4_5_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(103_424, 1024, 18, 16, 2, 128, 3072), 360_748_032);
+    let (ours, macs) = figures("ernie4_5", "ernie4_5_0_3b()", Some(2048));
+    assert_eq!(ours, 360_748_032);
+    assert_eq!(macs, gated_decoder_macs(2048, 103_424, 1024, 18, 16, 2, 128, 3072));
+    assert_eq!(params(32_000, 1024, 6, 16, 4, 64, 2816), 100_414_464);
+    let small = "ernie4_5(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816";
+    let reports = family_probes("ernie4_5", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, 100_414_464);
+    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!(lora, 638_976);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (100_414_464, lora));
+}
+
 /// SmolLM3 (std.models.smollm3, transformers 5.24's `SmolLM3ForCausalLM`): SmolLM3-3B's
 /// parameter count (`SmolLM3Config()`'s defaults, built on the meta device: 3,075,098,624),
 /// the formula (Llama's with the head tied: its NoPE layers have no parameters of their own),

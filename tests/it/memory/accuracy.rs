@@ -410,6 +410,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.smollm3\n",
         "smollm3(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816",
     ),
+    // ERNIE 4.5 with 6 layers: Llama's decoder with float32 rotary tables, interleaved and
+    // applied in float32, the head tied.
+    (
+        "ernie4_5_small",
+        "use std.models.ernie4_5\n",
+        "ernie4_5(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
