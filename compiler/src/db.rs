@@ -109,6 +109,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.glm4", include_str!("../stdlib/std/models/glm4.net")),
     ("std.models.glm4_moe", include_str!("../stdlib/std/models/glm4_moe.net")),
     ("std.models.gpt_neo", include_str!("../stdlib/std/models/gpt_neo.net")),
+    ("std.models.seed_oss", include_str!("../stdlib/std/models/seed_oss.net")),
     ("std.models.smollm3", include_str!("../stdlib/std/models/smollm3.net")),
     ("std.models.gemma", include_str!("../stdlib/std/models/gemma.net")),
     ("std.models.gemma3", include_str!("../stdlib/std/models/gemma3.net")),

@@ -771,6 +771,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.qwen3 standard-library module
         Module     std.models.qwen3_moe standard-library module
         Module     std.models.resnet standard-library module
+        Module     std.models.seed_oss standard-library module
         Module     std.models.smollm3 standard-library module
         Module     std.models.stablelm standard-library module
         Module     std.models.starcoder2 standard-library module

@@ -791,6 +791,29 @@ fn ernie4_5_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (100_414_464, lora));
 }
 
+/// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
+/// (`SeedOssConfig(hidden_size=5120)` built on the meta device: 36,151,104,512), the formula
+/// (Llama's with biased q, k and v, heads of 128 and the head untied), its MACs, the
+/// calibration's `seed_oss_small` and peft's LoRA count for it.
+#[test]
+fn seed_oss_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        let attention = d * hd * (2 * heads + 2 * kv) + hd * (heads + 2 * kv);
+        2 * vocab * d + layers * (attention + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(155_136, 5120, 64, 80, 8, 128, 27_648), 36_151_104_512);
+    let (ours, macs) = figures("seed_oss", "seed_oss_36b()", Some(2048));
+    assert_eq!(ours, 36_151_104_512);
+    assert_eq!(macs, gated_decoder_macs(2048, 155_136, 5120, 64, 80, 8, 128, 27_648));
+    let small_params = params(32_000, 1024, 6, 16, 4, 128, 2816);
+    let small = "seed_oss(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=128, ffn=2816";
+    let reports = family_probes("seed_oss", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(6, &[(1024, 2048), (1024, 512), (1024, 512), (2048, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 /// SmolLM3 (std.models.smollm3, transformers 5.24's `SmolLM3ForCausalLM`): SmolLM3-3B's
 /// parameter count (`SmolLM3Config()`'s defaults, built on the meta device: 3,075,098,624),
 /// the formula (Llama's with the head tied: its NoPE layers have no parameters of their own),

@@ -417,6 +417,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.ernie4_5\n",
         "ernie4_5(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816",
     ),
+    // Seed-OSS with 6 layers: Llama's decoder with biased q/k/v, heads of 128 (16 of them
+    // over d 1024), dropout 0.1 on the attention's and the MLP's outputs.
+    (
+        "seed_oss_small",
+        "use std.models.seed_oss\n",
+        "seed_oss(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=128, ffn=2816",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
