@@ -791,6 +791,28 @@ fn ernie4_5_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (100_414_464, lora));
 }
 
+/// Helium-1 Preview 2B (std.models.helium, transformers 5.24's `HeliumForCausalLM`): its count
+/// (`HeliumConfig()`, its defaults, built on the meta device: 2,172,643,840), the formula
+/// (Llama's with heads of 128 and the head untied), its MACs, the calibration's
+/// `helium_small` and peft's LoRA count for it.
+#[test]
+fn helium_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        2 * vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(48_000, 2560, 24, 20, 20, 128, 7040), 2_172_643_840);
+    let (ours, macs) = figures("helium", "helium_2b()", Some(2048));
+    assert_eq!(ours, 2_172_643_840);
+    assert_eq!(macs, gated_decoder_macs(2048, 48_000, 2560, 24, 20, 20, 128, 7040));
+    let small_params = params(32_000, 1024, 6, 16, 4, 64, 2816);
+    let small = "helium(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816";
+    let reports = family_probes("helium", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 /// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
 /// (`SeedOssConfig(hidden_size=5120)` built on the meta device: 36,151,104,512), the formula
 /// (Llama's with biased q, k and v, heads of 128 and the head untied), its MACs, the

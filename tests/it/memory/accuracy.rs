@@ -424,6 +424,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.seed_oss\n",
         "seed_oss(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=128, ffn=2816",
     ),
+    // Helium with 6 layers: Llama's decoder with GLM's interleaved rotation over the whole
+    // head and norms that cast their weight to float32.
+    (
+        "helium_small",
+        "use std.models.helium\n",
+        "helium(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
