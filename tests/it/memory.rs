@@ -228,14 +228,15 @@ fn llm_peaks_match_transformers() {
 /// (std.models.mpt: float32 ALiBi over `max_seq_len` keys promoting the scores) and Gemma
 /// (std.models.gemma: Llama's attention with heads of 256, Gemma 2's norms and MLP, the
 /// embedding scaled through a buffer) and OLMo (std.models.olmo: parameter-free float32
-/// LayerNorms, float32 rotary tables; the last four written after the rest), against their
+/// LayerNorms, float32 rotary tables; the last four written after the rest; and with
+/// `clip_qkv`, its projections clamped in place, which keeps autograd's copies), against their
 /// transformers code in the
 /// LLM set's harness (CUDA semantics, the same scenarios and sizes): issue 18's bar, and
 /// every peak exact.
 #[test]
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
-    assert_llm_set_exact(&cases, 626);
+    assert_llm_set_exact(&cases, 641);
 }
 
 /// GPT-NeoX under peft's LoRA on its attention projections (`query_key_value` and `dense`,
@@ -1135,6 +1136,35 @@ fn an_operand_is_saved_only_for_the_other_operands_gradient() {
     text.push_str("train t { model one_sided_operands()  batch 32  device cpu  optimizer sgd }\n");
     let [(_, peak)] = peaks_of_scenarios(text)[..] else { panic!("one scenario") };
     assert!(expected - 8 <= peak && peak <= expected, "netc {peak}, PyTorch {expected}");
+}
+
+/// An in-place clamp (`Tensor.clamp_`, OLMo's `clip_qkv`) writes into its tensor and, where
+/// the tensor requires grad, keeps autograd's copy of it made before the clamp overwrites it
+/// (`clamp_backward` reads `self`): tests/fixtures/ops/measure_clamp.py (CPU float32, batch
+/// 32) lists that copy among `ClampBackward1`'s saved tensors and measures the three
+/// scenarios. With gradients on, the copy is the 32,768 B between the two inference peaks
+/// (an in-place clamp saving the clamped tensor itself would miss it); under `no_grad` no copy
+/// and no new tensor is made (an out-of-place clamp holds one more: modelled so, netc was
+/// 20,736 B over). Training peaks in `clamp_backward`'s `where`, with its two bool masks and
+/// zero scalar live (16,388 B; without them netc was 15,108 B under). Every peak is exact.
+#[test]
+fn an_in_place_clamp_keeps_a_copy_for_its_backward() {
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_clamp.json")).expect("valid JSON");
+    let copies = measured["saved_by_clamp_"].as_array().expect("saved tensors");
+    assert!(copies.len() == 1 && copies[0]["is_the_clamped_tensor"] == false, "{copies:?}");
+    let figures = &measured["clamp_in_place"]["bs32"];
+    let mut text = include_str!("../fixtures/ops/clamp.net").to_string();
+    text.push_str(
+        "infer infer_nograd { model clamp_in_place()  batch 32  device cpu  no_grad  eval }\n\
+         infer infer_grad_eval { model clamp_in_place()  batch 32  device cpu  eval }\n\
+         train train_sgd { model clamp_in_place()  batch 32  device cpu  optimizer sgd }\n",
+    );
+    let peaks = peaks_of_scenarios(text);
+    assert_eq!(peaks.len(), 3);
+    for (name, peak) in peaks {
+        assert_eq!(peak, figures[&name].as_i64().expect("a measured peak") as i128, "{name}");
+    }
 }
 
 /// `pow` keeps what its form's backward reads (tests/fixtures/ops/measure_pow.py, two SGD

@@ -1146,15 +1146,19 @@ fn olmo_params(vocab: i128, d: i128, layers: i128, ffn: i128, tied: bool) -> i12
     vocab * d * if tied { 1 } else { 2 } + layers * (4 * d * d + 3 * d * ffn)
 }
 
-/// OLMo 1B and 7B (std.models.olmo) against transformers' counts for the `allenai/OLMo-1B-hf`
-/// and `-7B-hf` `OlmoConfig`s built on the meta device (1,176,764,416 and 6,888,095,744), the
-/// formula, the MACs of a 2,048-token sequence, and the buffers (the rotary `inv_freq` and
-/// its original).
+/// OLMo 1B, 7B and 7B April 2024 (std.models.olmo) against transformers' counts for the
+/// `allenai/OLMo-1B-hf`, `-7B-hf` and `-7B-0424-hf` `OlmoConfig`s built on the meta device
+/// (1,176,764,416 and 6,888,095,744 twice: `clip_qkv` adds no parameter), the formula, the
+/// MACs of a 2,048-token sequence, and the buffers (the rotary `inv_freq` and its original).
+/// With gradients on, `clip_qkv`'s in-place clamps keep a copy of each projection: three
+/// `[1, 16, 4096]` float32 tensors a layer (the probe runs in float32).
 #[test]
 fn olmo_sizes() {
-    for (call, d, layers, ffn, tied, published) in
-        [("olmo_1b()", 2048, 16, 8192, true, 1_176_764_416), ("olmo_7b()", 4096, 32, 11_008, false, 6_888_095_744)]
-    {
+    for (call, d, layers, ffn, tied, published) in [
+        ("olmo_1b()", 2048, 16, 8192, true, 1_176_764_416),
+        ("olmo_7b()", 4096, 32, 11_008, false, 6_888_095_744),
+        ("olmo_7b_0424()", 4096, 32, 11_008, false, 6_888_095_744),
+    ] {
         assert_eq!(olmo_params(50_304, d, layers, ffn, tied), published, "{call}: formula");
         let (ours, macs) = figures("olmo", call, Some(2048));
         assert_eq!(ours, published, "{call}: parameters");
@@ -1164,6 +1168,10 @@ fn olmo_sizes() {
     // A preset is the generic model with its configuration.
     let generic = "olmo(d=2048, layers=16, heads=16, kv_heads=16, ffn=8192, tied=true)";
     assert_eq!(figures("olmo", generic, Some(2048)), figures("olmo", "olmo_1b()", Some(2048)));
+    let clipped = probe("olmo", "olmo_7b_0424()", Some(16)).ledgers.activations;
+    assert_eq!(probe("olmo", "olmo(clip_qkv=8.0)", Some(16)).ledgers.activations, clipped);
+    let unclipped = probe("olmo", "olmo_7b()", Some(16)).ledgers.activations;
+    assert_eq!(clipped - unclipped, 32 * 3 * 16 * 4096 * 4, "one f32 copy of q, k and v a layer");
 }
 
 /// GPT-BigCode's parameters from its configuration: `wte` and `wpe`, per layer the fused

@@ -159,6 +159,9 @@ pub struct OpMemory {
     /// Temporaries the size of input 0 that the backward holds while it makes that input's
     /// gradient (`pow_backward`'s `exponent * self.pow(exponent - 1)`: two).
     pub backward_scratch: u8,
+    /// Bytes more the backward holds while it makes input 0's gradient, in tensors not the
+    /// input's size or dtype (`clamp_backward`'s bool masks and its zero scalar).
+    pub backward_scratch_bytes: i128,
     /// Temporaries the size of input 0 the kernel holds while it runs, besides its outputs (a
     /// declared `kernel`'s `scratch`: a custom autograd function's elementwise steps).
     pub forward_scratch: u8,
@@ -464,6 +467,7 @@ fn math_attention(
         saved: SavedList::new(&saved),
         grad: GradFlow::New,
         backward_scratch: 0,
+        backward_scratch_bytes: 0,
         forward_scratch: 0,
         backward_staged: Some(backward_peak.saturating_sub(held_at_start)),
         grad_inputs: u8::MAX,
@@ -557,6 +561,7 @@ pub fn identity() -> OpMemory {
         grad: GradFlow::PassThrough,
         extras_always_made: true,
         backward_scratch: 0,
+        backward_scratch_bytes: 0,
         forward_scratch: 0,
         backward_staged: None,
         grad_inputs: u8::MAX,
@@ -582,6 +587,18 @@ fn layer_norm_stat_bytes(node: &Node, device: &Device, dtypes: &[DType]) -> Opti
         _ => node.origin.fp32 && !node.result.weights.is_empty(),
     };
     (computed.is_float() && computed != DType::F32 && !float_param).then(|| computed.size())
+}
+
+/// What `clamp_backward` holds besides the gradient it makes, `where(mask, grad, zero)`: a
+/// bool mask of `x`'s size for each bound given (`self >= min`, `self <= max`, the second
+/// and-ed into the first in place) and the zero, a scalar tensor in the gradient's dtype
+/// (measured: tests/fixtures/ops/measure_clamp.py, whose training peak is that `where`). A
+/// bound left out is float32's largest magnitude (`clamp`'s default), as torch's `None`.
+fn clamp_backward_bytes(node: &Node, elements: i128, dtypes: &[DType]) -> i128 {
+    let given = |bound: &str| node.float_arg(bound).is_some_and(|b| b.abs() < f64::from(f32::MAX));
+    let masks = i128::from(given("min")) + i128::from(given("max"));
+    let zero = node.inputs.first().and_then(|t| dtypes.get(t.0 as usize)).map_or(4, |d| d.size());
+    if masks == 0 { 0 } else { product(&[masks, elements]).saturating_add(zero) }
 }
 
 /// Whether a batch norm runs CUDA's native kernel rather than cuDNN's, which makes its
@@ -617,6 +634,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         grad: GradFlow::New,
         extras_always_made: true,
         backward_scratch: 0,
+        backward_scratch_bytes: 0,
         forward_scratch: 0,
         backward_staged: None,
         grad_inputs: u8::MAX,
@@ -723,11 +741,14 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         Op::Relu | Op::LeakyRelu if inplace() => {
             OpMemory { saved: SavedList::new(&[Saved::Output(0)]), ..alias_all(GradFlow::New) }
         }
-        Op::Relu6 | Op::Silu | Op::Hardswish | Op::Hardsigmoid if inplace() => {
+        // `clamp_` is the same: `clamp_backward` reads `self`, so the generated code keeps
+        // `original_self = self.clone()` (measured: tests/fixtures/ops/measure_clamp.py).
+        Op::Relu6 | Op::Silu | Op::Hardswish | Op::Hardsigmoid | Op::Clamp if inplace() => {
             OpMemory {
                 saved: SavedList::new(&[Saved::CopyOfInput(0)]),
                 // The copy is autograd's, made only when it records.
                 extras_always_made: false,
+                backward_scratch_bytes: clamp_backward_bytes(node, in0(), dtypes),
                 ..alias_all(GradFlow::New)
             }
         }
@@ -863,7 +884,9 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         Op::IndexSelect => OpMemory { grad_inputs: 1, ..fresh(&[Saved::Input(1)]) },
         // `clamp_backward` masks the gradient where `self` was inside the bound: it keeps
         // `self`.
-        Op::Clamp => fresh(&[Saved::Input(0)]),
+        Op::Clamp => {
+            OpMemory { backward_scratch_bytes: clamp_backward_bytes(node, in0(), dtypes), ..fresh(&[Saved::Input(0)]) }
+        }
         // `stack`'s backward unbinds the gradient: views, as `cat`'s.
         Op::Stack => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         // In place: `x`'s storage. A number written into a floating-point `x` (DeepSeek's

@@ -307,6 +307,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // OLMo (the first generation): Llama's layer with parameter-free float32 LayerNorms and
     // float32 rotary tables (OLMo 2's).
     ("olmo_small", "use std.models.olmo\n", "olmo(vocab=32000, d=1024, layers=6, heads=16, kv_heads=16, ffn=4096"),
+    // OLMo with `clip_qkv` 8 (OLMo 7B April 2024's): each projection clamped in place, which
+    // keeps autograd's copy of it made before the clamp.
+    (
+        "olmo_clip_small",
+        "use std.models.olmo\n",
+        "olmo(vocab=32000, d=1024, layers=6, heads=16, kv_heads=16, ffn=4096, clip_qkv=8.0",
+    ),
     // Nemotron: Llama's attention on half-rotated heads, LayerNorm1P (`F.layer_norm` with
     // `weight + 1`, cast by the model and run outside autocast), a squared-ReLU MLP.
     (

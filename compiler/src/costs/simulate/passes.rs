@@ -780,6 +780,9 @@ pub(super) fn run_backward(
                 for _ in 0..behaviour.backward_scratch {
                     fresh.push(store.alloc(run.sizes[x.0 as usize], Category::BackwardTemporaries));
                 }
+                if behaviour.backward_scratch_bytes > 0 {
+                    fresh.push(store.alloc(behaviour.backward_scratch_bytes, Category::BackwardTemporaries));
+                }
             }
             let workspace = conv_workspace(node, graph, config.conv_algorithm);
             let transient = run.weight_transient(i, Pass::Backward);
