@@ -19,7 +19,8 @@ use crate::shapes::ops::ArgValue;
 pub enum OutputLayout {
     /// Row-major.
     Contiguous,
-    /// Gap-free, in its first input's dimension order (TensorIterator's elementwise ops).
+    /// Gap-free, in the dimension order TensorIterator picks from the op's operands
+    /// ([`elementwise_strides`]: its elementwise ops).
     LikeInput,
     /// `[N, T, H, D]` memory seen as `[N, H, T, D]` (the efficient attention kernel).
     HeadsInterleaved,
@@ -79,6 +80,13 @@ impl Layouts {
         for &out in node.outputs.iter() {
             let shape = known_shape(graph, out);
             let strides = match (input_strides.as_ref(), shape.as_ref()) {
+                // An elementwise op lays its output out as TensorIterator orders the
+                // dimensions of all its operands, not its first operand's alone.
+                (Some(_), Some(shape)) if made == OutputLayout::LikeInput && !view => {
+                    let operands: Vec<_> =
+                        node.inputs.iter().filter_map(|&t| self.shape_and_strides(graph, t)).collect();
+                    Some(elementwise_strides(&operands, shape))
+                }
                 (Some(strides), Some(shape)) => output_strides(graph, node, view && !copies, made, strides, shape),
                 _ => None,
             };
@@ -287,6 +295,69 @@ pub fn is_contiguous(shape: &[i128], strides: &[i128]) -> bool {
     true
 }
 
+/// Gap-free strides for the output of an elementwise op of `shape` over `operands` (each a
+/// shape and strides), in the dimension order TensorIterator gives it
+/// (`TensorIteratorBase::reorder_dimensions`): the dimensions sorted innermost first by an
+/// insertion sort from the last one, where two dimensions are compared by the first operand
+/// that has neither broadcast (stride 0 after broadcasting), the smaller stride inner, and on
+/// equal strides the larger size outer. So `weight * h`, a `[D]` weight over a transposed `h`,
+/// takes `h`'s order: the weight broadcasts over every dimension it would decide.
+pub fn elementwise_strides(operands: &[(Vec<i128>, Vec<i128>)], shape: &[i128]) -> Vec<i128> {
+    let rank = shape.len();
+    // Each operand's strides over the output's dimensions: 0 where it broadcasts.
+    let broadcast: Vec<Vec<i128>> = operands
+        .iter()
+        .filter(|(s, st)| s.len() <= rank && s.len() == st.len())
+        .map(|(own, strides)| {
+            let lead = rank - own.len();
+            (0..rank)
+                .map(|i| match i.checked_sub(lead) {
+                    Some(j) if !(own[j] == 1 && shape[i] != 1) => strides[j],
+                    _ => 0,
+                })
+                .collect()
+        })
+        .collect();
+    let should_swap = |d0: usize, d1: usize| -> std::cmp::Ordering {
+        use std::cmp::Ordering::*;
+        for strides in &broadcast {
+            let (s0, s1) = (strides[d0], strides[d1]);
+            if s0 == 0 || s1 == 0 {
+                continue;
+            }
+            if s0 != s1 {
+                return s0.cmp(&s1);
+            }
+            if shape[d0] > shape[d1] {
+                return Greater;
+            }
+        }
+        Equal
+    };
+    // Innermost first, starting from the last dimension.
+    let mut perm: Vec<usize> = (0..rank).rev().collect();
+    for i in 1..rank {
+        let mut d1 = i;
+        for d0 in (0..i).rev() {
+            match should_swap(perm[d0], perm[d1]) {
+                std::cmp::Ordering::Greater => {
+                    perm.swap(d0, d1);
+                    d1 = d0;
+                }
+                std::cmp::Ordering::Less => break,
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+    }
+    let mut strides = vec![0; rank];
+    let mut next = 1i128;
+    for d in perm {
+        strides[d] = next;
+        next = next.saturating_mul(shape[d].max(1));
+    }
+    strides
+}
+
 /// Gap-free strides for `shape` that order the dimensions as `like` orders them (outermost:
 /// largest stride; ties keep the dimension order), as TensorIterator allocates an output.
 pub fn dense_like(like: &[i128], shape: &[i128]) -> Vec<i128> {
@@ -374,6 +445,24 @@ mod tests {
         assert_eq!(view_strides(&[4, 100, 4, 64], &[25_600, 64, 6_400, 1], &[4, 100, 256]), None);
         // Size-1 dimensions never break a view.
         assert_eq!(view_strides(&[1, 8], &[3, 1], &[8]), Some(vec![1]));
+    }
+
+    /// TensorIterator orders an elementwise output by its operands in turn, skipping one
+    /// that broadcasts over the dimensions compared: a `[D]` weight times a transposed
+    /// `[N, H, S, D]` view (Apertus's `q_norm` after the transpose) is laid out as the view,
+    /// `[N, S, H, D]` memory; two contiguous operands give a contiguous result; and the first
+    /// operand decides where both have a say.
+    #[test]
+    fn elementwise_outputs_follow_tensor_iterators_order() {
+        let transposed = (vec![4, 16, 2048, 64], vec![2048 * 16 * 64, 64, 16 * 64, 1]);
+        let weight = (vec![64], vec![1]);
+        let shape = [4, 16, 2048, 64];
+        assert_eq!(elementwise_strides(&[weight.clone(), transposed.clone()], &shape), transposed.1);
+        assert_eq!(elementwise_strides(&[transposed.clone(), weight], &shape), transposed.1);
+        let plain = (shape.to_vec(), contiguous(&shape));
+        assert_eq!(elementwise_strides(&[plain.clone(), plain.clone()], &shape), plain.1);
+        assert_eq!(elementwise_strides(&[plain.clone(), transposed.clone()], &shape), plain.1);
+        assert_eq!(elementwise_strides(&[transposed.clone(), plain], &shape), transposed.1);
     }
 
     #[test]
