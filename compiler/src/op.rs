@@ -57,6 +57,14 @@ keyword_enum! {
         IndexSelect = "index_select",
         /// `torch.clamp(x, min=...)`.
         Clamp = "clamp",
+        /// `torch.minimum(a, b)` (`torch.min` of two tensors).
+        Minimum = "minimum",
+        /// `torch.maximum(a, b)` (`torch.max` of two tensors).
+        Maximum = "maximum",
+        /// `torch.expm1`: `exp(x) - 1`.
+        Expm1 = "expm1",
+        /// `F.softplus`: `log(1 + exp(beta x)) / beta`, linear above `threshold`.
+        Softplus = "softplus",
         /// `torch.matmul` (`@`).
         Matmul = "matmul",
         /// `torch.bmm`.
@@ -338,7 +346,9 @@ impl Op {
             Embedding => Family::Embedding,
             BatchNorm | BatchNorm1d => Family::BatchNorm,
             LayerNorm | LayerNormWith | GroupNorm | RmsNorm => Family::Norm,
-            Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh | Hardswish | Hardsigmoid => Family::Activation,
+            Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh | Hardswish | Hardsigmoid | Softplus => {
+                Family::Activation
+            }
             Dropout | DropPath => Family::Dropout,
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
@@ -347,10 +357,10 @@ impl Op {
                 Family::Layout
             }
             Parameter | Buffer => Family::Parameter,
-            Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer => Family::Arithmetic,
+            Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer | Minimum | Maximum => Family::Arithmetic,
             Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => Family::Compare,
             Mean | Sum | Amax | Cumsum | Histc | Any => Family::Reduce,
-            Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow | To | TypeAs | Clamp | Polar => Family::Math,
+            Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow | To | TypeAs | Clamp | Polar => Family::Math,
             Topk | Sort | Gather | Index | IndexPut | OneHot | Argmax | Scatter | IndexSelect => Family::Index,
             Arange | EmptyLike | NewZeros | NewOnes | Full | FullLike => Family::Factory,
             Kernel => Family::Declared,
@@ -383,7 +393,7 @@ impl Op {
     /// log_softmax, sum, cumsum; cross_entropy runs log_softmax first). Only float-class ops.
     pub fn autocast_casts_inputs(self) -> bool {
         use Op::*;
-        matches!(self, LayerNorm | LayerNormWith | GroupNorm | Mse | Exp | Log | Rsqrt | Pow)
+        matches!(self, LayerNorm | LayerNormWith | GroupNorm | Mse | Exp | Expm1 | Log | Rsqrt | Pow | Softplus)
     }
 
     /// The op's autocast class.
@@ -393,7 +403,7 @@ impl Op {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Linear4bit | Matmul | Bmm | Baddbmm | Einsum
             | Sdpa | Attention | Lstm | Gru => Autocast::Half,
             Softmax | LogSoftmax | LayerNorm | LayerNormWith | GroupNorm | RmsNorm | CrossEntropy | Mse | Sum
-            | Cumsum | Exp | Log | Rsqrt | Pow => Autocast::Float,
+            | Cumsum | Exp | Expm1 | Log | Rsqrt | Pow | Softplus => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Parameter
@@ -401,7 +411,7 @@ impl Op {
             | DropPath | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous
             | Kernel | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide | Lt | Le
             | Gt | Ge | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full | FullLike
-            | Stack | Scatter | IndexSelect | Clamp => Autocast::Promote,
+            | Stack | Scatter | IndexSelect | Clamp | Minimum | Maximum => Autocast::Promote,
             // Autocast leaves complex tensors alone.
             ViewAsComplex | ViewAsReal | Polar => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype

@@ -364,7 +364,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 114 Op)
+        (and 118 Op)
         ");
 }
 
@@ -442,7 +442,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 114 Op)
+        (and 118 Op)
         ");
 }
 
@@ -509,7 +509,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 114 Op)
+        (and 118 Op)
         "#);
 }
 
@@ -729,6 +729,7 @@ fn completion_after_use_offers_standard_library_modules() {
     insta::assert_snapshot!(actual, @r"
         Module     std.blocks     standard-library module
         Module     std.models.alexnet standard-library module
+        Module     std.models.apertus standard-library module
         Module     std.models.articles standard-library module
         Module     std.models.bert standard-library module
         Module     std.models.bloom standard-library module

@@ -229,14 +229,15 @@ fn llm_peaks_match_transformers() {
 /// (std.models.gemma: Llama's attention with heads of 256, Gemma 2's norms and MLP, the
 /// embedding scaled through a buffer) and OLMo (std.models.olmo: parameter-free float32
 /// LayerNorms, float32 rotary tables; the last four written after the rest; and with
-/// `clip_qkv`, its projections clamped in place, which keeps autograd's copies), against their
+/// `clip_qkv`, its projections clamped in place, which keeps autograd's copies) and Apertus
+/// (std.models.apertus: head norms on transposed heads, xIELU in Python), against their
 /// transformers code in the
 /// LLM set's harness (CUDA semantics, the same scenarios and sizes): issue 18's bar, and
 /// every peak exact.
 #[test]
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
-    assert_llm_set_exact(&cases, 641);
+    assert_llm_set_exact(&cases, 656);
 }
 
 /// GPT-NeoX under peft's LoRA on its attention projections (`query_key_value` and `dense`,
@@ -1164,6 +1165,54 @@ fn an_in_place_clamp_keeps_a_copy_for_its_backward() {
     assert_eq!(peaks.len(), 3);
     for (name, peak) in peaks {
         assert_eq!(peak, figures[&name].as_i64().expect("a measured peak") as i128, "{name}");
+    }
+}
+
+/// transformers' own xIELU (`XIELUActivation` in Python: `softplus` of its two `[1]`
+/// parameters, `torch.min` of the input with a 0-dim buffer, `expm1`, `torch.where` over both
+/// branches) between two linear layers, as std.blocks' `xielu` writes it:
+/// tests/fixtures/ops/measure_xielu.py (CPU float32, batch 32) lists what each op saves
+/// (`softplus` its input, `minimum` both operands, `expm1` its result) and measures the three
+/// scenarios, each peak exact on the first run: inference at the last `add` of a branch, and
+/// training at the `sum_to_size` of a `[1]` parameter's gradient. Neither backward holds
+/// there, so the script also measures `minimum`, `maximum` and `expm1` alone between the two
+/// layers, whose training peaks are in their backward: `masked_fill` with two bool masks,
+/// `grad / 2` and the `where` live (netc was 32,768 B under before counting the `where`), and
+/// `grad * (result + 1)` with the sum live. Every peak is exact.
+#[test]
+fn xielu_matches_transformers() {
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_xielu.json")).expect("valid JSON");
+    let saved = &measured["saved"];
+    assert_eq!(saved["softplus(p)"], serde_json::json!([[1]]));
+    assert_eq!(saved["torch.min(h, eps)"], serde_json::json!([[], [32, 256]]));
+    assert_eq!(saved["torch.expm1(h)"], serde_json::json!([[32, 256]]));
+    let figures = &measured["xielu"]["bs32"];
+    let mut text = include_str!("../fixtures/ops/xielu.net").to_string();
+    text.push_str(
+        "infer infer_nograd { model xielu_probe()  batch 32  device cpu  no_grad  eval }\n\
+         infer infer_grad_eval { model xielu_probe()  batch 32  device cpu  eval }\n\
+         train train_sgd { model xielu_probe()  batch 32  device cpu  optimizer sgd }\n",
+    );
+    let peaks = peaks_of_scenarios(text);
+    assert_eq!(peaks.len(), 3);
+    for (name, peak) in peaks {
+        assert_eq!(peak, figures[&name]["peak_bytes"].as_i64().expect("a measured peak") as i128, "{name}");
+    }
+    // Each op alone between the two layers, its training peak in its backward.
+    for op in ["minimum", "maximum", "expm1"] {
+        let mut text = include_str!("../fixtures/ops/xielu.net").to_string();
+        for (name, kind, settings) in [
+            ("infer_nograd", "infer", "no_grad  eval"),
+            ("infer_grad_eval", "infer", "eval"),
+            ("train_sgd", "train", "optimizer sgd"),
+        ] {
+            text.push_str(&format!("{kind} {name} {{ model {op}_probe()  batch 32  device cpu  {settings} }}\n"));
+        }
+        for (name, peak) in peaks_of_scenarios(text) {
+            let expected = measured[op]["bs32"][&name]["peak_bytes"].as_i64().expect("a measured peak") as i128;
+            assert_eq!(peak, expected, "{op} {name}");
+        }
     }
 }
 

@@ -420,6 +420,30 @@ fn type_promotion_follows_torch() {
     }
 }
 
+/// The ops of transformers' xIELU (std.blocks' `xielu`): `minimum` promotes as
+/// `torch.result_type` (a 0-dim float32 `eps` leaves a bf16 `h` bf16), `expm1` keeps its
+/// input's dtype and under autocast runs in float32 (its fp32 policy), and a `[1]` float32
+/// parameter is not 0-dim, so `softplus(alpha) * h` is float32; softplus of integers is E0501
+/// (PyTorch: "not implemented for 'Long'").
+#[test]
+fn xielus_ops_promote_as_torch_does() {
+    let src = "model m() {\n    input h: bf16[N, 64]\n    input eps: f32[]\n    a = minimum(h, eps)\n    e = expm1(a)\n\
+               \x20   p = softplus(parameter([1])) * h\n    b = maximum(h, a)\n    return e + p + b\n}\n\
+               infer serve { model m()  batch 2  precision amp_bf16  no_grad  device cpu }\n";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "m");
+    assert_eq!(outputs_of(&graph, "minimum"), ["bf16[N, 64]"]);
+    assert_eq!(outputs_of(&graph, "maximum"), ["bf16[N, 64]"]);
+    assert_eq!(outputs_of(&graph, "expm1"), ["bf16[N, 64]"]);
+    let run = scenario_of(&db, files[0], "serve");
+    let shape = |source: &str| run.lines.iter().find(|l| l.source == source).map(|l| l.shape.clone());
+    assert_eq!(shape("a = minimum(h, eps)").as_deref(), Some("bf16[2, 64]"));
+    assert_eq!(shape("e = expm1(a)").as_deref(), Some("f32[2, 64]"));
+    assert_eq!(shape("p = softplus(parameter([1])) * h").as_deref(), Some("f32[2, 64]"));
+    assert_eq!(codes("model m() {\n    input i: i64[N, 4]\n    return softplus(i)\n}\n"), ["E0501"]);
+}
+
 /// An in-place op writes into its first operand and keeps its dtype whatever the operands
 /// promote to (`bf16.div_(f32)` is bf16, as DeepSeek-V3's router renormalizes its bf16
 /// weights by a float32 sum under autocast); out of place it promotes. Under autocast the

@@ -1174,6 +1174,38 @@ fn olmo_sizes() {
     assert_eq!(clipped - unclipped, 32 * 3 * 16 * 4096 * 4, "one f32 copy of q, k and v a layer");
 }
 
+/// Apertus's parameters from its configuration: `embed_tokens` and the untied head, per layer
+/// the attention (`2 d^2 + 2 d kv_heads hd`), the queries' and keys' head norms (`2 hd`), the
+/// MLP without a gate (`2 d ffn`), xIELU's two `[1]` parameters and two norms (`2 d`), and the
+/// final norm.
+fn apertus_params(d: i128, layers: i128, heads: i128, kv_heads: i128, ffn: i128) -> i128 {
+    let hd = d / heads;
+    2 * 131_072 * d + layers * (2 * d * d + 2 * d * kv_heads * hd + 2 * hd + 2 * d * ffn + 2 + 2 * d) + d
+}
+
+/// Apertus 8B and 70B (std.models.apertus) against transformers' counts for `ApertusConfig`s of
+/// their sizes built on the meta device (8,053,338,176 and 70,599,864,480), the formula, the
+/// MACs of a 2,048-token sequence, and the buffers: the rotary `inv_freq` and its original
+/// (float32), and each layer's xIELU `beta` and `eps` (0-dim, in the model's dtype: float32
+/// here), 192 and 288 elements as `model.buffers()` counts them.
+#[test]
+fn apertus_sizes() {
+    for (call, d, layers, heads, ffn, published, buffers) in [
+        ("apertus_8b()", 4096, 32, 32, 21_504, 8_053_338_176, 192),
+        ("apertus_70b()", 8192, 80, 64, 43_008, 70_599_864_480, 288),
+    ] {
+        assert_eq!(apertus_params(d, layers, heads, 8, ffn), published, "{call}: formula");
+        let (ours, macs) = figures("apertus", call, Some(2048));
+        assert_eq!(ours, published, "{call}: parameters");
+        let hd = d / heads;
+        let layer_macs = 2 * d * d + 2 * d * 8 * hd + 2 * d * ffn;
+        assert_eq!(macs, decoder_macs(2048, layers, d, layer_macs, 131_072), "{call}: MACs");
+        assert_eq!(probe("apertus", call, Some(16)).ledgers.buffers, buffers * 4, "{call}: buffers");
+    }
+    let generic = "apertus(d=8192, layers=80, heads=64, kv_heads=8, ffn=43008)";
+    assert_eq!(figures("apertus", generic, Some(2048)), figures("apertus", "apertus_70b()", Some(2048)));
+}
+
 /// GPT-BigCode's parameters from its configuration: `wte` and `wpe`, per layer the fused
 /// multi-query `c_attn` (`d` queries and one key and value head of `hd = d / heads`:
 /// `d (d + 2 hd) + d + 2 hd`), `c_proj` `d^2 + d`, the MLP `2 d ffn + ffn + d` and two

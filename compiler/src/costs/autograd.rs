@@ -621,7 +621,7 @@ fn native_cuda_batch_norm(node: &Node, mode: &Mode, dtypes: &[DType]) -> bool {
 /// `layouts` holds the strides of the tensors made before `node`; `dtypes` are the run's
 /// dtype of every tensor of the graph.
 pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes: &[DType]) -> OpMemory {
-    // TensorIterator lays an elementwise result out in its input's dimension order.
+    // TensorIterator lays an elementwise result out in its operands' dimension order.
     let elementwise = matches!(
         node.op.family(),
         Family::Activation | Family::Arithmetic | Family::Compare | Family::Dropout | Family::Math
@@ -849,6 +849,26 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         // derivatives.yaml: `exp`, `sqrt` and `rsqrt` differentiate through their result;
         // `log`, `sin`, `cos` and `pow` through their input; `neg` needs nothing.
         Op::Exp | Op::Sqrt | Op::Rsqrt => fresh(&[Saved::Output(0)]),
+        // `expm1`'s gradient is `grad * (result + 1)`: the sum is a temporary of the result's
+        // size (measured: tests/fixtures/ops/measure_xielu.py, whose `expm1` alone peaks at
+        // that `mul`).
+        Op::Expm1 => OpMemory { backward_scratch: 1, ..fresh(&[Saved::Output(0)]) },
+        // `softplus_backward(grad, self, beta, threshold)`: one kernel reading the input.
+        Op::Softplus => fresh(&[Saved::Input(0)]),
+        // derivatives.yaml: each operand's gradient is `masked_fill(where(self == other,
+        // grad / 2, grad), self > other, 0)` (`<` for `other`, `maximum` the other way), which
+        // reads both operands; at the `masked_fill` it holds the two bool masks, `grad / 2` and
+        // the `where`, of the output's size, besides the gradient it makes (measured:
+        // tests/fixtures/ops/measure_xielu.py, `torch.min(h, eps)` with a 0-dim `eps`, whose
+        // training peak is that `masked_fill`).
+        Op::Minimum | Op::Maximum => {
+            let element = node.outputs.first().and_then(|t| dtypes.get(t.0 as usize)).map_or(4, |d| d.size());
+            OpMemory {
+                grad: GradFlow::Broadcast,
+                backward_scratch_bytes: product(&[out0(), element.saturating_mul(2).saturating_add(2)]),
+                ..fresh(&[Saved::Input(0), Saved::Input(1)])
+            }
+        }
         Op::Log | Op::Sin | Op::Cos => fresh(&[Saved::Input(0)]),
         // A tensor to a number: `pow_backward`, `grad * (exponent * self.pow(exponent - 1))`,
         // both temporaries held to the end of the expression (measured:

@@ -307,6 +307,14 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // OLMo (the first generation): Llama's layer with parameter-free float32 LayerNorms and
     // float32 rotary tables (OLMo 2's).
     ("olmo_small", "use std.models.olmo\n", "olmo(vocab=32000, d=1024, layers=6, heads=16, kv_heads=16, ffn=4096"),
+    // Apertus: Llama's attention with RMS norms over the transposed query and key heads, and
+    // an MLP of `up_proj`, xIELU in Python (softplus, expm1 of a minimum, where) and
+    // `down_proj`.
+    (
+        "apertus_small",
+        "use std.models.apertus\n",
+        "apertus(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=4096",
+    ),
     // OLMo with `clip_qkv` 8 (OLMo 7B April 2024's): each projection clamped in place, which
     // keeps autograd's copy of it made before the clamp.
     (

@@ -393,6 +393,9 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh | Hardswish | Hardsigmoid | Dropout => {
             elementwise_unary(args)
         }
+        Softplus => {
+            Ok(OpResult::one(args.float_tensor("x", "softplus is defined for floating-point tensors")?.clone()))
+        }
         Softmax | LogSoftmax => {
             let x = args.tensor("x")?;
             axis(args, "dim", x.rank())?;
@@ -427,7 +430,12 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Where => where_(args),
         Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => compare(op, args),
         NewZeros | NewOnes => new_filled(args),
-        Exp | Log | Sin | Cos | Sqrt | Rsqrt | Neg => elementwise_math(op, args),
+        Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg => elementwise_math(op, args),
+        Minimum | Maximum => {
+            let (a, b) = (args.tensor("a")?, args.tensor("b")?);
+            let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
+            Ok(OpResult::one(out))
+        }
         Pow => pow(args),
         Topk => topk(args),
         Sort => sort(args),
