@@ -1155,17 +1155,26 @@ fn an_in_place_clamp_keeps_a_copy_for_its_backward() {
     let copies = measured["saved_by_clamp_"].as_array().expect("saved tensors");
     assert!(copies.len() == 1 && copies[0]["is_the_clamped_tensor"] == false, "{copies:?}");
     let figures = &measured["clamp_in_place"]["bs32"];
-    let mut text = include_str!("../fixtures/ops/clamp.net").to_string();
-    text.push_str(
-        "infer infer_nograd { model clamp_in_place()  batch 32  device cpu  no_grad  eval }\n\
-         infer infer_grad_eval { model clamp_in_place()  batch 32  device cpu  eval }\n\
-         train train_sgd { model clamp_in_place()  batch 32  device cpu  optimizer sgd }\n",
-    );
-    let peaks = peaks_of_scenarios(text);
-    assert_eq!(peaks.len(), 3);
-    for (name, peak) in peaks {
+    for (name, peak) in op_probe_peaks(include_str!("../fixtures/ops/clamp.net"), "clamp_in_place") {
         assert_eq!(peak, figures[&name].as_i64().expect("a measured peak") as i128, "{name}");
     }
+}
+
+/// The peaks of `model`, declared in `models`, in the three scenarios the op probes measure
+/// (tests/fixtures/ops/measure.py's `three_scenarios`: `infer_nograd`, `infer_grad_eval`,
+/// `train_sgd`), at batch 32 on the CPU.
+fn op_probe_peaks(models: &str, model: &str) -> Vec<(String, i128)> {
+    let mut text = models.to_string();
+    for (name, kind, settings) in [
+        ("infer_nograd", "infer", "no_grad  eval"),
+        ("infer_grad_eval", "infer", "eval"),
+        ("train_sgd", "train", "optimizer sgd"),
+    ] {
+        text.push_str(&format!("{kind} {name} {{ model {model}()  batch 32  device cpu  {settings} }}\n"));
+    }
+    let peaks = peaks_of_scenarios(text);
+    assert_eq!(peaks.len(), 3, "{model}");
+    peaks
 }
 
 /// transformers' own xIELU (`XIELUActivation` in Python: `softplus` of its two `[1]`
@@ -1183,35 +1192,20 @@ fn an_in_place_clamp_keeps_a_copy_for_its_backward() {
 fn xielu_matches_transformers() {
     let measured: serde_json::Value =
         serde_json::from_str(include_str!("../fixtures/ops/measurements_xielu.json")).expect("valid JSON");
-    let saved = &measured["saved"];
-    assert_eq!(saved["softplus(p)"], serde_json::json!([[1]]));
-    assert_eq!(saved["torch.min(h, eps)"], serde_json::json!([[], [32, 256]]));
-    assert_eq!(saved["torch.expm1(h)"], serde_json::json!([[32, 256]]));
-    let figures = &measured["xielu"]["bs32"];
-    let mut text = include_str!("../fixtures/ops/xielu.net").to_string();
-    text.push_str(
-        "infer infer_nograd { model xielu_probe()  batch 32  device cpu  no_grad  eval }\n\
-         infer infer_grad_eval { model xielu_probe()  batch 32  device cpu  eval }\n\
-         train train_sgd { model xielu_probe()  batch 32  device cpu  optimizer sgd }\n",
-    );
-    let peaks = peaks_of_scenarios(text);
-    assert_eq!(peaks.len(), 3);
-    for (name, peak) in peaks {
-        assert_eq!(peak, figures[&name]["peak_bytes"].as_i64().expect("a measured peak") as i128, "{name}");
-    }
-    // Each op alone between the two layers, its training peak in its backward.
-    for op in ["minimum", "maximum", "expm1"] {
-        let mut text = include_str!("../fixtures/ops/xielu.net").to_string();
-        for (name, kind, settings) in [
-            ("infer_nograd", "infer", "no_grad  eval"),
-            ("infer_grad_eval", "infer", "eval"),
-            ("train_sgd", "train", "optimizer sgd"),
-        ] {
-            text.push_str(&format!("{kind} {name} {{ model {op}_probe()  batch 32  device cpu  {settings} }}\n"));
-        }
-        for (name, peak) in peaks_of_scenarios(text) {
-            let expected = measured[op]["bs32"][&name]["peak_bytes"].as_i64().expect("a measured peak") as i128;
-            assert_eq!(peak, expected, "{op} {name}");
+    let shapes = |call: &str| -> Vec<serde_json::Value> {
+        measured["saved"][call].as_array().expect("saved tensors").iter().map(|t| t["shape"].clone()).collect()
+    };
+    assert_eq!(shapes("softplus(p)"), [serde_json::json!([1])]);
+    assert_eq!(shapes("torch.min(h, eps)"), [serde_json::json!([]), serde_json::json!([32, 256])]);
+    assert_eq!(shapes("torch.expm1(h)"), [serde_json::json!([32, 256])]);
+    // The activation, then each op alone between the two layers (its training peak in its
+    // backward).
+    for (probe, model) in
+        [("xielu", "xielu_probe"), ("minimum", "minimum_probe"), ("maximum", "maximum_probe"), ("expm1", "expm1_probe")]
+    {
+        for (name, peak) in op_probe_peaks(include_str!("../fixtures/ops/xielu.net"), model) {
+            let expected = measured[probe]["bs32"][&name]["peak_bytes"].as_i64().expect("a measured peak") as i128;
+            assert_eq!(peak, expected, "{probe} {name}");
         }
     }
 }
