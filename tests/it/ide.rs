@@ -764,6 +764,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.nemotron standard-library module
         Module     std.models.olmo standard-library module
         Module     std.models.olmo2 standard-library module
+        Module     std.models.olmo3 standard-library module
         Module     std.models.olmoe standard-library module
         Module     std.models.opt standard-library module
         Module     std.models.phi standard-library module

@@ -1174,6 +1174,21 @@ fn olmo_sizes() {
     assert_eq!(clipped - unclipped, 32 * 3 * 16 * 4096 * 4, "one f32 copy of q, k and v a layer");
 }
 
+/// OLMo 3 (std.models.olmo3) at `Olmo3Config`'s defaults against transformers' count for that
+/// config built on the meta device (6,888,624,128: OLMo 2's layer at OLMo 7B's sizes, so
+/// [`olmo_params`] with its norms, `2 d` a layer for the post norms and `2 d` for `q_norm` and
+/// `k_norm`, and `d` for the final norm), the MACs of a 2,048-token sequence, and the buffers:
+/// an `inv_freq` and its original per layer kind (float32, 4 of 64).
+#[test]
+fn olmo3_sizes() {
+    let published = 6_888_624_128;
+    assert_eq!(olmo_params(50_304, 4096, 32, 11_008, false) + 32 * 4 * 4096 + 4096, published, "formula");
+    let (ours, macs) = figures("olmo3", "olmo3()", Some(2048));
+    assert_eq!(ours, published, "parameters");
+    assert_eq!(macs, decoder_macs(2048, 32, 4096, 4 * 4096 * 4096 + 3 * 4096 * 11_008, 50_304), "MACs");
+    assert_eq!(probe("olmo3", "olmo3()", Some(16)).ledgers.buffers, 4 * 64 * 4, "buffers");
+}
+
 /// Apertus's parameters from its configuration: `embed_tokens` and the untied head, per layer
 /// the attention (`2 d^2 + 2 d kv_heads hd`), the queries' and keys' head norms (`2 hd`), the
 /// MLP without a gate (`2 d ffn`), xIELU's two `[1]` parameters and two norms (`2 d`), and the

@@ -315,6 +315,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.apertus\n",
         "apertus(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=4096",
     ),
+    // OLMo 3: OLMo 2's layer with three sliding-window layers of four, a mask and a float32
+    // rotary table per layer kind.
+    (
+        "olmo3_small",
+        "use std.models.olmo3\n",
+        "olmo3(vocab=32000, d=1024, layers=8, heads=16, kv_heads=16, ffn=2816, window=1024",
+    ),
     // OLMo with `clip_qkv` 8 (OLMo 7B April 2024's): each projection clamped in place, which
     // keeps autograd's copy of it made before the clamp.
     (
