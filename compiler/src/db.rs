@@ -117,6 +117,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.nemotron", include_str!("../stdlib/std/models/nemotron.net")),
     ("std.models.apertus", include_str!("../stdlib/std/models/apertus.net")),
     ("std.models.olmo3", include_str!("../stdlib/std/models/olmo3.net")),
+    ("std.models.exaone4", include_str!("../stdlib/std/models/exaone4.net")),
     ("std.models.olmo", include_str!("../stdlib/std/models/olmo.net")),
     ("std.models.olmo2", include_str!("../stdlib/std/models/olmo2.net")),
     ("std.models.olmoe", include_str!("../stdlib/std/models/olmoe.net")),

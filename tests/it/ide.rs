@@ -741,6 +741,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.densenet standard-library module
         Module     std.models.efficientnet standard-library module
         Module     std.models.ernie4_5 standard-library module
+        Module     std.models.exaone4 standard-library module
         Module     std.models.falcon standard-library module
         Module     std.models.gemma standard-library module
         Module     std.models.gemma2 standard-library module

@@ -1189,6 +1189,41 @@ fn olmo3_sizes() {
     assert_eq!(probe("olmo3", "olmo3()", Some(16)).ledgers.buffers, 4 * 64 * 4, "buffers");
 }
 
+/// EXAONE 4.0 (std.models.exaone4) at `Exaone4Config`'s defaults and at the calibration's
+/// `exaone4_small` sizes against transformers' counts for those configs on the meta device
+/// (9,429,069,824 and 155,731,968: Llama's layer with `q_norm` and `k_norm` over a head, `2
+/// hd`), peft's LoRA count for the small one (r 16 on q, k, v and o: 851,968, as the harness
+/// counted), and the global layers' missing rotary embedding: the small model's 2 global
+/// layers of 8 make no rotary products (6 a layer), which the calibration cannot see (the
+/// rotation saves nothing and is at no peak: its peaks match with every layer rotated).
+#[test]
+fn exaone4_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128| {
+        let hd = d / heads;
+        2 * vocab * d + layers * (2 * d * heads * hd + 2 * d * kv * hd + 3 * d * ffn + 2 * d + 2 * hd) + d
+    };
+    assert_eq!(params(102_400, 4096, 32, 32, 32, 16_384), 9_429_069_824);
+    assert_eq!(params(32_000, 1024, 8, 16, 4, 2816), 155_731_968);
+    let small = "exaone4(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816, window=1024";
+    let reports = family_probes("exaone4", &["exaone4()"], small);
+    let [default, small_run, adapted] = &reports[..] else { panic!("three reports") };
+    assert_eq!(default.params, 9_429_069_824);
+    assert_eq!(small_run.params, 155_731_968);
+    let lora = lora_params(8, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!(lora, 851_968);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (155_731_968, lora));
+    let mul_nodes = |pattern: i128| {
+        let mut db = Database::new();
+        let text =
+            format!("use std.models.exaone4\ninfer s {{ model {small}, pattern={pattern})  batch 1  seq 64 }}\n");
+        let file = db.set_file(FileName::new("probe.net"), text);
+        let graph = crate::shapes::scenario_graph_of(&db, file, "s");
+        graph.nodes.iter().filter(|n| n.op == netc::op::Op::Mul).count()
+    };
+    // `pattern=9` makes every layer of 8 a sliding, rotated one.
+    assert_eq!(mul_nodes(9) - mul_nodes(4), 2 * 6);
+}
+
 /// Apertus's parameters from its configuration: `embed_tokens` and the untied head, per layer
 /// the attention (`2 d^2 + 2 d kv_heads hd`), the queries' and keys' head norms (`2 hd`), the
 /// MLP without a gate (`2 d ffn`), xIELU's two `[1]` parameters and two norms (`2 d`), and the

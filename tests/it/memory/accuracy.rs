@@ -322,6 +322,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.olmo3\n",
         "olmo3(vocab=32000, d=1024, layers=8, heads=16, kv_heads=16, ffn=2816, window=1024",
     ),
+    // EXAONE 4.0: head norms after the transpose, three sliding-window layers of four rotated
+    // and the fourth global without rotary embeddings, norms after the attention and the MLP.
+    (
+        "exaone4_small",
+        "use std.models.exaone4\n",
+        "exaone4(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816, window=1024",
+    ),
     // OLMo with `clip_qkv` 8 (OLMo 7B April 2024's): each projection clamped in place, which
     // keeps autograd's copy of it made before the clamp.
     (
