@@ -1270,6 +1270,52 @@ infer math { model probe(backend="math")  batch 4  device cpu  no_grad  eval }
     assert_eq!(reshaped("math"), (409_600, 0));
 }
 
+/// A line's activations are what it makes under `no_grad`, and under autograd what is kept
+/// for backward, each tensor once: `g = x * 2.0` on an input that needs no gradient records
+/// nothing, and the linear after it keeps `g` (8 KiB at batch 32), charged once to the line
+/// that made it (netc charged it twice, as made and as kept); the positions a checkpointed
+/// layer keeps as its argument are charged to the line that made them, and the temporaries
+/// that made them to no line.
+#[test]
+fn a_line_is_charged_once_for_what_autograd_keeps() {
+    use netc::host::Database;
+    use netc::semantics::files::syntax_tree;
+    use netc::syntax::Item;
+
+    let text = r#"
+block layer(h, positions) {
+    return linear(h, 64)
+}
+model probe() {
+    input x: f32[N, 64]
+    g = x * 2.0
+    positions = reshape(arange(16) + 1, [1, 16])
+    h = checkpoint(layer(linear(g, 64), positions))
+    return linear(h, 10)
+}
+infer serve { model probe()  batch 32  device cpu  no_grad  eval }
+infer graded { model probe()  batch 32  device cpu  eval }
+train step { model probe()  batch 32  device cpu  optimizer sgd  checkpoint }
+"#;
+    let mut db = Database::new();
+    let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text.to_string());
+    let charged = |name: &str| {
+        let index = syntax_tree(&db, file)
+            .iter()
+            .position(|item| matches!(item, Item::Scenario(s) if s.name.text == name))
+            .expect("the scenario");
+        let report = netc::report::scenario_report(&db, file, index as u32).expect("a report");
+        let made = |line: u32| report.lines.iter().find(|l| l.line == line).map_or(-1, |l| l.activation_bytes);
+        (made(7), made(8))
+    };
+    // Made: `g`, and `arange` then the sum its view keeps (16 int64 each).
+    assert_eq!(charged("serve"), (8192, 2 * 128));
+    // Kept: `g` by the linear; the positions by nothing (no segment records without one).
+    assert_eq!(charged("graded"), (8192, 0));
+    // Kept: `g` by the linear, the positions (the sum) by the checkpointed layer.
+    assert_eq!(charged("step"), (8192, 128));
+}
+
 /// Each fused attention kernel lays its output out as PyTorch's does for q in each of three
 /// layouts (measurements_sdpa.json, `layouts`: the efficient kernel always `[N, T, H, D]`
 /// memory, the others like q), so `reshape(transpose(y, 1, 2))` after it is a view exactly

@@ -54,6 +54,8 @@ pub(super) fn run_forward(
         }
     }
     let mut kept: Vec<usize> = Vec::new();
+    // The storages a line was charged for as made (so not again as kept).
+    let mut charged_as_made: Vec<usize> = Vec::new();
     let mut segment_inputs: HashMap<u32, Vec<usize>> = HashMap::new();
     let mut recorded_segments: std::collections::HashSet<u32> = std::collections::HashSet::new();
     let mut cast_cache: HashMap<CastKey<'_>, usize> = HashMap::new();
@@ -115,6 +117,7 @@ pub(super) fn run_forward(
             }
         }
         let mut made: i128 = 0;
+        let mut made_storages: Vec<usize> = Vec::new();
         // A `parameter` or `buffer` op's output is the module state's own storage, made before
         // the run; a parameter is trained (it requires grad while recording), a buffer is not.
         let state = match node.op {
@@ -189,6 +192,7 @@ pub(super) fn run_forward(
                         made_by(&mut producer, s, lines.of_node[i], true);
                     }
                     made = made.saturating_add(bytes);
+                    made_storages.push(s);
                 }
             }
             // Only float and complex tensors require grad: integer and bool ones never do
@@ -368,8 +372,13 @@ pub(super) fn run_forward(
         if first_step {
             let line = lines.line(lines.of_node[i]);
             line.workspace = line.workspace.max(workspace);
-            if !records {
+            // Without autograd (`no_grad`), and in a checkpointed segment's first forward, a
+            // line costs what it makes; a recording run's line outside a segment costs what
+            // autograd keeps of it (counted once, below), also when its op records nothing
+            // itself (a frozen or integer prefix whose output a later op saves).
+            if !recording || segment != 0 {
                 line.activations = line.activations.saturating_add(made);
+                charged_as_made.append(&mut made_storages);
             }
             for &s in &extra_saved {
                 made_by(&mut producer, s, lines.of_node[i], true);
@@ -383,9 +392,17 @@ pub(super) fn run_forward(
         release_dropped(run, store, storage_of, i);
     }
     if first_step {
-        // Each kept storage once (several nodes may save one).
+        // Each kept storage once (several nodes may save one). A checkpointed segment that
+        // recorded keeps its inputs for its recomputation, as autograd keeps a saved tensor.
+        let checkpointed = segment_inputs
+            .iter()
+            .filter(|(segment, _)| recorded_segments.contains(*segment))
+            .flat_map(|(_, held)| held.iter().copied());
         let mut counted = vec![false; store.bytes.len()];
-        for s in kept {
+        for s in charged_as_made {
+            counted[s] = true;
+        }
+        for s in kept.into_iter().chain(checkpointed) {
             // An input is counted once, as what its `input` line makes (at its allocation).
             if !std::mem::replace(&mut counted[s], true)
                 && store.category[s] != Category::Inputs
