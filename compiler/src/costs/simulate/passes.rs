@@ -797,9 +797,13 @@ pub(super) fn run_backward(
                 for _ in 0..behaviour.backward_scratch {
                     fresh.push(store.alloc(run.sizes[x.0 as usize], Category::BackwardTemporaries));
                 }
-                if behaviour.backward_scratch_bytes > 0 {
-                    fresh.push(store.alloc(behaviour.backward_scratch_bytes, Category::BackwardTemporaries));
-                }
+            }
+            // Held while any input's gradient is made (`minimum`'s masks for either operand,
+            // one operand's after the other's).
+            if behaviour.backward_scratch_bytes > 0
+                && behaviour.differentiable(inputs).iter().any(|x| forward.requires_grad[x.0 as usize])
+            {
+                fresh.push(store.alloc(behaviour.backward_scratch_bytes, Category::BackwardTemporaries));
             }
             let workspace = conv_workspace(node, graph, config.conv_algorithm);
             let transient = run.weight_transient(i, Pass::Backward);
