@@ -1246,8 +1246,6 @@ fn pow_keeps_what_its_form_needs() {
 #[test]
 fn reshapes_are_views_where_the_strides_allow() {
     use netc::host::Database;
-    use netc::semantics::files::syntax_tree;
-    use netc::syntax::Item;
 
     let text = r#"
 model probe(backend: str = "auto") {
@@ -1263,17 +1261,16 @@ infer math { model probe(backend="math")  batch 4  device cpu  no_grad  eval }
 "#;
     let mut db = Database::new();
     let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text.to_string());
-    let reshaped = |name: &str| {
-        let index = syntax_tree(&db, file)
-            .iter()
-            .position(|item| matches!(item, Item::Scenario(s) if s.name.text == name))
-            .expect("the scenario");
-        let report = netc::report::scenario_report(&db, file, index as u32).expect("a report");
-        let made = |line: u32| report.lines.iter().find(|l| l.line == line).map_or(-1, |l| l.activation_bytes);
-        (made(6), made(7))
-    };
+    let reshaped = |name: &str| (line_activations(&db, file, name, 6), line_activations(&db, file, name, 7));
     assert_eq!(reshaped("fused"), (0, 0));
     assert_eq!(reshaped("math"), (409_600, 0));
+}
+
+/// The activation bytes the report of scenario `name` charges to line `line` of `file` (-1:
+/// no such line).
+fn line_activations(db: &netc::host::Database, file: netc::db::SourceFile, name: &str, line: u32) -> i128 {
+    let report = crate::shapes::scenario_of(db, file, name);
+    report.lines.iter().find(|l| l.line == line).map_or(-1, |l| l.activation_bytes)
 }
 
 /// A line's activations are what it makes under `no_grad`, and under autograd what is kept
@@ -1285,8 +1282,6 @@ infer math { model probe(backend="math")  batch 4  device cpu  no_grad  eval }
 #[test]
 fn a_line_is_charged_once_for_what_autograd_keeps() {
     use netc::host::Database;
-    use netc::semantics::files::syntax_tree;
-    use netc::syntax::Item;
 
     let text = r#"
 block layer(h, positions) {
@@ -1305,15 +1300,7 @@ train step { model probe()  batch 32  device cpu  optimizer sgd  checkpoint }
 "#;
     let mut db = Database::new();
     let file = db.set_file(netc::diagnostics::FileName::new("main.net"), text.to_string());
-    let charged = |name: &str| {
-        let index = syntax_tree(&db, file)
-            .iter()
-            .position(|item| matches!(item, Item::Scenario(s) if s.name.text == name))
-            .expect("the scenario");
-        let report = netc::report::scenario_report(&db, file, index as u32).expect("a report");
-        let made = |line: u32| report.lines.iter().find(|l| l.line == line).map_or(-1, |l| l.activation_bytes);
-        (made(7), made(8))
-    };
+    let charged = |name: &str| (line_activations(&db, file, name, 7), line_activations(&db, file, name, 8));
     // Made: `g`, and `arange` then the sum its view keeps (16 int64 each).
     assert_eq!(charged("serve"), (8192, 2 * 128));
     // Kept: `g` by the linear; the positions by nothing (no segment records without one).

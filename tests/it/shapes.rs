@@ -58,7 +58,7 @@ fn assert_clean(db: &Database, files: &[SourceFile]) {
 }
 
 /// The report of scenario `name` of `file`; the files must be clean.
-fn scenario_of(db: &Database, file: SourceFile, name: &str) -> ScenarioReport {
+pub(crate) fn scenario_of(db: &Database, file: SourceFile, name: &str) -> ScenarioReport {
     scenario_report(db, file, item_index(db, file, name)).unwrap_or_else(|| panic!("scenario `{name}` has no report"))
 }
 
