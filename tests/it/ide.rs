@@ -730,6 +730,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.blocks     standard-library module
         Module     std.models.alexnet standard-library module
         Module     std.models.apertus standard-library module
+        Module     std.models.arcee standard-library module
         Module     std.models.articles standard-library module
         Module     std.models.bert standard-library module
         Module     std.models.bloom standard-library module

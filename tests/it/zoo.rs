@@ -813,6 +813,32 @@ fn helium_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
 }
 
+/// AFM-4.5B (std.models.arcee, transformers 5.24's `ArceeForCausalLM`): its count (an
+/// `ArceeConfig` of AFM-4.5B's sizes built on the meta device: 4,619,184,640), the formula
+/// (Llama's with heads of 128, an ungated MLP of `2 d ffn` and the head untied), its MACs and
+/// buffers (the rotary `inv_freq` over half a head of 128, and its original), the
+/// calibration's `arcee_small` (131,609,600 on the meta device) and peft's LoRA count for it.
+#[test]
+fn arcee_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        2 * vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 2 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(128_004, 2560, 36, 20, 4, 128, 18_432), 4_619_184_640);
+    let (ours, macs) = figures("arcee", "arcee_afm_4_5b()", Some(2048));
+    assert_eq!(ours, 4_619_184_640);
+    let attention = 2560 * 128 * (2 * 20 + 2 * 4);
+    assert_eq!(macs, decoder_macs(2048, 36, 2560, attention + 2 * 2560 * 18_432, 128_004));
+    assert_eq!(probe("arcee", "arcee_afm_4_5b()", Some(16)).ledgers.buffers, 2 * 64 * 4);
+    let small_params = params(32_000, 1024, 6, 16, 4, 64, 4096);
+    assert_eq!(small_params, 131_609_600);
+    let small = "arcee(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=4096";
+    let reports = family_probes("arcee", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 /// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
 /// (`SeedOssConfig(hidden_size=5120)` built on the meta device: 36,151,104,512), the formula
 /// (Llama's with biased q, k and v, heads of 128 and the head untied), its MACs, the
