@@ -839,6 +839,32 @@ fn arcee_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
 }
 
+/// Jais-2-8B (std.models.jais2, transformers 5.24's `Jais2ForCausalLM`): its count
+/// (`Jais2Config()`, its defaults, built on the meta device: 8,090,401,280), the formula
+/// (Llama's with every attention projection biased, LayerNorms of weight and bias, an ungated
+/// biased MLP and the head untied), its MACs and buffers, the calibration's `jais2_small`
+/// (131,668,992 on the meta device) and peft's LoRA count for it.
+#[test]
+fn jais2_family() {
+    let params = |vocab: i128, d: i128, layers: i128, kv: i128, ffn: i128| {
+        let attention = 2 * d * d + 2 * d * kv + 2 * d + 2 * kv;
+        2 * vocab * d + layers * (attention + 2 * d * ffn + ffn + d + 4 * d) + 2 * d
+    };
+    assert_eq!(params(150_272, 3328, 32, 3328, 26_624), 8_090_401_280);
+    let (ours, macs) = figures("jais2", "jais2_8b()", Some(2048));
+    assert_eq!(ours, 8_090_401_280);
+    assert_eq!(macs, decoder_macs(2048, 32, 3328, 4 * 3328 * 3328 + 2 * 3328 * 26_624, 150_272));
+    assert_eq!(probe("jais2", "jais2_8b()", Some(16)).ledgers.buffers, 2 * 64 * 4);
+    let small_params = params(32_000, 1024, 6, 256, 4096);
+    assert_eq!(small_params, 131_668_992);
+    let small = "jais2(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=4096";
+    let reports = family_probes("jais2", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 /// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
 /// (`SeedOssConfig(hidden_size=5120)` built on the meta device: 36,151,104,512), the formula
 /// (Llama's with biased q, k and v, heads of 128 and the head untied), its MACs, the

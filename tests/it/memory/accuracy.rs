@@ -467,6 +467,9 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.arcee\n",
         "arcee(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=4096",
     ),
+    // Jais 2 with 6 layers: Llama's decoder with LayerNorms, every attention projection
+    // biased, Nemotron's `relu2` MLP with biases.
+    ("jais2_small", "use std.models.jais2\n", "jais2(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=4096"),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
