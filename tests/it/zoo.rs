@@ -468,6 +468,32 @@ fn gemma2_family() {
     }
 }
 
+/// VaultGemma (std.models.vaultgemma, transformers 5.24's `VaultGemmaForCausalLM`): its count
+/// at `VaultGemmaConfig()` (built on the meta device: 2,614,222,080) and at the calibration's
+/// `vaultgemma_small` (114,731,136), the formula (Gemma 2's with two norms a layer, not four),
+/// the MACs of a sequence (Gemma 2's: the norms have none), the buffers (the rotary
+/// `inv_freq` and its original over half a head of 256, and `embed_scale`, the model's
+/// dtype) and peft's LoRA count for the small model.
+#[test]
+fn vaultgemma_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(256_000, 2304, 26, 8, 4, 256, 9216), 2_614_222_080);
+    let (ours, macs) = figures("vaultgemma", "vaultgemma()", Some(512));
+    assert_eq!(ours, 2_614_222_080);
+    assert_eq!(macs, gated_decoder_macs(512, 256_000, 2304, 26, 8, 4, 256, 9216));
+    assert_eq!(probe("vaultgemma", "vaultgemma()", Some(16)).ledgers.buffers, 2 * 128 * 4 + 4);
+    let small_params = params(32_000, 1152, 4, 8, 4, 128, 4608);
+    assert_eq!(small_params, 114_731_136);
+    let small = "vaultgemma(vocab=32000, d=1152, layers=4, heads=8, kv_heads=4, head_dim=128, ffn=4608, window=512";
+    let reports = family_probes("vaultgemma", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(4, &[(1152, 1024), (1152, 512), (1152, 512), (1024, 1152)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 /// Gemma 3 (std.models.gemma3, transformers 5.24's `Gemma3ForCausalLM`): the parameter counts
 /// of 1B (`google/gemma-3-1b-pt`, published 999,885,952) and of the language models of 4B, 12B
 /// and 27B (their `text_config`s built as `Gemma3ForCausalLM` on the meta device by

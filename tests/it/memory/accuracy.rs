@@ -470,6 +470,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // Jais 2 with 6 layers: Llama's decoder with LayerNorms, every attention projection
     // biased, Nemotron's `relu2` MLP with biases.
     ("jais2_small", "use std.models.jais2\n", "jais2(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=4096"),
+    // VaultGemma with 4 layers: Gemma 2 without the norms after the attention and the MLP
+    // (eager, softcapped attention; alternating sliding-window and global layers).
+    (
+        "vaultgemma_small",
+        "use std.models.vaultgemma\n",
+        "vaultgemma(vocab=32000, d=1152, layers=4, heads=8, kv_heads=4, head_dim=128, ffn=4608, window=512, scaling=0.08838834764831845",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
