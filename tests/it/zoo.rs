@@ -891,6 +891,31 @@ fn jais2_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
 }
 
+/// Hunyuan-7B (std.models.hunyuan_v1_dense, transformers 5.24's `HunYuanDenseV1ForCausalLM`):
+/// its count (a `HunYuanDenseV1Config` of Hunyuan-7B's published sizes built on the meta
+/// device: 7,504,568,320), the formula (Llama's with the query and key norms, `2 hd` a layer,
+/// and the head tied), its MACs and buffers, the calibration's `hunyuan_v1_dense_small`
+/// (100,415,232 on the meta device) and peft's LoRA count for it.
+#[test]
+fn hunyuan_v1_dense_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 2 * hd + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(128_167, 4096, 32, 32, 8, 128, 14_336), 7_504_568_320);
+    let (ours, macs) = figures("hunyuan_v1_dense", "hunyuan_7b()", Some(2048));
+    assert_eq!(ours, 7_504_568_320);
+    assert_eq!(macs, gated_decoder_macs(2048, 128_167, 4096, 32, 32, 8, 128, 14_336));
+    assert_eq!(probe("hunyuan_v1_dense", "hunyuan_7b()", Some(16)).ledgers.buffers, 2 * 64 * 4);
+    let small_params = params(32_000, 1024, 6, 16, 4, 64, 2816);
+    assert_eq!(small_params, 100_415_232);
+    let small = "hunyuan_v1_dense(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816";
+    let reports = family_probes("hunyuan_v1_dense", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 /// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
 /// (`SeedOssConfig(hidden_size=5120)` built on the meta device: 36,151,104,512), the formula
 /// (Llama's with biased q, k and v, heads of 128 and the head untied), its MACs, the

@@ -477,6 +477,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.vaultgemma\n",
         "vaultgemma(vocab=32000, d=1152, layers=4, heads=8, kv_heads=4, head_dim=128, ffn=4608, window=512, scaling=0.08838834764831845",
     ),
+    // Hunyuan (dense) with 6 layers: Llama's decoder with the queries and keys normed over
+    // each head after the rotation, the head tied.
+    (
+        "hunyuan_v1_dense_small",
+        "use std.models.hunyuan_v1_dense\n",
+        "hunyuan_v1_dense(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
