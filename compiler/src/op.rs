@@ -211,6 +211,8 @@ keyword_enum! {
         Rsqrt = "rsqrt",
         /// `torch.neg`, unary `-`.
         Neg = "neg",
+        /// `torch.floor`.
+        Floor = "floor",
         /// `torch.pow` with a number exponent.
         Pow = "pow",
         /// `torch.topk`.
@@ -360,7 +362,9 @@ impl Op {
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer | Minimum | Maximum => Family::Arithmetic,
             Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => Family::Compare,
             Mean | Sum | Amax | Cumsum | Histc | Any => Family::Reduce,
-            Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Pow | To | TypeAs | Clamp | Polar => Family::Math,
+            Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Floor | Pow | To | TypeAs | Clamp | Polar => {
+                Family::Math
+            }
             Topk | Sort | Gather | Index | IndexPut | OneHot | Argmax | Scatter | IndexSelect => Family::Index,
             Arange | EmptyLike | NewZeros | NewOnes | Full | FullLike => Family::Factory,
             Kernel => Family::Declared,
@@ -408,10 +412,10 @@ impl Op {
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Parameter
             | Buffer | Add | Mul | Sub | Div | Upsample | Interpolate | Mean | Amax | Expand | Select | Narrow
-            | DropPath | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Topk | Gather | OneHot | Arange | Contiguous
-            | Kernel | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide | Lt | Le
-            | Gt | Ge | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full | FullLike
-            | Stack | Scatter | IndexSelect | Clamp | Minimum | Maximum => Autocast::Promote,
+            | DropPath | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Floor | Topk | Gather | OneHot | Arange
+            | Contiguous | Kernel | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide
+            | Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full
+            | FullLike | Stack | Scatter | IndexSelect | Clamp | Minimum | Maximum => Autocast::Promote,
             // Autocast leaves complex tensors alone.
             ViewAsComplex | ViewAsReal | Polar => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype

@@ -420,6 +420,47 @@ fn type_promotion_follows_torch() {
     }
 }
 
+/// A Python number in an arithmetic op is a wrapped number (torch 2.15): it changes the dtype
+/// only when of a higher kind, to that kind's default (`i64 * 0.5` is float32, `bf16 * 2.0`
+/// stays bf16, `i32 + 1` stays int32), and `/` is true division, so integers divide in float32
+/// (`position_ids / 16384`, Ministral 3's query scaling), which `floor` keeps; `//` keeps
+/// them integers. `floor` of a bool is E0501 (PyTorch: "not implemented for 'Bool'").
+#[test]
+fn python_numbers_and_true_division_promote_as_torch_does() {
+    let src = "model m() {
+    input i: i64[N, 8]
+    input j: i32[N, 8]
+    input h: bf16[N, 8]
+                   a = i * 0.5
+    b = h * 2.0
+    c = j + 1
+    d = i / 16384
+    e = floor(d)
+    f = i // 2
+                   g = 2.0 * j
+    return a + e + b
+}
+";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "m");
+    assert_eq!(outputs_of(&graph, "mul"), ["f32[N, 8]", "bf16[N, 8]", "f32[N, 8]"]);
+    assert_eq!(outputs_of(&graph, "add")[0], "i32[N, 8]");
+    assert_eq!(outputs_of(&graph, "div"), ["f32[N, 8]"]);
+    assert_eq!(outputs_of(&graph, "floor"), ["f32[N, 8]"]);
+    assert_eq!(outputs_of(&graph, "floor_divide"), ["i64[N, 8]"]);
+    assert_eq!(
+        codes(
+            "model m() {
+    input b: bool[N, 4]
+    return floor(b)
+}
+"
+        ),
+        ["E0501"]
+    );
+}
+
 /// The ops of transformers' xIELU (std.blocks' `xielu`): `minimum` promotes as
 /// `torch.result_type` (a 0-dim float32 `eps` leaves a bf16 `h` bf16), `expm1` keeps its
 /// input's dtype and under autocast runs in float32 (its fp32 policy), and a `[1]` float32

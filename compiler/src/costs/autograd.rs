@@ -884,7 +884,8 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
             (Some(ArgValue::Tensor(_)), _) => OpMemory { backward_scratch: 2, ..fresh(&[Saved::Input(0)]) },
             _ => OpMemory { backward_scratch: 1, ..fresh(&[Saved::Input(0), Saved::Output(0)]) },
         },
-        Op::Neg => fresh(&[]),
+        // `floor`'s gradient is zero (`zeros_like(grad)`): it saves nothing.
+        Op::Neg | Op::Floor => fresh(&[]),
         // A new tensor of the new dtype, whose backward casts the gradient back (sizes only);
         // the tensor itself when the run gives it that dtype already (the simulation decides,
         // since the dtypes are the precision policy's).

@@ -62,13 +62,19 @@ impl<'db> Elaborator<'db, '_> {
         self.apply_with_sites(op, id, ctx, (args, inputs), Blame::Bound(&bound))
     }
 
-    /// The arguments of an elementwise op between tensor `id` and a scalar.
-    pub(super) fn scalar_args(&self, id: TensorId) -> (Args, Vec<TensorId>) {
+    /// The arguments of an elementwise op between tensor `id` and a Python number (a float
+    /// when `float`). The number is a wrapped number: it changes the result's dtype only when
+    /// it is of a higher kind, to the default dtype of that kind (`i64[n] * 0.5` is float32,
+    /// `bf16[] * 2.0` stays bf16, `i32[n] * 2` stays int32).
+    pub(super) fn scalar_args(&self, id: TensorId, float: bool) -> (Args, Vec<TensorId>) {
         let t = self.graph.tensor(id);
+        let number = if float { DType::F32 } else { DType::I64 };
+        let scalar =
+            if DType::result_type([(t.dtype, false), (number, true)]) == Some(t.dtype) { t.dtype } else { number };
         let [a, b, inplace] = self.operator_names.clone();
         let mut args = Args::default();
         args.values.insert(a, ArgValue::Tensor(Arc::clone(&self.graph.tensors[id.0 as usize])));
-        args.values.insert(b, ArgValue::Tensor(Arc::new(TensorType::new(t.dtype, Vec::new()))));
+        args.values.insert(b, ArgValue::Tensor(Arc::new(TensorType::new(scalar, Vec::new()))));
         args.values.insert(inplace, ArgValue::Bool(false));
         (args, vec![id])
     }

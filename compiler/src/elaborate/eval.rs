@@ -332,7 +332,9 @@ impl<'db> Elaborator<'db, '_> {
                         None => self.overflow(ctx, e.id),
                     },
                     (UnaryOp::Neg, Value::Float(f)) => Value::Float(-f),
-                    (UnaryOp::Neg, Value::Tensor(t)) => self.apply_op(Op::Mul, e.id, ctx, self.scalar_args(t))?,
+                    (UnaryOp::Neg, Value::Tensor(t)) => {
+                        self.apply_op(Op::Mul, e.id, ctx, self.scalar_args(t, false))?
+                    }
                     (UnaryOp::Not, Value::Bool(b)) => Value::Bool(!b),
                     _ => Value::Unknown,
                 }
@@ -473,7 +475,9 @@ impl<'db> Elaborator<'db, '_> {
                     let sites = [("a", lhs.id), ("b", rhs.id)];
                     return self.apply_with_sites(name, e.id, ctx, (args, vec![*a, *b]), Blame::Pairs(&sites));
                 }
-                (Tensor(t), Int(_) | Float(_)) => return self.apply_op(name, e.id, ctx, self.scalar_args(*t)),
+                (Tensor(t), Int(_) | Float(_)) => {
+                    return self.apply_op(name, e.id, ctx, self.scalar_args(*t, matches!(r, Float(_))));
+                }
                 _ => {}
             }
         }
@@ -575,9 +579,13 @@ impl<'db> Elaborator<'db, '_> {
                 let sites = [("a", lhs.id), ("b", rhs.id)];
                 self.apply_with_sites(Op::Matmul, e.id, ctx, (args, vec![a, b]), Blame::Pairs(&sites))?
             }
-            (op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div), Int(_) | Float(_), Tensor(t)) => {
+            (
+                op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div),
+                number @ (Int(_) | Float(_)),
+                Tensor(t),
+            ) => {
                 let name = tensor_op(op).unwrap_or(Op::Add);
-                self.apply_op(name, e.id, ctx, self.scalar_args(t))?
+                self.apply_op(name, e.id, ctx, self.scalar_args(t, matches!(number, Float(_))))?
             }
             _ => Unknown,
         })

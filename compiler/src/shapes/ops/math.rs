@@ -9,11 +9,16 @@ use super::*;
 /// type promotion for these functions does (`neg` keeps any dtype).
 pub(super) fn elementwise_math(op: Op, args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
-    let dtype = if x.dtype.is_float() || op == Op::Neg { x.dtype } else { DType::F32 };
-    if op == Op::Neg && x.dtype == DType::Bool {
-        return Err(error("neg of a bool tensor: PyTorch has no negation for bools")
-            .blame("x", format!("{x}"))
-            .help("use logical not"));
+    // `neg` and `floor` keep an integer's dtype (`floor` of an integer is a copy of it); the
+    // transcendental ones compute an integer in float32.
+    let keeps_dtype = matches!(op, Op::Neg | Op::Floor);
+    let dtype = if x.dtype.is_float() || keeps_dtype { x.dtype } else { DType::F32 };
+    if keeps_dtype && x.dtype == DType::Bool {
+        let (what, help) = match op {
+            Op::Neg => ("neg of a bool tensor: PyTorch has no negation for bools", "use logical not"),
+            _ => ("floor of a bool tensor: PyTorch has no floor for bools", "convert it to a number type first"),
+        };
+        return Err(error(what).blame("x", format!("{x}")).help(help));
     }
     Ok(OpResult::one(TensorType::new(dtype, x.shape.clone())))
 }

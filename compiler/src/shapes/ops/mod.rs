@@ -430,7 +430,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Where => where_(args),
         Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => compare(op, args),
         NewZeros | NewOnes => new_filled(args),
-        Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg => elementwise_math(op, args),
+        Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Floor => elementwise_math(op, args),
         Minimum | Maximum => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
@@ -475,7 +475,11 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         TypeAs => Ok(OpResult::one(args.tensor("x")?.with_dtype(args.tensor("other")?.dtype))),
         Add | Mul | Sub | Div | FloorDivide => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
-            let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
+            let mut out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;
+            if op == Div && !out.dtype.is_float() && !out.dtype.is_complex() {
+                // True division: integers (and bools) divide in the default float dtype.
+                out = out.with_dtype(DType::F32);
+            }
             if args.bool("inplace").unwrap_or(false) {
                 if out.shape != a.shape {
                     return Err(error(format!("in-place {op} would change the shape of `a` from {a} to {out}"))
