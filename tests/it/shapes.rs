@@ -424,23 +424,15 @@ fn type_promotion_follows_torch() {
 /// only when of a higher kind, to that kind's default (`i64 * 0.5` is float32, `bf16 * 2.0`
 /// stays bf16, `i32 + 1` stays int32), and `/` is true division, so integers divide in float32
 /// (`position_ids / 16384`, Ministral 3's query scaling), which `floor` keeps; `//` keeps
-/// them integers. `floor` of a bool is E0501 (PyTorch: "not implemented for 'Bool'").
+/// them integers. A bf16 model (`precision bf16`) leaves those float32 (the default dtype,
+/// which `model.to(bf16)` does not change), while `h * 2.0` is bf16. `floor` of a bool is
+/// E0501 (PyTorch: "not implemented for 'Bool'").
 #[test]
 fn python_numbers_and_true_division_promote_as_torch_does() {
-    let src = "model m() {
-    input i: i64[N, 8]
-    input j: i32[N, 8]
-    input h: bf16[N, 8]
-                   a = i * 0.5
-    b = h * 2.0
-    c = j + 1
-    d = i / 16384
-    e = floor(d)
-    f = i // 2
-                   g = 2.0 * j
-    return a + e + b
-}
-";
+    let src = "model m() {\n    input i: i64[N, 8]\n    input j: i32[N, 8]\n    input h: bf16[N, 8]\n\
+               \x20   a = i * 0.5\n    b = h * 2.0\n    c = j + 1\n    d = i / 16384\n    e = floor(d)\n\
+               \x20   f = i // 2\n    g = 2.0 * j\n    return a + e + b\n}\n\
+               infer serve { model m()  batch 2  precision bf16  no_grad  device cpu }\n";
     let (db, files) = load(&[("main.net", src)]);
     assert_clean(&db, &files);
     let graph = model_graph_of(&db, files[0], "m");
@@ -449,16 +441,13 @@ fn python_numbers_and_true_division_promote_as_torch_does() {
     assert_eq!(outputs_of(&graph, "div"), ["f32[N, 8]"]);
     assert_eq!(outputs_of(&graph, "floor"), ["f32[N, 8]"]);
     assert_eq!(outputs_of(&graph, "floor_divide"), ["i64[N, 8]"]);
-    assert_eq!(
-        codes(
-            "model m() {
-    input b: bool[N, 4]
-    return floor(b)
-}
-"
-        ),
-        ["E0501"]
-    );
+    let run = scenario_of(&db, files[0], "serve");
+    let shape = |source: &str| run.lines.iter().find(|l| l.source == source).map(|l| l.shape.clone());
+    for (source, want) in [("a = i * 0.5", "f32[2, 8]"), ("d = i / 16384", "f32[2, 8]"), ("b = h * 2.0", "bf16[2, 8]")]
+    {
+        assert_eq!(shape(source).as_deref(), Some(want), "{source}");
+    }
+    assert_eq!(codes("model m() {\n    input b: bool[N, 4]\n    return floor(b)\n}\n"), ["E0501"]);
 }
 
 /// The ops of transformers' xIELU (std.blocks' `xielu`): `minimum` promotes as

@@ -916,6 +916,35 @@ fn hunyuan_v1_dense_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
 }
 
+/// Ministral 3 (std.models.ministral3, transformers 5.24's `Ministral3ForCausalLM`): its count
+/// at `Ministral3Config()` (built on the meta device: 8,489,553,920), the formula (Llama's with
+/// heads of 128 and the head untied), its MACs and buffers, the calibration's
+/// `ministral3_small` (133,182,464 on the meta device) and peft's LoRA count for it, and the
+/// query scaling: two more products a layer than Mistral's (`beta * log(...)` and the queries
+/// times the factor).
+#[test]
+fn ministral3_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        2 * vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(131_072, 4096, 34, 32, 8, 128, 14_336), 8_489_553_920);
+    let (ours, macs) = figures("ministral3", "ministral3()", Some(2048));
+    assert_eq!(ours, 8_489_553_920);
+    assert_eq!(macs, gated_decoder_macs(2048, 131_072, 4096, 34, 32, 8, 128, 14_336));
+    assert_eq!(probe("ministral3", "ministral3()", Some(16)).ledgers.buffers, 2 * 64 * 4);
+    let small_params = params(32_000, 1024, 6, 16, 4, 64, 2816);
+    assert_eq!(small_params, 133_182_464);
+    let small =
+        "ministral3(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816, original_max=1024";
+    let reports = family_probes("ministral3", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    let mistral = "mistral(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=2816)";
+    assert_eq!(mul_nodes("ministral3", &format!("{small})")), mul_nodes("mistral", mistral) + 2 * 6);
+}
+
 /// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
 /// (`SeedOssConfig(hidden_size=5120)` built on the meta device: 36,151,104,512), the formula
 /// (Llama's with biased q, k and v, heads of 128 and the head untied), its MACs, the

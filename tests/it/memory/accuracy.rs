@@ -484,6 +484,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.hunyuan_v1_dense\n",
         "hunyuan_v1_dense(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816",
     ),
+    // Ministral 3 with 6 layers: Mistral's decoder with the rotated queries scaled by Llama
+    // 4's position-dependent factor (over 1,024 positions here, so that it changes).
+    (
+        "ministral3_small",
+        "use std.models.ministral3\n",
+        "ministral3(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816, original_max=1024",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.

@@ -101,7 +101,8 @@ pub struct Sharding {
 }
 
 /// The dtype of each tensor under the precision policy: a half model's parameters, buffers
-/// and inputs are half, and an op's float result takes its float inputs' promoted dtype; under
+/// and inputs are half, and an op's float result takes its float inputs' promoted dtype (one
+/// made from integers alone stays float32, the default dtype); under
 /// autocast, an op's float outputs follow its autocast class (half for the ops autocast casts
 /// down, float32 for those it runs in float32, their float inputs' promoted dtype for the rest); a cast
 /// (`to`, `type_as`) gives its own under either; everything else keeps the dtype the model
@@ -139,10 +140,17 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
                 }
                 // The module state of an `fp32(...)` call stays float32 (`module.float()`), and
                 // so does what reads it alone (a parameter, an embedding's lookup).
-                let fp32_state =
-                    node.origin.fp32 && !(node.result.weights.is_empty() && node.result.buffers.is_empty());
+                let stateless = node.result.weights.is_empty() && node.result.buffers.is_empty();
+                let fp32_state = node.origin.fp32 && !stateless;
+                // A float made from integers alone (`position_ids / 16384`, `i * 0.5`) is the
+                // default dtype's, float32, whatever the model's dtype.
+                let from_integers = stateless
+                    && !node.inputs.is_empty()
+                    && node.inputs.iter().all(|i| !dtypes[i.0 as usize].is_float());
                 dtypes[o.0 as usize] = if fp32_state {
                     DType::F32
+                } else if from_integers {
+                    declared
                 } else {
                     cast_dtype(node, declared, &dtypes).unwrap_or_else(|| promoted_input(node, &dtypes).unwrap_or(half))
                 };
