@@ -737,6 +737,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.cohere standard-library module
         Module     std.models.cohere2 standard-library module
         Module     std.models.convnext standard-library module
+        Module     std.models.cwm standard-library module
         Module     std.models.deepseek_v2 standard-library module
         Module     std.models.deepseek_v3 standard-library module
         Module     std.models.densenet standard-library module

@@ -945,6 +945,31 @@ fn ministral3_family() {
     assert_eq!(mul_nodes("ministral3", &format!("{small})")), mul_nodes("mistral", mistral) + 2 * 6);
 }
 
+/// CWM 32B (std.models.cwm, transformers 5.24's `CwmForCausalLM`): its count at `CwmConfig()`
+/// (built on the meta device: 32,581,097,472), the formula (Llama's with heads of 128 and the
+/// head untied), its MACs within the window (every layer attends to the whole sequence), its
+/// buffers, the calibration's `cwm_small` (155,730,944 on the meta device) and peft's LoRA
+/// count for it.
+#[test]
+fn cwm_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        2 * vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(128_256, 6144, 64, 48, 8, 128, 21_504), 32_581_097_472);
+    let (ours, macs) = figures("cwm", "cwm()", Some(2048));
+    assert_eq!(ours, 32_581_097_472);
+    assert_eq!(macs, gated_decoder_macs(2048, 128_256, 6144, 64, 48, 8, 128, 21_504));
+    assert_eq!(probe("cwm", "cwm()", Some(16)).ledgers.buffers, 2 * 64 * 4);
+    let small_params = params(32_000, 1024, 8, 16, 4, 64, 2816);
+    assert_eq!(small_params, 155_730_944);
+    let small = "cwm(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, head_dim=64, ffn=2816, window=1024";
+    let reports = family_probes("cwm", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(8, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 /// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
 /// (`SeedOssConfig(hidden_size=5120)` built on the meta device: 36,151,104,512), the formula
 /// (Llama's with biased q, k and v, heads of 128 and the head untied), its MACs, the

@@ -491,6 +491,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.ministral3\n",
         "ministral3(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816, original_max=1024",
     ),
+    // CWM with 8 layers: Llama's decoder, every fourth layer from the first full and the rest
+    // over a window of 1,024 tokens, both masks made every forward.
+    (
+        "cwm_small",
+        "use std.models.cwm\n",
+        "cwm(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, head_dim=64, ffn=2816, window=1024",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
