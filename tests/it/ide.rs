@@ -767,6 +767,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.mixtral standard-library module
         Module     std.models.mobilenet standard-library module
         Module     std.models.mpt standard-library module
+        Module     std.models.nanochat standard-library module
         Module     std.models.nemotron standard-library module
         Module     std.models.olmo standard-library module
         Module     std.models.olmo2 standard-library module

@@ -970,6 +970,29 @@ fn cwm_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
 }
 
+/// nanochat (std.models.nanochat, transformers 5.24's `NanoChatForCausalLM`): its count at
+/// `NanoChatConfig()` (built on the meta device: 256,573,440), the formula (the attention's
+/// `4 d^2`, the ungated MLP's `2 d ffn`, no norm weights, the head untied), its MACs and
+/// buffers, the calibration's `nanochat_small` (141,033,472 on the meta device) and peft's
+/// LoRA count for it.
+#[test]
+fn nanochat_family() {
+    let params = |vocab: i128, d: i128, layers: i128, ffn: i128| 2 * vocab * d + layers * (4 * d * d + 2 * d * ffn);
+    assert_eq!(params(50_304, 768, 12, 8192), 256_573_440);
+    let (ours, macs) = figures("nanochat", "nanochat()", Some(2048));
+    assert_eq!(ours, 256_573_440);
+    assert_eq!(macs, decoder_macs(2048, 12, 768, 4 * 768 * 768 + 2 * 768 * 8192, 50_304));
+    assert_eq!(probe("nanochat", "nanochat()", Some(16)).ledgers.buffers, 2 * 64 * 4);
+    let small_params = params(32_000, 1024, 6, 4096);
+    assert_eq!(small_params, 141_033_472);
+    let small = "nanochat(vocab=32000, d=1024, layers=6, heads=8, kv_heads=8, ffn=4096";
+    let reports = family_probes("nanochat", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(6, &[(1024, 1024); 4]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 /// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
 /// (`SeedOssConfig(hidden_size=5120)` built on the meta device: 36,151,104,512), the formula
 /// (Llama's with biased q, k and v, heads of 128 and the head untied), its MACs, the

@@ -498,6 +498,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.cwm\n",
         "cwm(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, head_dim=64, ffn=2816, window=1024",
     ),
+    // nanochat with 6 layers: weightless float32 norms (one more before the layers), head
+    // norms after the rotation, a `relu2` MLP, softcapped logits.
+    (
+        "nanochat_small",
+        "use std.models.nanochat\n",
+        "nanochat(vocab=32000, d=1024, layers=6, heads=8, kv_heads=8, ffn=4096",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
