@@ -165,6 +165,16 @@ case!(
 "#
 );
 
+// Python's tuple on the right of `=` (`q, k = rope(q), rope(k)`): a block returns both.
+case!(
+    e0104_tuple_on_the_right,
+    r#"block rotate(q, k) {
+    q, k = relu(q), relu(k)
+    return q + k
+}
+"#
+);
+
 // `=` where `==` was meant.
 case!(
     e0104_assignment_in_condition,

@@ -93,6 +93,24 @@ pub(super) fn statement(i: In<'_>) -> PResult<'_, Stmt> {
             }
             let (rest, _) = cut(token(TokenKind::Eq)(rest))?;
             let (rest, value) = cut(expr(rest))?;
+            if rest.peek_is(TokenKind::Comma) {
+                // Python's `q, k = rope(q), rope(k)`: a tuple the language has no expression for.
+                let comma = rest.peek().range;
+                return fail_with(
+                    rest,
+                    Diagnostic::new(
+                        Code::UnexpectedToken,
+                        "several values on the right of `=`",
+                        cx.file,
+                        Place::Range(comma),
+                    )
+                    .with_primary_message("one expression makes what the names on the left bind")
+                    .with_help(
+                        "write a block that returns them (`return rope(q), rope(k)`) and bind its results: \
+                             both are made before either name is rebound, as Python's tuple does",
+                    ),
+                );
+            }
             (rest, StmtKind::Assign { targets, value })
         }
         _ => {
