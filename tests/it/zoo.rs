@@ -993,6 +993,31 @@ fn nanochat_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
 }
 
+/// HyperCLOVA X (std.models.hyperclovax, transformers 5.24's `HyperCLOVAXForCausalLM`): its
+/// count at `HyperCLOVAXConfig()` (built on the meta device: 6,738,677,760), the formula
+/// (Granite's with four norms a layer and the head untied), its MACs and buffers, the
+/// calibration's `hyperclovax_small` (133,194,752 on the meta device) and peft's LoRA count
+/// for it.
+#[test]
+fn hyperclovax_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, hd: i128, ffn: i128| {
+        2 * vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 3 * d * ffn + 4 * d) + d
+    };
+    assert_eq!(params(32_000, 4096, 32, 32, 32, 128, 11_008), 6_738_677_760);
+    let (ours, macs) = figures("hyperclovax", "hyperclovax()", Some(2048));
+    assert_eq!(ours, 6_738_677_760);
+    assert_eq!(macs, gated_decoder_macs(2048, 32_000, 4096, 32, 32, 32, 128, 11_008));
+    assert_eq!(probe("hyperclovax", "hyperclovax()", Some(16)).ledgers.buffers, 2 * 64 * 4);
+    let small_params = params(32_000, 1024, 6, 16, 4, 64, 2816);
+    assert_eq!(small_params, 133_194_752);
+    let small = "hyperclovax(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816";
+    let reports = family_probes("hyperclovax", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 /// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
 /// (`SeedOssConfig(hidden_size=5120)` built on the meta device: 36,151,104,512), the formula
 /// (Llama's with biased q, k and v, heads of 128 and the head untied), its MACs, the

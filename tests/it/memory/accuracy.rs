@@ -505,6 +505,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.nanochat\n",
         "nanochat(vocab=32000, d=1024, layers=6, heads=8, kv_heads=8, ffn=4096",
     ),
+    // HyperCLOVA X with 6 layers: Granite's model with norms after the attention and the MLP,
+    // an untied head whose logits are multiplied by `logits_scaling`.
+    (
+        "hyperclovax_small",
+        "use std.models.hyperclovax\n",
+        "hyperclovax(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
