@@ -790,6 +790,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.vaultgemma standard-library module
         Module     std.models.vgg standard-library module
         Module     std.models.vit standard-library module
+        Module     std.models.youtu standard-library module
         Module     std.nn         standard-library module
         ");
 }

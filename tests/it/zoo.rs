@@ -665,6 +665,32 @@ fn deepseek_v3_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (165_867_008, 131_072));
 }
 
+/// Youtu-LLM (std.models.youtu, transformers 5.24's `YoutuForCausalLM`): its count at
+/// `YoutuConfig()` (Youtu-LLM-2B's, built on the meta device: 1,961,560,064) and at the
+/// calibration's `youtu_small` (101,794,560), the formula (DeepSeek-V3's latent attention and a
+/// dense MLP in every layer, the head tied), the buffers (the rotary tables over
+/// `qk_rope_head_dim`) and peft's LoRA count for the small one (q/k/v/o targets match only
+/// `o_proj`).
+#[test]
+fn youtu_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, q_rank: i128, kv_rank: i128, dims, ffn: i128| {
+        vocab * d + d + layers * (2 * d + latent_attention_params(d, heads, q_rank, kv_rank, dims) + 3 * d * ffn)
+    };
+    assert_eq!(params(128_256, 2048, 32, 16, 1536, 512, (128, 64, 128), 6144), 1_961_560_064);
+    assert_eq!(params(32_000, 1024, 6, 16, 384, 256, (64, 32, 64), 2816), 101_794_560);
+    let small =
+        "youtu(vocab=32000, d=1024, layers=6, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, ffn=2816";
+    let reports = family_probes("youtu", &["youtu()"], small);
+    let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
+    assert_eq!(big.params, 1_961_560_064);
+    assert_eq!(big.ledgers.buffers, 2 * 32 * 4);
+    assert_eq!(small_run.params, 101_794_560);
+    assert_eq!(
+        (adapted.params - adapted.trainable_params, adapted.trainable_params),
+        (101_794_560, 6 * 16 * (1024 + 1024))
+    );
+}
+
 /// DeepSeek-V2 (std.models.deepseek_v2, transformers 5.24's `DeepseekV2ForCausalLM`): the
 /// parameter counts of DeepSeek-V2 and DeepSeek-V2-Lite (their `DeepseekV2Config`s built on
 /// the meta device by transformers 5.24: 235,741,434,880, of which 21,375,800,320 active a

@@ -512,6 +512,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.hyperclovax\n",
         "hyperclovax(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0",
     ),
+    // Youtu-LLM with 6 layers: DeepSeek-V3's latent attention in Llama's layer, every layer
+    // dense, the head tied.
+    (
+        "youtu_small",
+        "use std.models.youtu\n",
+        "youtu(vocab=32000, d=1024, layers=6, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, ffn=2816",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
