@@ -691,6 +691,31 @@ fn youtu_family() {
     );
 }
 
+/// MiniCPM3 (std.models.minicpm3, transformers 5.24's `MiniCPM3ForCausalLM`): its count at
+/// `MiniCPM3Config()` (MiniCPM3-4B's, built on the meta device: 4,073,875,968) and at the
+/// calibration's `minicpm3_small` (101,794,560), the formula (Youtu's: latent attention and a
+/// dense MLP in every layer, the head tied), the buffers (`embed_scale`, an int64 for the
+/// integer `scale_emb`, and the rotary tables over `qk_rope_head_dim`) and peft's LoRA count for
+/// the small one (q/k/v/o targets match only `o_proj`).
+#[test]
+fn minicpm3_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, q_rank: i128, kv_rank: i128, dims, ffn: i128| {
+        vocab * d + d + layers * (2 * d + latent_attention_params(d, heads, q_rank, kv_rank, dims) + 3 * d * ffn)
+    };
+    assert_eq!(params(73_448, 2560, 62, 40, 768, 256, (64, 32, 64), 6400), 4_073_875_968);
+    assert_eq!(params(32_000, 1024, 6, 16, 384, 256, (64, 32, 64), 2816), 101_794_560);
+    let small = "minicpm3(vocab=32000, d=1024, layers=6, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, ffn=2816, residual_scale=0.5715476066494083";
+    let reports = family_probes("minicpm3", &["minicpm3()"], small);
+    let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
+    assert_eq!(big.params, 4_073_875_968);
+    assert_eq!(big.ledgers.buffers, 8 + 2 * 16 * 4);
+    assert_eq!(small_run.params, 101_794_560);
+    assert_eq!(
+        (adapted.params - adapted.trainable_params, adapted.trainable_params),
+        (101_794_560, 6 * 16 * (1024 + 1024))
+    );
+}
+
 /// DeepSeek-V2 (std.models.deepseek_v2, transformers 5.24's `DeepseekV2ForCausalLM`): the
 /// parameter counts of DeepSeek-V2 and DeepSeek-V2-Lite (their `DeepseekV2Config`s built on
 /// the meta device by transformers 5.24: 235,741,434,880, of which 21,375,800,320 active a

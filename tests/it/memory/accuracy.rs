@@ -519,6 +519,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.youtu\n",
         "youtu(vocab=32000, d=1024, layers=6, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, ffn=2816",
     ),
+    // MiniCPM3 with 6 layers: DeepSeek's latent attention rotated as Llama's, a scaled
+    // embedding, residual and logit scales, the head tied.
+    (
+        "minicpm3_small",
+        "use std.models.minicpm3\n",
+        "minicpm3(vocab=32000, d=1024, layers=6, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, ffn=2816, residual_scale=0.5715476066494083",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
