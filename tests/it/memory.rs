@@ -232,7 +232,16 @@ fn llm_peaks_match_transformers() {
 /// `clip_qkv`, its projections clamped in place, which keeps autograd's copies) and Apertus
 /// (std.models.apertus: head norms on transposed heads, xIELU in Python) and OLMo 3
 /// (std.models.olmo3: OLMo 2's layer, three sliding-window layers of four) and EXAONE 4.0
-/// (std.models.exaone4: head norms after the transpose, post norms, unrotated global layers),
+/// (std.models.exaone4: head norms after the transpose, post norms, unrotated global layers)
+/// and AFM (std.models.arcee: Nemotron's `relu2` MLP in Llama's layer) and Jais 2
+/// (std.models.jais2: LayerNorms, biased projections, a biased `relu2` MLP) and VaultGemma
+/// (std.models.vaultgemma: Gemma 2 without post norms) and Hunyuan (std.models.hunyuan_v1_dense:
+/// head norms after the rotation) and Ministral 3 (std.models.ministral3: Llama 4's query
+/// scaling) and CWM (std.models.cwm: three sliding-window layers of four) and nanochat
+/// (std.models.nanochat: weightless norms, softcapped logits) and HyperCLOVA X
+/// (std.models.hyperclovax: Granite's multipliers with post norms) and Youtu-LLM
+/// (std.models.youtu: dense latent attention, tied) and MiniCPM3 (std.models.minicpm3: latent
+/// attention rotated as Llama's, an int64 embedding scale, the held model output),
 /// against their
 /// transformers code in the
 /// LLM set's harness (CUDA semantics, the same scenarios and sizes): issue 18's bar, and
