@@ -123,6 +123,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.hyperclovax", include_str!("../stdlib/std/models/hyperclovax.net")),
     ("std.models.youtu", include_str!("../stdlib/std/models/youtu.net")),
     ("std.models.minicpm3", include_str!("../stdlib/std/models/minicpm3.net")),
+    ("std.models.ministral", include_str!("../stdlib/std/models/ministral.net")),
     ("std.models.gemma3", include_str!("../stdlib/std/models/gemma3.net")),
     ("std.models.nemotron", include_str!("../stdlib/std/models/nemotron.net")),
     ("std.models.apertus", include_str!("../stdlib/std/models/apertus.net")),

@@ -764,6 +764,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.jais2 standard-library module
         Module     std.models.llama standard-library module
         Module     std.models.minicpm3 standard-library module
+        Module     std.models.ministral standard-library module
         Module     std.models.ministral3 standard-library module
         Module     std.models.mistral standard-library module
         Module     std.models.mixtral standard-library module

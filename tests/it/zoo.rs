@@ -1069,6 +1069,25 @@ fn hyperclovax_family() {
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
 }
 
+/// Ministral (std.models.ministral, transformers 5.24's `MinistralForCausalLM`): its count at
+/// `MinistralConfig(head_dim=128)` (built on the meta device: 7,241,732,096, Mistral 7B
+/// v0.1's), the formula (Llama's, the head untied), the buffers, the calibration's
+/// `ministral_small` and peft's LoRA count for it.
+#[test]
+fn ministral_family() {
+    let (ours, _) = figures("ministral", "ministral()", Some(2048));
+    assert_eq!(ours, llama_params(32_000, 4096, 32, 32, 8, 14_336));
+    assert_eq!(ours, 7_241_732_096);
+    assert_eq!(probe("ministral", "ministral()", Some(16)).ledgers.buffers, 2 * 64 * 4);
+    let small_params = llama_params(32_000, 1024, 6, 16, 4, 2816);
+    let small = "ministral(d=1024, layers=6, heads=16, kv_heads=4, ffn=2816, window=1024, full_every=2";
+    let reports = family_probes("ministral", &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 /// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
 /// (`SeedOssConfig(hidden_size=5120)` built on the meta device: 36,151,104,512), the formula
 /// (Llama's with biased q, k and v, heads of 128 and the head untied), its MACs, the

@@ -526,6 +526,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.minicpm3\n",
         "minicpm3(vocab=32000, d=1024, layers=6, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, ffn=2816, residual_scale=0.5715476066494083",
     ),
+    // Ministral with 6 layers alternating full and a window of 1,024 tokens: CWM's model (both
+    // masks every forward) over Llama's layers.
+    (
+        "ministral_small",
+        "use std.models.ministral\n",
+        "ministral(d=1024, layers=6, heads=16, kv_heads=4, ffn=2816, window=1024, full_every=2",
+    ),
     // Cohere 2 (Command R7B) with 8 layers: Cohere's parallel layer without query and key
     // norms, three of four layers over a window of 1,024 tokens and rotated, the fourth
     // global and without rotary embeddings.
