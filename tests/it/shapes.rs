@@ -450,6 +450,23 @@ fn python_numbers_and_true_division_promote_as_torch_does() {
     assert_eq!(codes("model m() {\n    input b: bool[N, 4]\n    return floor(b)\n}\n"), ["E0501"]);
 }
 
+/// `and` and `or` short-circuit as Python's do: `k > 0 and 3 % k == 0` with `k` 0 never
+/// divides by zero, nor does `k == 0 or 3 % k == 0`; with `k` 3 both sides are read.
+#[test]
+fn and_and_or_short_circuit_as_python_does() {
+    for k in [0, 3] {
+        let src = format!(
+            "model m(k: int = {k}) {{\n    input x: f32[N, 4]\n    if k > 0 and 3 % k == 0 {{\n        x = relu(x)\n    }}\n\
+             \x20   if k == 0 or 3 % k == 0 {{\n        x = relu(x)\n    }}\n    return x\n}}\n\
+             infer s {{ model m()  batch 1 }}\n"
+        );
+        let (db, files) = load(&[("main.net", &src)]);
+        assert_clean(&db, &files);
+        let relus = outputs_of(&model_graph_of(&db, files[0], "m"), "relu").len();
+        assert_eq!(relus, if k == 0 { 1 } else { 2 }, "k = {k}");
+    }
+}
+
 /// The ops of transformers' xIELU (std.blocks' `xielu`): `minimum` promotes as
 /// `torch.result_type` (a 0-dim float32 `eps` leaves a bf16 `h` bf16), `expm1` keeps its
 /// input's dtype and under autocast runs in float32 (its fp32 policy), and a `[1]` float32

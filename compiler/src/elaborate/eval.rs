@@ -340,8 +340,17 @@ impl<'db> Elaborator<'db, '_> {
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                let (l, r) = (self.eval_in(lhs, env, ctx)?, self.eval_in(rhs, env, ctx)?);
-                self.binary(*op, l, r, e, lhs, rhs, ctx)?
+                let l = self.eval_in(lhs, env, ctx)?;
+                // Python's `and` and `or` short-circuit: the right side is not evaluated when the
+                // left decides (`k > 0 and n % k == 0` with `k` 0 divides nothing).
+                match (op, &l) {
+                    (BinaryOp::And, Value::Bool(false)) => Value::Bool(false),
+                    (BinaryOp::Or, Value::Bool(true)) => Value::Bool(true),
+                    _ => {
+                        let r = self.eval_in(rhs, env, ctx)?;
+                        self.binary(*op, l, r, e, lhs, rhs, ctx)?
+                    }
+                }
             }
             ExprKind::Field { base, field } => match (self.eval_in(base, env, ctx)?, field.text.as_str()) {
                 (Value::Tensor(t), "shape") => Value::Ints(self.graph.tensor(t).shape.clone()),
