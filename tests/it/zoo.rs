@@ -487,11 +487,12 @@ fn vaultgemma_family() {
     let small_params = params(32_000, 1152, 4, 8, 4, 128, 4608);
     assert_eq!(small_params, 114_731_136);
     let small = "vaultgemma(vocab=32000, d=1152, layers=4, heads=8, kv_heads=4, head_dim=128, ffn=4608, window=512";
-    let reports = family_probes("vaultgemma", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    let lora = lora_params(4, &[(1152, 1024), (1152, 512), (1152, 512), (1024, 1152)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family(
+        "vaultgemma",
+        small,
+        small_params,
+        lora_params(4, &[(1152, 1024), (1152, 512), (1152, 512), (1024, 1152)]),
+    );
 }
 
 /// Gemma 3 (std.models.gemma3, transformers 5.24's `Gemma3ForCausalLM`): the parameter counts
@@ -590,11 +591,12 @@ fn cohere2_family() {
     assert_eq!(ours, 8_028_033_024);
     assert_eq!(macs, gated_decoder_macs(2048, vocab, d, layers, heads, kv, hd, ffn));
     let small = "cohere2(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816, window=1024";
-    let reports = family_probes("cohere2", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, 122_954_752);
-    let lora = lora_params(8, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (122_954_752, lora));
+    assert_small_family(
+        "cohere2",
+        small,
+        122_954_752,
+        lora_params(8, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
     let text = format!(
         "use std.models.cohere2\ninfer s {{ model {small}, logits_to_keep=1)  batch 1  seq 1  context 8192  no_grad  eval  precision bf16  cache dynamic }}\n"
     );
@@ -883,11 +885,12 @@ fn helium_family() {
     assert_eq!(macs, gated_decoder_macs(2048, 48_000, 2560, 24, 20, 20, 128, 7040));
     let small_params = params(32_000, 1024, 6, 16, 4, 64, 2816);
     let small = "helium(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816";
-    let reports = family_probes("helium", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family(
+        "helium",
+        small,
+        small_params,
+        lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
 }
 
 /// AFM-4.5B (std.models.arcee, transformers 5.24's `ArceeForCausalLM`): its count (an
@@ -909,11 +912,12 @@ fn arcee_family() {
     let small_params = params(32_000, 1024, 6, 16, 4, 64, 4096);
     assert_eq!(small_params, 131_609_600);
     let small = "arcee(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=4096";
-    let reports = family_probes("arcee", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family(
+        "arcee",
+        small,
+        small_params,
+        lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
 }
 
 /// Jais-2-8B (std.models.jais2, transformers 5.24's `Jais2ForCausalLM`): its count
@@ -935,11 +939,12 @@ fn jais2_family() {
     let small_params = params(32_000, 1024, 6, 256, 4096);
     assert_eq!(small_params, 131_668_992);
     let small = "jais2(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=4096";
-    let reports = family_probes("jais2", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family(
+        "jais2",
+        small,
+        small_params,
+        lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
 }
 
 /// Hunyuan-7B (std.models.hunyuan_v1_dense, transformers 5.24's `HunYuanDenseV1ForCausalLM`):
@@ -960,11 +965,12 @@ fn hunyuan_v1_dense_family() {
     let small_params = params(32_000, 1024, 6, 16, 4, 64, 2816);
     assert_eq!(small_params, 100_415_232);
     let small = "hunyuan_v1_dense(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816";
-    let reports = family_probes("hunyuan_v1_dense", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family(
+        "hunyuan_v1_dense",
+        small,
+        small_params,
+        lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
 }
 
 /// Ministral 3 (std.models.ministral3, transformers 5.24's `Ministral3ForCausalLM`): its count
@@ -987,11 +993,12 @@ fn ministral3_family() {
     assert_eq!(small_params, 133_182_464);
     let small =
         "ministral3(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816, original_max=1024";
-    let reports = family_probes("ministral3", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family(
+        "ministral3",
+        small,
+        small_params,
+        lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
     let mistral = "mistral(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=2816)";
     assert_eq!(mul_nodes("ministral3", &format!("{small})")), mul_nodes("mistral", mistral) + 2 * 6);
 }
@@ -1014,11 +1021,12 @@ fn cwm_family() {
     let small_params = params(32_000, 1024, 8, 16, 4, 64, 2816);
     assert_eq!(small_params, 155_730_944);
     let small = "cwm(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, head_dim=64, ffn=2816, window=1024";
-    let reports = family_probes("cwm", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    let lora = lora_params(8, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family(
+        "cwm",
+        small,
+        small_params,
+        lora_params(8, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
 }
 
 /// nanochat (std.models.nanochat, transformers 5.24's `NanoChatForCausalLM`): its count at
@@ -1062,11 +1070,12 @@ fn hyperclovax_family() {
     let small_params = params(32_000, 1024, 6, 16, 4, 64, 2816);
     assert_eq!(small_params, 133_194_752);
     let small = "hyperclovax(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816";
-    let reports = family_probes("hyperclovax", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family(
+        "hyperclovax",
+        small,
+        small_params,
+        lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
 }
 
 /// Ministral (std.models.ministral, transformers 5.24's `MinistralForCausalLM`): its count at
@@ -1081,11 +1090,12 @@ fn ministral_family() {
     assert_eq!(probe("ministral", "ministral()", Some(16)).ledgers.buffers, 2 * 64 * 4);
     let small_params = llama_params(32_000, 1024, 6, 16, 4, 2816);
     let small = "ministral(d=1024, layers=6, heads=16, kv_heads=4, ffn=2816, window=1024, full_every=2";
-    let reports = family_probes("ministral", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family(
+        "ministral",
+        small,
+        small_params,
+        lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
 }
 
 /// Seed-OSS-36B (std.models.seed_oss, transformers 5.24's `SeedOssForCausalLM`): its count
@@ -1104,11 +1114,12 @@ fn seed_oss_family() {
     assert_eq!(macs, gated_decoder_macs(2048, 155_136, 5120, 64, 80, 8, 128, 27_648));
     let small_params = params(32_000, 1024, 6, 16, 4, 128, 2816);
     let small = "seed_oss(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=128, ffn=2816";
-    let reports = family_probes("seed_oss", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    let lora = lora_params(6, &[(1024, 2048), (1024, 512), (1024, 512), (2048, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family(
+        "seed_oss",
+        small,
+        small_params,
+        lora_params(6, &[(1024, 2048), (1024, 512), (1024, 512), (2048, 1024)]),
+    );
 }
 
 /// SmolLM3 (std.models.smollm3, transformers 5.24's `SmolLM3ForCausalLM`): SmolLM3-3B's
@@ -1578,11 +1589,7 @@ fn gpt_neo_family() {
     }
     assert_eq!(params(32_000, 16_384, 1024, 6), 125_106_176);
     let small = "gpt_neo(vocab=32000, d=1024, layers=6, heads=16, ffn=4096, positions=16384";
-    let reports = family_probes("gpt_neo", &[], small);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, 125_106_176);
-    let lora = lora_params(6, &[(1024, 1024), (1024, 1024), (1024, 1024)]);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (125_106_176, lora));
+    assert_small_family("gpt_neo", small, 125_106_176, lora_params(6, &[(1024, 1024), (1024, 1024), (1024, 1024)]));
 }
 
 /// gpt-oss-20b and gpt-oss-120b (std.models.gpt_oss's `gpt_oss_20b()` and `gpt_oss(layers=36,
@@ -1685,6 +1692,16 @@ fn mul_nodes(family: &str, call: &str) -> usize {
     let file = db.set_file(FileName::new("probe.net"), text);
     let graph = crate::shapes::scenario_graph_of(&db, file, "s");
     graph.nodes.iter().filter(|n| n.op == netc::op::Op::Mul).count()
+}
+
+/// The calibration's small model of `family` (`small`, a call without its closing parenthesis)
+/// has `params` parameters, and under peft's LoRA (r 16 on q, k, v and o) all of them frozen
+/// and `lora` trainable: [`family_probes`] without other calls.
+fn assert_small_family(family: &str, small: &str, params: i128, lora: i128) {
+    let reports = family_probes(family, &[], small);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, params, "{family}: the small model");
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (params, lora), "{family}: LoRA");
 }
 
 /// The reports of a language-model family's probes: each of `calls` at (1, 128), then the
