@@ -129,7 +129,21 @@ fn is_operator(kind: TokenKind) -> bool {
     use TokenKind::*;
     matches!(
         kind,
-        EqEq | NotEq | Lt | Le | Gt | Ge | Plus | Minus | Star | Slash | SlashSlash | DotDot | Percent | At | Arrow
+        EqEq | NotEq
+            | Lt
+            | Le
+            | Gt
+            | Ge
+            | Plus
+            | Minus
+            | Star
+            | StarStar
+            | Slash
+            | SlashSlash
+            | DotDot
+            | Percent
+            | At
+            | Arrow
     )
 }
 

@@ -23,7 +23,8 @@ const PREC = {
   sum: 6,
   product: 7,
   unary: 8,
-  postfix: 9,
+  power: 9,
+  postfix: 10,
 };
 
 /** Scenario settings that are a key alone. */
@@ -115,7 +116,8 @@ module.exports = grammar({
         field('type', $.type),
         repeat(seq(',', $.keyword_argument)),
       ),
-    assignment: ($) => seq(field('left', commaSep1Strict($._name)), '=', field('right', $._expression)),
+    // `a, b = x, y` is Python's tuple assignment.
+    assignment: ($) => seq(field('left', commaSep1Strict($._name)), '=', field('right', commaSep1Strict($._expression))),
     return_statement: ($) => seq('return', commaSep1Strict($._expression)),
     if_statement: ($) =>
       seq(
@@ -161,6 +163,8 @@ module.exports = grammar({
         ...['*', '/', '//', '%', '@'].map((op) =>
           prec.left(PREC.product, seq(field('left', $._expression), field('operator', op), field('right', $._expression))),
         ),
+        // Python's `**`: above a unary minus on its left (`-x ** 2`), one on its right (`2 ** -1`).
+        prec.right(PREC.power, seq(field('left', $._expression), field('operator', '**'), field('right', $._expression))),
       ),
     not_expression: ($) => prec(PREC.not, seq('not', field('operand', $._expression))),
     unary_expression: ($) => prec(PREC.unary, seq('-', field('operand', $._expression))),

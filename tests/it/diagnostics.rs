@@ -165,16 +165,6 @@ case!(
 "#
 );
 
-// Python's tuple on the right of `=` (`q, k = rope(q), rope(k)`): a block returns both.
-case!(
-    e0104_tuple_on_the_right,
-    r#"block rotate(q, k) {
-    q, k = relu(q), relu(k)
-    return q + k
-}
-"#
-);
-
 // `=` where `==` was meant.
 case!(
     e0104_assignment_in_condition,
@@ -758,6 +748,18 @@ case!(
     e = embedding(ids, vocab, 256)
     y = linear(lstm(e, 512), tags)
     return y
+}
+"#
+);
+
+// Python's `pair = q, k` makes a tuple, which the language has no value for; two names for
+// three values do not unpack.
+case!(
+    e0217_one_name_for_two_values,
+    r#"block rotate(q, k) {
+    pair = relu(q), relu(k)
+    q, k = relu(q), relu(k), q
+    return q + k
 }
 "#
 );

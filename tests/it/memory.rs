@@ -491,6 +491,51 @@ fn peaks_of_scenarios(text: String) -> Vec<(String, i128)> {
     peaks
 }
 
+/// Python's `q, k = relu(q), relu(k)` builds a tuple of both results before it rebinds
+/// either name, so the old `q` lives through the second `relu`: one `[N, 1024]` float32 tensor
+/// more at the peak than two statements in a row (which free the old `q` first), and exactly
+/// what a block returning both does. Unpacking a list binds its items (`b, d, _ = x.shape`
+/// reads the dimensions; `_` may repeat, as in Python).
+#[test]
+fn a_tuple_assignment_holds_the_old_values_until_every_value_is_made() {
+    let models = "model tuple() {\n    input x: f32[N, 1024]\n    q = x * 2\n    k = x * 3\n    q, k = relu(q), relu(k)\n    return q + k\n}\n\
+                  model in_a_row() {\n    input x: f32[N, 1024]\n    q = x * 2\n    k = x * 3\n    q = relu(q)\n    k = relu(k)\n    return q + k\n}\n\
+                  block both(q, k) {\n    return relu(q), relu(k)\n}\n\
+                  model by_block() {\n    input x: f32[N, 1024]\n    q = x * 2\n    k = x * 3\n    q, k = both(q, k)\n    return q + k\n}\n\
+                  model unpacked() {\n    input x: f32[N, 4, 256]\n    b, _, _ = x.shape\n    h, w = [x.shape[1], x.shape[2]]\n    y, z = [x, relu(x)]\n    return reshape(y + z, [b, h * w])\n}\n";
+    let mut text = models.to_string();
+    for model in ["tuple", "in_a_row", "by_block", "unpacked"] {
+        text.push_str(&format!("infer {model}_serve {{ model {model}()  batch 8  no_grad  device cpu }}\n"));
+    }
+    let peaks: std::collections::BTreeMap<String, i128> = peaks_of_scenarios(text).into_iter().collect();
+    let tensor = 8 * 1024 * 4;
+    // The input, the old q and k, the new q and k.
+    assert_eq!(peaks["tuple_serve"], 5 * tensor);
+    assert_eq!(peaks["in_a_row_serve"], 4 * tensor);
+    assert_eq!(peaks["by_block_serve"], peaks["tuple_serve"]);
+    // The input, relu(x), their sum, and its reshape is a view.
+    assert_eq!(peaks["unpacked_serve"], 3 * tensor);
+}
+
+/// A tuple assignment's count must match its names, as Python's unpacking must (E0217), and a
+/// list unpacked into the wrong number of names is E0217 once the list is made.
+#[test]
+fn a_tuple_assignment_with_the_wrong_count_is_e0217() {
+    for (body, want) in [
+        ("    a, b = x, x, x\n    return a + b\n", vec!["E0217"]),
+        ("    a, b, c = x, x\n    return a + b + c\n", vec!["E0217"]),
+        ("    a = x, x\n    return a\n", vec!["E0217"]),
+        ("    a, b = lstm(x, 4), x\n    return b\n", vec!["E0217"]),
+        ("    a, b = x, x\n    a, a = x, x\n    return a + b\n", vec!["E0205"]),
+    ] {
+        let src = format!("model m() {{\n    input x: f32[N, 4, 4]\n{body}}}\n");
+        assert_eq!(crate::support::codes(&src), want, "{body}");
+    }
+    let src =
+        "model m() {\n    input x: f32[N, 4, 4]\n    a, b = x.shape\n    return x\n}\ninfer s { model m()  batch 2 }\n";
+    assert_eq!(crate::support::codes(src), ["E0217"]);
+}
+
 /// Ops added after the calibration, held to PyTorch's peaks: the models of
 /// `tests/fixtures/ops/mean.net`, measured by `tests/fixtures/ops/measure.py` (live storage
 /// bytes, CPU semantics, fp32; the script first reproduces the calibration's simple_cnn) into

@@ -158,9 +158,10 @@ impl<'a> Dump<'a> {
                 let line = format!("(input {at} {} {})", self.name(name), self.ty(ty));
                 self.line(indent, &line);
             }
-            StmtKind::Assign { targets, value } => {
+            StmtKind::Assign { targets, values } => {
                 let names: Vec<String> = targets.iter().map(|n| self.name(n)).collect();
-                let line = format!("(assign {at} ({}) {})", names.join(" "), self.expr(value));
+                let values: Vec<String> = values.iter().map(|v| self.expr(v)).collect();
+                let line = format!("(assign {at} ({}) {})", names.join(" "), values.join(" "));
                 self.line(indent, &line);
             }
             StmtKind::Return { values } => {

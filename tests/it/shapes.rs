@@ -450,6 +450,41 @@ fn python_numbers_and_true_division_promote_as_torch_does() {
     assert_eq!(codes("model m() {\n    input b: bool[N, 4]\n    return floor(b)\n}\n"), ["E0501"]);
 }
 
+/// `**` is Python's: right-associative, tighter than a minus on its left (`-2 ** 2` is -4,
+/// `2 ** 3 ** 2` is 512), an integer to a negative power a float (`2 ** -1` is 0.5), a
+/// dimension squared a product of dimensions; with a tensor on either side it is torch.pow,
+/// promoting as `pow` does (bf16 to a float stays bf16, int64 to 0.5 is float32, 2 to an int64
+/// tensor stays int64). What Python raises is E0501, and `**` on a string E0221.
+#[test]
+fn power_is_pythons() {
+    let src = "model m() {\n    input x: f32[N, 8]\n    input h: bf16[N, 8]\n    input i: i64[N, 8]\n\
+               \x20   a = reshape(x, [-(-2 ** 2), -1])\n    b = reshape(x, [2 ** 3 ** 2 / 64, -1])\n\
+               \x20   c = reshape(x, [ceil(16 ** 0.5), ceil(2 ** -1) * -1])\n    d = full([N ** 2, 2 ** 0], 0.0)\n\
+               \x20   e = x ** 2\n    f = h ** 2.0\n    g = i ** 0.5\n    k = 2 ** i\n    l = x ** x\n\
+               \x20   return a, b, c, d, e, f, g, k, l\n}\n\
+               infer serve { model m()  batch 2  no_grad  device cpu }\n";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "m");
+    assert_eq!(outputs_of(&graph, "reshape"), ["f32[4, N*2]", "f32[8, N]", "f32[4, N*2]"]);
+    assert_eq!(outputs_of(&graph, "full"), ["f32[N*N, 1]"]);
+    assert_eq!(outputs_of(&graph, "pow"), ["f32[N, 8]", "bf16[N, 8]", "f32[N, 8]", "i64[N, 8]", "f32[N, 8]"]);
+    let run = scenario_of(&db, files[0], "serve");
+    let shape = |source: &str| run.lines.iter().find(|l| l.source == source).map(|l| l.shape.clone());
+    assert_eq!(shape("a = reshape(x, [-(-2 ** 2), -1])").as_deref(), Some("f32[4, 4]"));
+    assert_eq!(shape("d = full([N ** 2, 2 ** 0], 0.0)").as_deref(), Some("f32[4, 1]"));
+    for (body, want) in [
+        ("    n = 0 ** -1\n", "E0501"),
+        ("    n = (-8.0) ** 0.5\n", "E0501"),
+        ("    n = 10.0 ** 400\n", "E0501"),
+        ("    n = \"a\" ** 2\n", "E0221"),
+        ("    n = 2 ** 200\n", "E0503"),
+    ] {
+        let src = format!("model m() {{\n    input x: f32[N, 4]\n{body}    return x * n\n}}\n");
+        assert_eq!(codes(&src), [want], "{body}");
+    }
+}
+
 /// `and` and `or` short-circuit as Python's do: `k > 0 and 3 % k == 0` with `k` 0 never
 /// divides by zero, nor does `k == 0 or 3 % k == 0`; with `k` 3 both sides are read.
 #[test]

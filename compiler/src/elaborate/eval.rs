@@ -71,27 +71,43 @@ impl<'db> Elaborator<'db, '_> {
                     }
                     self.assign(env, &name.text, value);
                 }
-                StmtKind::Assign { targets, value } => {
+                StmtKind::Assign { targets, values: exprs } if exprs.len() > 1 => {
+                    // Python's tuple: every value is made before any name is rebound.
+                    let mut values = Vec::with_capacity(exprs.len());
+                    for value in exprs {
+                        values.push(self.eval_stmt_expr(value, env, ctx, stmt.id, 1)?);
+                    }
+                    if values.len() != targets.len() {
+                        values = vec![Value::Unknown; targets.len()];
+                    }
+                    self.bind_targets(env, targets, values, stmt_site, stmt_start);
+                }
+                StmtKind::Assign { targets, values: exprs } => {
+                    let value = &exprs[0];
                     let v = self.eval_stmt_expr(value, env, ctx, stmt.id, targets.len())?;
                     let values = match (targets.len(), v) {
                         (1, v) => vec![v],
                         (n, Value::Tensors(ts)) if ts.len() == n => ts.into_iter().map(Value::Tensor).collect(),
-                        (n, Value::Tensors(ts)) => {
-                            // Only a variadic op (split) can get here: the checks know the rest.
+                        (n, Value::Ints(ds)) if ds.len() == n => ds.into_iter().map(Value::Int).collect(),
+                        (n, list @ (Value::Tensors(_) | Value::Ints(_))) => {
+                            // A variadic op (split) or a list: the checks know the rest.
+                            let count = match &list {
+                                Value::Ints(ds) => ds.len(),
+                                _ => value_tensors(&list).len(),
+                            };
+                            let message = match &value.kind {
+                                ExprKind::Call { .. } => {
+                                    format!("this call returns {count} tensors, but {n} names are assigned")
+                                }
+                                _ => format!("this list has {count} items, but {n} names are assigned"),
+                            };
                             let site = self.site(ctx.name, ctx.item, value.id);
-                            let message = format!("this call returns {} tensors, but {n} names are assigned", ts.len());
                             self.error_at(Code::OutputCount, &site, message);
                             vec![Value::Unknown; n]
                         }
                         (n, _) => vec![Value::Unknown; n],
                     };
-                    let tensors = tensors_of(&values);
-                    if !tensors.is_empty() {
-                        self.record(stmt_site, stmt_start, tensors);
-                    }
-                    for (target, v) in targets.iter().zip(values) {
-                        self.assign(env, &target.text, v);
-                    }
+                    self.bind_targets(env, targets, values, stmt_site, stmt_start);
                 }
                 StmtKind::Return { values } => {
                     let mut out = Vec::new();
@@ -194,6 +210,25 @@ impl<'db> Elaborator<'db, '_> {
             },
         };
         Ok(Some(values))
+    }
+
+    /// Binds an assignment's names, left to right, to its values, and records the tensors the
+    /// statement made.
+    fn bind_targets(
+        &mut self,
+        env: &mut Env<'db>,
+        targets: &'db [crate::syntax::Name],
+        values: Vec<Value>,
+        stmt_site: Site,
+        stmt_start: u32,
+    ) {
+        let tensors = tensors_of(&values);
+        if !tensors.is_empty() {
+            self.record(stmt_site, stmt_start, tensors);
+        }
+        for (target, v) in targets.iter().zip(values) {
+            self.assign(env, &target.text, v);
+        }
     }
 
     /// Records what a statement produced; `start` is the tensor count when it began.
@@ -453,6 +488,17 @@ impl<'db> Elaborator<'db, '_> {
         })
     }
 
+    /// An integer expression whose value depends on a dimension no scenario bound yet
+    /// (`N < 8`, `2 ** N`; `what` says what cannot be done): an error where every value must
+    /// be known, else left undecided.
+    fn undecidable(&mut self, ctx: &Ctx, node: NodeId, what: &str, a: &Dim, op: BinaryOp, b: &Dim) -> Value {
+        if self.request.require_bound {
+            let site = self.site(ctx.name, ctx.item, node);
+            self.error_at(Code::InvalidShape, &site, format!("cannot {what} `{a} {} {b}`", op.symbol()));
+        }
+        Value::Unknown
+    }
+
     pub(super) fn overflow(&mut self, ctx: &Ctx, node: NodeId) -> Value {
         let site = self.site(ctx.name, ctx.item, node);
         self.error_at(Code::IntegerOverflow, &site, "integer overflow");
@@ -490,6 +536,29 @@ impl<'db> Elaborator<'db, '_> {
                 _ => {}
             }
         }
+        // `x ** e` with a tensor on either side is torch.pow, as `pow(x, e)` writes it.
+        if op == BinaryOp::Pow && (matches!(l, Tensor(_)) || matches!(r, Tensor(_))) {
+            let mut args = Args::default();
+            let mut inputs = Vec::new();
+            for (name, value) in [("x", &l), ("exponent", &r)] {
+                let arg = match value {
+                    Tensor(t) => {
+                        inputs.push(*t);
+                        ArgValue::Tensor(Arc::clone(&self.graph.tensors[t.0 as usize]))
+                    }
+                    Int(d) => ArgValue::Int(d.clone()),
+                    Float(f) => ArgValue::Float(*f),
+                    // A kind error the checker reported, or a value still undecided.
+                    _ => {
+                        self.undecided += 1;
+                        return Ok(Unknown);
+                    }
+                };
+                args.values.insert(Arc::<str>::from(name), arg);
+            }
+            let sites = [("x", lhs.id), ("exponent", rhs.id)];
+            return self.apply_with_sites(Op::Pow, e.id, ctx, (args, inputs), Blame::Pairs(&sites));
+        }
         Ok(match (op, l, r) {
             (_, Unknown, _) | (_, _, Unknown) => {
                 // An operand of a tensor op, or of a value something else will consume.
@@ -520,17 +589,7 @@ impl<'db> Elaborator<'db, '_> {
                         BinaryOp::Gt => d > 0,
                         _ => d >= 0,
                     }),
-                    None => {
-                        let site = self.site(ctx.name, ctx.item, e.id);
-                        if self.request.require_bound {
-                            self.error_at(
-                                Code::InvalidShape,
-                                &site,
-                                format!("cannot decide `{a} {} {b}`", op.symbol()),
-                            );
-                        }
-                        Unknown
-                    }
+                    None => self.undecidable(ctx, e.id, "decide", &a, op, &b),
                 }
             }
             (BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge, a, b) => {
@@ -550,6 +609,23 @@ impl<'db> Elaborator<'db, '_> {
             (BinaryOp::Add, Tensors(a), Tensors(b)) => Tensors(a.into_iter().chain(b).collect()),
             (BinaryOp::Add, Ints(a), Tensors(b)) if a.is_empty() => Tensors(b),
             (BinaryOp::Add, Tensors(a), Ints(b)) if b.is_empty() => Tensors(a),
+            (BinaryOp::Pow, Int(a), Int(b)) => match b.known() {
+                // Python's `2 ** -1` is the float 0.5; `0 ** -1` divides by zero.
+                Some(exponent) if exponent < 0 => match a.known() {
+                    Some(0) => {
+                        let site = self.site(ctx.name, ctx.item, rhs.id);
+                        self.error_at(Code::InvalidShape, &site, "zero to a negative power (division by zero)");
+                        Unknown
+                    }
+                    Some(base) => Float((base as f64).powf(exponent as f64)),
+                    None => self.undecidable(ctx, e.id, "compute", &a, op, &b),
+                },
+                Some(exponent) => match a.pow(exponent as u128) {
+                    Some(d) => Int(d),
+                    None => self.overflow(ctx, e.id),
+                },
+                None => self.undecidable(ctx, e.id, "compute", &a, op, &b),
+            },
             (op, Int(a), Int(b)) => {
                 let result = match op {
                     BinaryOp::Add => a.add(&b),
@@ -577,6 +653,24 @@ impl<'db> Elaborator<'db, '_> {
                     BinaryOp::Mul => x * y,
                     BinaryOp::Div => x / y,
                     BinaryOp::FloorDiv => (x / y).floor(),
+                    BinaryOp::Pow => {
+                        // Python raises where the real power does not exist or is too large.
+                        let fault = if x == 0.0 && y < 0.0 {
+                            Some("zero to a negative power (division by zero)")
+                        } else if x < 0.0 && y.fract() != 0.0 {
+                            Some("a negative number to a fractional power is a complex number")
+                        } else if !x.powf(y).is_finite() && x.is_finite() && y.is_finite() {
+                            Some("the power is too large for a float")
+                        } else {
+                            None
+                        };
+                        if let Some(fault) = fault {
+                            let site = self.site(ctx.name, ctx.item, e.id);
+                            self.error_at(Code::InvalidShape, &site, fault);
+                            return Ok(Unknown);
+                        }
+                        x.powf(y)
+                    }
                     _ => return Ok(Unknown),
                 })
             }

@@ -471,7 +471,7 @@ impl<'db> Elaborator<'db, '_> {
 }
 
 /// The elementwise op an arithmetic or comparison operator applies to tensors (`%`, `@`,
-/// `and`, `or` have none).
+/// `and`, `or`, `**` have none: `**` is `pow`, whose parameters are named otherwise).
 fn tensor_op(op: BinaryOp) -> Option<Op> {
     Some(match op {
         BinaryOp::Add => Op::Add,
@@ -485,7 +485,7 @@ fn tensor_op(op: BinaryOp) -> Option<Op> {
         BinaryOp::Ge => Op::Ge,
         BinaryOp::Eq => Op::Eq,
         BinaryOp::Ne => Op::Ne,
-        BinaryOp::Rem | BinaryOp::MatMul | BinaryOp::And | BinaryOp::Or => return None,
+        BinaryOp::Rem | BinaryOp::MatMul | BinaryOp::Pow | BinaryOp::And | BinaryOp::Or => return None,
     })
 }
 

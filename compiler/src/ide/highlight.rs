@@ -125,6 +125,7 @@ pub fn semantic_tokens(db: &dyn Db, file: SourceFile) -> Vec<SemanticToken> {
             | TokenKind::Plus
             | TokenKind::Minus
             | TokenKind::Star
+            | TokenKind::StarStar
             | TokenKind::Slash
             | TokenKind::SlashSlash
             | TokenKind::DotDot

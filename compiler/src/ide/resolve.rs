@@ -274,8 +274,10 @@ impl Walker<'_> {
                     self.type_expr(ty, true);
                     self.define_local(name, LocalKind::Input);
                 }
-                StmtKind::Assign { targets, value } => {
-                    self.expr(value);
+                StmtKind::Assign { targets, values } => {
+                    for value in values {
+                        self.expr(value);
+                    }
                     for t in targets {
                         self.define_local(t, LocalKind::Variable);
                     }

@@ -108,8 +108,10 @@ fn walk_body(
                     }
                 }
             }
-            StmtKind::Assign { targets, value } => {
-                collect(value, reads, called);
+            StmtKind::Assign { targets, values } => {
+                for value in values {
+                    collect(value, reads, called);
+                }
                 for t in targets {
                     defs.entry(t.text.to_string()).or_insert((t.id, "variable"));
                 }

@@ -184,6 +184,21 @@ impl Dim {
         }
     }
 
+    /// `self ** exponent` (Python's `**` on integers), by squaring; `None` on overflow.
+    pub fn pow(&self, mut exponent: u128) -> Option<Dim> {
+        let (mut base, mut result) = (self.clone(), Dim::Known(1));
+        while exponent > 0 {
+            if exponent & 1 == 1 {
+                result = result.mul(&base)?;
+            }
+            exponent >>= 1;
+            if exponent > 0 {
+                base = base.mul(&base)?;
+            }
+        }
+        Some(result)
+    }
+
     /// `floor(self / other)`; `None` on division by zero or overflow.
     pub fn floor_div(&self, other: &Dim) -> Option<Dim> {
         match (self, other) {

@@ -275,12 +275,14 @@ pub enum StmtKind {
         /// Its tensor type.
         ty: TypeExpr,
     },
-    /// `y = expr` or `a, b = expr`.
+    /// `y = expr`, `a, b = expr` (a call's several tensors, a list's items) or Python's
+    /// `a, b = e1, e2` (each value made, left to right, before any name is bound).
     Assign {
         /// The names assigned, left to right.
         targets: Vec<Name>,
-        /// The value ([`ExprKind::Error`] when the right-hand side did not parse).
-        value: Expr,
+        /// The values on the right, left to right: one in most statements
+        /// ([`ExprKind::Error`] when the right-hand side did not parse).
+        values: Vec<Expr>,
     },
     /// `return a` or `return a, b`.
     Return {
@@ -373,6 +375,8 @@ pub enum BinaryOp {
     Rem,
     /// `@`
     MatMul,
+    /// `**` (Python's power: right-associative, above unary minus on its left)
+    Pow,
 }
 
 impl BinaryOp {
@@ -395,6 +399,7 @@ impl BinaryOp {
             FloorDiv => "//",
             Rem => "%",
             MatMul => "@",
+            Pow => "**",
         }
     }
 }
@@ -605,9 +610,9 @@ impl ShiftIds for Stmt {
                 name.shift_ids(by);
                 ty.shift_ids(by);
             }
-            StmtKind::Assign { targets, value } => {
+            StmtKind::Assign { targets, values } => {
                 targets.shift_ids(by);
-                value.shift_ids(by);
+                values.shift_ids(by);
             }
             StmtKind::Return { values } => values.shift_ids(by),
             StmtKind::If { cond, then_body, else_body } => {

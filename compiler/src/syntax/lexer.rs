@@ -73,6 +73,8 @@ pub enum TokenKind {
     Minus,
     /// `*`
     Star,
+    /// `**` (power, as in Python)
+    StarStar,
     /// `/`
     Slash,
     /// `//` (floor division, as in Python)
@@ -118,6 +120,7 @@ impl TokenKind {
             Plus => "`+`",
             Minus => "`-`",
             Star => "`*`",
+            StarStar => "`**`",
             Slash => "`/`",
             SlashSlash => "`//`",
             Percent => "`%`",
@@ -201,6 +204,7 @@ fn punct(i: Span<'_>) -> IResult<Span<'_>, (Span<'_>, TokenKind)> {
         Some(b"<=") => Some(Le),
         Some(b">=") => Some(Ge),
         Some(b"//") => Some(SlashSlash),
+        Some(b"**") => Some(StarStar),
         Some(b"..") => Some(DotDot),
         _ => None,
     };

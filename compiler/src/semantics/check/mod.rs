@@ -316,7 +316,35 @@ impl<'a> ItemChecker<'a> {
                 }
                 env.define(&name.text, Var { kind: ValueKind::Tensor, def: name.id });
             }
-            StmtKind::Assign { targets, value } => {
+            StmtKind::Assign { targets, values } if values.len() > 1 => {
+                // Python's `a, b = e1, e2`: a tuple of one value per name.
+                let kinds: Vec<ValueKind> = values.iter().map(|v| self.expr_kind(v, env)).collect();
+                let kinds = if kinds.len() == targets.len() {
+                    kinds
+                } else {
+                    let at = values.get(targets.len()).unwrap_or(&values[values.len() - 1]);
+                    let names = match targets.len() {
+                        1 => "1 name is assigned".to_string(),
+                        k => format!("{k} names are assigned"),
+                    };
+                    let msg = format!("{names}, but {} values are given", values.len());
+                    let help = if targets.len() == 1 {
+                        "there are no tuples: assign a name to each value (`a, b = x, y`), or make a list (`[x, y]`)"
+                    } else {
+                        "assign one name to each value, as Python unpacks a tuple"
+                    };
+                    let label = if values.len() > targets.len() { "a value with no name" } else { "the last value" };
+                    let d = self.error(Code::OutputCount, at.id, msg);
+                    if let Some(primary) = d.labels.first_mut() {
+                        primary.message = label.to_string();
+                    }
+                    d.help = Some(help.to_string());
+                    vec![ValueKind::Unknown; targets.len()]
+                };
+                self.define_targets(targets, kinds, env);
+            }
+            StmtKind::Assign { targets, values } => {
+                let value = &values[0];
                 let kind = self.expr_kind_top(value, env, targets.len());
                 let kinds: Vec<ValueKind> = match kind {
                     ValueKind::Tensors(n) if n as usize == targets.len() => vec![ValueKind::Tensor; targets.len()],
@@ -330,6 +358,10 @@ impl<'a> ItemChecker<'a> {
                             Some(format!("assign {n} names: `{}`", placeholder_names(n)));
                         vec![ValueKind::Unknown; targets.len()]
                     }
+                    // Python unpacks a list (`b, s, _ = x.shape`); its length is checked once
+                    // it is made.
+                    ValueKind::IntList if targets.len() > 1 => vec![ValueKind::Int; targets.len()],
+                    ValueKind::TensorList if targets.len() > 1 => vec![ValueKind::Tensor; targets.len()],
                     other if targets.len() > 1 && other != ValueKind::Unknown => {
                         let msg = format!(
                             "{} names are assigned, but the value is one {}",
@@ -341,17 +373,7 @@ impl<'a> ItemChecker<'a> {
                     }
                     other => vec![other; targets.len()],
                 };
-                let mut seen = std::collections::BTreeSet::new();
-                for (target, kind) in targets.iter().zip(kinds) {
-                    if !seen.insert(target.text.as_str()) {
-                        self.error(
-                            Code::DuplicateDefinition,
-                            target.id,
-                            format!("`{}` is assigned twice in one statement", target.text),
-                        );
-                    }
-                    env.define(&target.text, Var { kind, def: target.id });
-                }
+                self.define_targets(targets, kinds, env);
             }
             StmtKind::Return { values } => {
                 match within {
@@ -532,7 +554,12 @@ impl<'a> ItemChecker<'a> {
             ExprKind::Binary { op, lhs, rhs } => {
                 let l = self.expr_kind(lhs, env);
                 let r = self.expr_kind(rhs, env);
-                self.binary_kind(e.id, *op, l, r)
+                // Python's `2 ** -1` is 0.5: an integer to a negative power is a float.
+                let negative_power = matches!(rhs.kind, ExprKind::Unary { op: UnaryOp::Neg, .. });
+                match self.binary_kind(e.id, *op, l, r) {
+                    ValueKind::Int if *op == BinaryOp::Pow && negative_power => ValueKind::Float,
+                    kind => kind,
+                }
             }
             ExprKind::Field { base, field } => {
                 let k = self.expr_kind(base, env);
@@ -572,6 +599,22 @@ impl<'a> ItemChecker<'a> {
                 }
             }
             ExprKind::Repeat { count, call } => self.repeat_kind(count, call, env),
+        }
+    }
+
+    /// Defines the names an assignment binds, with their kinds; a name twice in one
+    /// statement is E0205 (`_`, Python's name for a value thrown away, may repeat).
+    fn define_targets(&mut self, targets: &[Name], kinds: Vec<ValueKind>, env: &mut Env) {
+        let mut seen = std::collections::BTreeSet::new();
+        for (target, kind) in targets.iter().zip(kinds) {
+            if target.text != "_" && !seen.insert(target.text.as_str()) {
+                self.error(
+                    Code::DuplicateDefinition,
+                    target.id,
+                    format!("`{}` is assigned twice in one statement", target.text),
+                );
+            }
+            env.define(&target.text, Var { kind, def: target.id });
         }
     }
 
@@ -627,6 +670,12 @@ impl<'a> ItemChecker<'a> {
                     _ => None,
                 }
             }
+            BinaryOp::Pow => match (l, r) {
+                (Int, Int) => Some(Int),
+                (Int | Float, Int | Float) => Some(Float),
+                (Tensor, Tensor | Int | Float) | (Int | Float, Tensor) => Some(Tensor),
+                _ => None,
+            },
         };
         result.unwrap_or_else(|| {
             let msg = format!("`{}` cannot combine {} and {}", op.symbol(), l.describe(), r.describe());

@@ -32,13 +32,17 @@ pub(super) fn binary_op_at(i: In<'_>) -> Option<(BinaryOp, u8)> {
         TokenKind::SlashSlash => (FloorDiv, 5),
         TokenKind::Percent => (Rem, 5),
         TokenKind::At => (MatMul, 5),
+        TokenKind::StarStar => (Pow, 7),
         _ => return None,
     })
 }
 
 /// An expression whose operators are all of level `level` or higher: 0 `or`, 1 `and`, 2
-/// `not`, 3 comparisons, 4 `+ -`, 5 `* / % @`, 6 unary `-`, then postfix and primary
-/// expressions. Binary operators are left-associative.
+/// `not`, 3 comparisons, 4 `+ -`, 5 `* / % @`, 6 unary `-`, 7 `**`, then postfix and primary
+/// expressions. Binary operators are left-associative, except `**`: as in Python its right
+/// operand is a unary expression (`2 ** -1`) and it groups to the right (`a ** b ** c` is
+/// `a ** (b ** c)`), and it binds tighter than a unary minus on its left (`-x ** 2` is
+/// `-(x ** 2)`).
 ///
 /// Precedence climbing: the operand is parsed once, then each operator of a high enough
 /// level takes the operand and the expression of higher level after it, so that an
@@ -68,7 +72,9 @@ pub(super) fn binary(i: In<'_>, level: u8) -> PResult<'_, Expr> {
         }
         cx.tree_depth.set(cx.tree_depth.get() + 1);
         let (rest, _) = i.bump();
-        let (rest, rhs) = match cut(binary(rest, op_level + 1)) {
+        // `**`'s right operand starts again at unary minus, which takes in a further `**`.
+        let rhs_level = if op == BinaryOp::Pow { 6 } else { op_level + 1 };
+        let (rest, rhs) = match cut(binary(rest, rhs_level)) {
             Ok(ok) => ok,
             Err(e) => break Err(e),
         };

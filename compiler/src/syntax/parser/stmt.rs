@@ -92,26 +92,15 @@ pub(super) fn statement(i: In<'_>) -> PResult<'_, Stmt> {
                 rest = r;
             }
             let (rest, _) = cut(token(TokenKind::Eq)(rest))?;
-            let (rest, value) = cut(expr(rest))?;
-            if rest.peek_is(TokenKind::Comma) {
-                // Python's `q, k = rope(q), rope(k)`: a tuple the language has no expression for.
-                let comma = rest.peek().range;
-                return fail_with(
-                    rest,
-                    Diagnostic::new(
-                        Code::UnexpectedToken,
-                        "several values on the right of `=`",
-                        cx.file,
-                        Place::Range(comma),
-                    )
-                    .with_primary_message("one expression makes what the names on the left bind")
-                    .with_help(
-                        "write a block that returns them (`return rope(q), rope(k)`) and bind its results: \
-                             both are made before either name is rebound, as Python's tuple does",
-                    ),
-                );
+            // Python's `q, k = rope(q), rope(k)`: several values, as `return` takes them.
+            let (mut rest, value) = cut(expr(rest))?;
+            let mut values = vec![value];
+            while rest.peek_is(TokenKind::Comma) {
+                let (r, v) = cut(expr(rest.bump().0))?;
+                values.push(v);
+                rest = r;
             }
-            (rest, StmtKind::Assign { targets, value })
+            (rest, StmtKind::Assign { targets, values })
         }
         _ => {
             // Parse the expression to give a precise message; it is not a statement.
@@ -226,7 +215,7 @@ pub(super) fn buffer_statement(i: In<'_>) -> PResult<'_, StmtKind> {
         rest = r;
     }
     let value = Expr { id: cx.node(i.range_to(rest)), kind: ExprKind::Call { callee, args } };
-    Ok((rest, StmtKind::Assign { targets: vec![target], value }))
+    Ok((rest, StmtKind::Assign { targets: vec![target], values: vec![value] }))
 }
 
 /// `for NAME in start..end { ... }` or `for NAME in list { ... }`.
@@ -397,7 +386,7 @@ pub(super) fn statements(i: In<'_>, item_body: bool) -> PResult<'_, Body> {
                 if !targets.is_empty() {
                     let id = cx.node(cx.tok(idx).range);
                     let value = Expr { id, kind: ExprKind::Error };
-                    stmts.push(Stmt { id, kind: StmtKind::Assign { targets, value } });
+                    stmts.push(Stmt { id, kind: StmtKind::Assign { targets, values: vec![value] } });
                 }
                 rest = In { toks: &cx.all[resume_idx..], cx };
             }
