@@ -734,6 +734,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.articles standard-library module
         Module     std.models.bert standard-library module
         Module     std.models.bloom standard-library module
+        Module     std.models.codegen standard-library module
         Module     std.models.cohere standard-library module
         Module     std.models.cohere2 standard-library module
         Module     std.models.convnext standard-library module
@@ -777,6 +778,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.olmo3 standard-library module
         Module     std.models.olmoe standard-library module
         Module     std.models.opt standard-library module
+        Module     std.models.persimmon standard-library module
         Module     std.models.phi standard-library module
         Module     std.models.phi3 standard-library module
         Module     std.models.qwen2 standard-library module

@@ -660,7 +660,7 @@ fn deepseek_v3_family() {
     assert_eq!(full - 58 * (256 - 8) * 3 * 7168 * 2048, 37_552_282_624);
     let small = "deepseek_v3(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_group=4, topk_group=2";
     assert_eq!(params(32_000, 1024, 4, 1, 16, 384, 256, (64, 32, 64), 2816, 16, 512), 165_867_008);
-    let reports = family_probes("deepseek_v3", &["deepseek_v3()"], small);
+    let reports = family_probes("deepseek_v3", &["deepseek_v3()"], small, Q_K_V_O);
     let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
     assert_eq!((big.params, big.active_params), (671_026_404_352, 37_552_282_624));
     assert_eq!(small_run.params, 165_867_008);
@@ -682,7 +682,7 @@ fn youtu_family() {
     assert_eq!(params(32_000, 1024, 6, 16, 384, 256, (64, 32, 64), 2816), 101_794_560);
     let small =
         "youtu(vocab=32000, d=1024, layers=6, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, ffn=2816";
-    let reports = family_probes("youtu", &["youtu()"], small);
+    let reports = family_probes("youtu", &["youtu()"], small, Q_K_V_O);
     let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
     assert_eq!(big.params, 1_961_560_064);
     assert_eq!(big.ledgers.buffers, 2 * 32 * 4);
@@ -707,7 +707,7 @@ fn minicpm3_family() {
     assert_eq!(params(73_448, 2560, 62, 40, 768, 256, (64, 32, 64), 6400), 4_073_875_968);
     assert_eq!(params(32_000, 1024, 6, 16, 384, 256, (64, 32, 64), 2816), 101_794_560);
     let small = "minicpm3(vocab=32000, d=1024, layers=6, heads=16, q_rank=384, kv_rank=256, nope=64, rope=32, v_dim=64, ffn=2816, residual_scale=0.5715476066494083";
-    let reports = family_probes("minicpm3", &["minicpm3()"], small);
+    let reports = family_probes("minicpm3", &["minicpm3()"], small, Q_K_V_O);
     let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
     assert_eq!(big.params, 4_073_875_968);
     assert_eq!(big.ledgers.buffers, 8 + 2 * 16 * 4);
@@ -755,7 +755,7 @@ fn deepseek_v2_family() {
     assert_eq!(lite - 26 * (64 - 6) * 3 * 2048 * 1408, 2_661_150_208);
     assert_eq!(params(32_000, 1024, 4, 16, 0, 256, 2816, 16, 512), 172_943_360);
     let small = "deepseek_v2(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, q_rank=0, kv_rank=256, nope=64, rope=32, v_dim=64, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_shared=2, n_group=4, topk_group=2, scaling=2.5";
-    let reports = family_probes("deepseek_v2", &["deepseek_v2()", "deepseek_v2_lite()"], small);
+    let reports = family_probes("deepseek_v2", &["deepseek_v2()", "deepseek_v2_lite()"], small, Q_K_V_O);
     let [big, lite_run, small_run, adapted] = &reports[..] else { panic!("four reports") };
     assert_eq!((big.params, big.active_params), (235_741_434_880, 21_375_800_320));
     assert_eq!((lite_run.params, lite_run.active_params), (15_706_484_224, 2_661_150_208));
@@ -805,7 +805,7 @@ fn glm4_moe_family() {
     assert_eq!(params(32_000, 1024, 4, 1, 16, true, 2816, 16, 512), 175_446_016);
     let small = "glm4_moe(vocab=32000, d=1024, layers=4, dense_layers=1, heads=16, kv_heads=4, head_dim=128, qk_norm=true, dense_ffn=2816, experts=16, top_k=4, ffn=512, n_group=4, topk_group=2, scaling=2.5";
     let glm4_5 = "glm4_moe(d=5120, layers=92, dense_layers=3, qk_norm=true, dense_ffn=12288, experts=160, ffn=1536, scaling=2.5)";
-    let reports = family_probes("glm4_moe", &["glm4_moe()", glm4_5], small);
+    let reports = family_probes("glm4_moe", &["glm4_moe()", glm4_5], small, Q_K_V_O);
     let [air_run, full_run, small_run, adapted] = &reports[..] else { panic!("four reports") };
     assert_eq!((air_run.params, air_run.active_params), (106_852_245_504, 13_424_123_904));
     assert_eq!((full_run.params, full_run.active_params), (352_797_814_784, 33_632_251_904));
@@ -837,7 +837,7 @@ fn glm_family() {
         assert_eq!(macs, gated_decoder_macs(2048, 151_552, 4096, 40, 32, 2, 128, 13_696), "{model}: MACs");
         let small_params = params(32_000, 1024, 6, 16, 4, 64, 2816, norms);
         let small = format!("{family}(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816");
-        let reports = family_probes(family, &[], &small);
+        let reports = family_probes(family, &[], &small, Q_K_V_O);
         let [small_run, adapted] = &reports[..] else { panic!("two reports") };
         assert_eq!(small_run.params, small_params, "{family}_small");
         // q, k, v and o over 16 query and 4 key/value heads of 64, in 6 layers.
@@ -862,7 +862,7 @@ fn ernie4_5_family() {
     assert_eq!(macs, gated_decoder_macs(2048, 103_424, 1024, 18, 16, 2, 128, 3072));
     assert_eq!(params(32_000, 1024, 6, 16, 4, 64, 2816), 100_414_464);
     let small = "ernie4_5(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, head_dim=64, ffn=2816";
-    let reports = family_probes("ernie4_5", &[], small);
+    let reports = family_probes("ernie4_5", &[], small, Q_K_V_O);
     let [small_run, adapted] = &reports[..] else { panic!("two reports") };
     assert_eq!(small_run.params, 100_414_464);
     let lora = lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
@@ -1045,7 +1045,7 @@ fn nanochat_family() {
     let small_params = params(32_000, 1024, 6, 4096);
     assert_eq!(small_params, 141_033_472);
     let small = "nanochat(vocab=32000, d=1024, layers=6, heads=8, kv_heads=8, ffn=4096";
-    let reports = family_probes("nanochat", &[], small);
+    let reports = family_probes("nanochat", &[], small, Q_K_V_O);
     let [small_run, adapted] = &reports[..] else { panic!("two reports") };
     assert_eq!(small_run.params, small_params);
     let lora = lora_params(6, &[(1024, 1024); 4]);
@@ -1082,6 +1082,69 @@ fn hyperclovax_family() {
 /// `MinistralConfig(head_dim=128)` (built on the meta device: 7,241,732,096, Mistral 7B
 /// v0.1's), the formula (Llama's, the head untied), the buffers, the calibration's
 /// `ministral_small` and peft's LoRA count for it.
+/// Persimmon (std.models.persimmon, transformers 5.24's `PersimmonForCausalLM`): its count at
+/// `PersimmonConfig()` (built on the meta device: 9,397,175,296, `adept/persimmon-8b-base`'s
+/// sizes), the formula (per layer the biased `query_key_value` and `dense` `4 d^2 + 4 d`, the
+/// LayerNorms over the queries' and keys' heads `4 hd`, two LayerNorms `4 d`, the biased MLP
+/// `2 d ffn + ffn + d`; the head untied), the MACs of a sequence (half of each head rotated
+/// changes none), the buffers (`inv_freq` over the rotated half of a head of 64, and its
+/// original), the calibration's `persimmon_small` (141,116,928 on the meta device) and peft's
+/// LoRA count for it on `query_key_value` and `dense`.
+#[test]
+fn persimmon_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, ffn: i128| {
+        let hd = d / heads;
+        2 * vocab * d + layers * (4 * d * d + 4 * d + 4 * hd + 4 * d + 2 * d * ffn + ffn + d) + 2 * d
+    };
+    assert_eq!(params(262_144, 4096, 36, 64, 16_384), 9_397_175_296);
+    let (ours, macs) = figures("persimmon", "persimmon_8b()", Some(2048));
+    assert_eq!(ours, 9_397_175_296);
+    assert_eq!(figures("persimmon", "persimmon()", Some(2048)).0, ours);
+    assert_eq!(macs, decoder_macs(2048, 36, 4096, 4 * 4096 * 4096 + 2 * 4096 * 16_384, 262_144));
+    assert_eq!(probe("persimmon", "persimmon_8b()", Some(16)).ledgers.buffers, 2 * 16 * 4);
+    let small_params = params(32_000, 1024, 6, 16, 4096);
+    assert_eq!(small_params, 141_116_928);
+    assert_small_family_targeting(
+        "persimmon",
+        "persimmon(vocab=32000, d=1024, layers=6, heads=16, ffn=4096",
+        small_params,
+        lora_params(6, &[(1024, 3072), (1024, 1024)]),
+        "query_key_value,dense",
+    );
+}
+
+/// CodeGen (std.models.codegen, transformers 5.24's `CodeGenForCausalLM`): its counts at
+/// `CodeGenConfig()` (6,050,882,784) and at CodeGen-350M-mono's sizes (356,712,448), both
+/// built on the meta device, the formula (GPT-J's: per layer `qkv_proj` and `out_proj`
+/// `4 d^2` without biases, one LayerNorm `2 d`, the biased MLP `2 d ffn + ffn + d`; the head
+/// untied and biased), the MACs of a sequence, the buffer (the float32 sinusoidal table,
+/// `positions x rotary`), the calibration's `codegen_small` (141,110,528 on the meta device)
+/// and peft's LoRA count for it on `qkv_proj` (its default target).
+#[test]
+fn codegen_family() {
+    let params = |vocab: i128, d: i128, layers: i128, ffn: i128| {
+        2 * vocab * d + vocab + layers * (4 * d * d + 2 * d + 2 * d * ffn + ffn + d) + 2 * d
+    };
+    for (call, vocab, d, layers, published) in
+        [("codegen()", 50_400, 4096, 28, 6_050_882_784), ("codegen_350m_mono()", 51_200, 1024, 20, 356_712_448)]
+    {
+        assert_eq!(params(vocab, d, layers, 4 * d), published, "{call}: formula");
+        let (ours, macs) = figures("codegen", call, Some(2048));
+        assert_eq!(ours, published, "{call}");
+        assert_eq!(macs, decoder_macs(2048, layers, d, 4 * d * d + 8 * d * d, vocab), "{call}: MACs");
+    }
+    assert_eq!(probe("codegen", "codegen()", Some(16)).ledgers.buffers, 2048 * 64 * 4);
+    let small_params = params(32_000, 1024, 6, 4096);
+    assert_eq!(small_params, 141_110_528);
+    assert_small_family_targeting(
+        "codegen",
+        "codegen(vocab=32000, d=1024, layers=6, heads=16, rotary=32, ffn=4096, positions=16384",
+        small_params,
+        lora_params(6, &[(1024, 3072)]),
+        "qkv_proj",
+    );
+}
+
 #[test]
 fn ministral_family() {
     let (ours, _) = figures("ministral", "ministral()", Some(2048));
@@ -1137,7 +1200,7 @@ fn smollm3_family() {
     assert_eq!(params(128_256, 2048, 36, 16, 4, 11_008), 3_075_098_624);
     assert_eq!(params(32_000, 1024, 8, 16, 4, 2816), 122_962_944);
     let small = "smollm3(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816";
-    let reports = family_probes("smollm3", &["smollm3_3b()"], small);
+    let reports = family_probes("smollm3", &["smollm3_3b()"], small, Q_K_V_O);
     let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
     assert_eq!(big.params, 3_075_098_624);
     assert_eq!(small_run.params, 122_962_944);
@@ -1483,7 +1546,7 @@ fn exaone4_family() {
     assert_eq!(params(102_400, 4096, 32, 32, 32, 16_384), 9_429_069_824);
     assert_eq!(params(32_000, 1024, 8, 16, 4, 2816), 155_731_968);
     let small = "exaone4(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816, window=1024";
-    let reports = family_probes("exaone4", &["exaone4()"], small);
+    let reports = family_probes("exaone4", &["exaone4()"], small, Q_K_V_O);
     let [default, small_run, adapted] = &reports[..] else { panic!("three reports") };
     assert_eq!(default.params, 9_429_069_824);
     assert_eq!(small_run.params, 155_731_968);
@@ -1678,6 +1741,9 @@ fn mixtral_family_and_moe() {
     assert_eq!(small_run.macs_per_token, Some(small_run.macs / 512));
 }
 
+/// The LoRA targets of the calibration's LoRA runs (measure_llm.py's `LORA_TARGETS`).
+const Q_K_V_O: &str = "q_proj,k_proj,v_proj,o_proj";
+
 /// peft's LoRA parameters for the r-16 adapters of `family_probes` (its `lora_r=16`): `r (in
 /// + out)` for each adapted projection, given as `(in, out)`, in each of `layers` layers.
 fn lora_params(layers: i128, projections: &[(i128, i128)]) -> i128 {
@@ -1698,7 +1764,12 @@ fn mul_nodes(family: &str, call: &str) -> usize {
 /// has `params` parameters, and under peft's LoRA (r 16 on q, k, v and o) all of them frozen
 /// and `lora` trainable: [`family_probes`] without other calls.
 fn assert_small_family(family: &str, small: &str, params: i128, lora: i128) {
-    let reports = family_probes(family, &[], small);
+    assert_small_family_targeting(family, small, params, lora, Q_K_V_O);
+}
+
+/// [`assert_small_family`] with peft's LoRA on `targets` (a family without q/k/v/o_proj).
+fn assert_small_family_targeting(family: &str, small: &str, params: i128, lora: i128, targets: &str) {
+    let reports = family_probes(family, &[], small, targets);
     let [small_run, adapted] = &reports[..] else { panic!("two reports") };
     assert_eq!(small_run.params, params, "{family}: the small model");
     assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (params, lora), "{family}: LoRA");
@@ -1706,10 +1777,10 @@ fn assert_small_family(family: &str, small: &str, params: i128, lora: i128) {
 
 /// The reports of a language-model family's probes: each of `calls` at (1, 128), then the
 /// calibration's small model (`small`, a call without its closing parenthesis) at (1, 512),
-/// then the small model under peft's LoRA (r 16 on q, k, v and o) in a bf16 AdamW step at
+/// then the small model under peft's LoRA (r 16 on `targets`) in a bf16 AdamW step at
 /// (1, 128).
-fn family_probes(family: &str, calls: &[&str], small: &str) -> Vec<ScenarioReport> {
-    let lora = "lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"q_proj,k_proj,v_proj,o_proj\"";
+fn family_probes(family: &str, calls: &[&str], small: &str, targets: &str) -> Vec<ScenarioReport> {
+    let lora = format!("lora_r=16, lora_alpha=32, lora_dropout=0.05, lora_targets=\"{targets}\"");
     let mut text = format!("use std.models.{family}\n");
     for (i, call) in calls.iter().enumerate() {
         text.push_str(&format!("infer probe{i} {{ model {call}  batch 1  seq 128 }}\n"));
@@ -1742,7 +1813,7 @@ fn olmoe_family() {
     assert_eq!(params(50_304, 2048, 16, 16, 1024, 64), 6_919_161_856);
     let small = "olmoe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=16, experts=16, top_k=4, ffn=512";
     assert_eq!(params(32_000, 1024, 4, 16, 512, 16), 183_059_456, "the calibration's total_params");
-    let reports = family_probes("olmoe", &["olmoe_1b_7b()"], small);
+    let reports = family_probes("olmoe", &["olmoe_1b_7b()"], small, Q_K_V_O);
     let [big, small_run, adapted] = &reports[..] else { panic!("three reports") };
     assert_eq!((big.params, big.active_params), (6_919_161_856, 1_282_017_280));
     assert_eq!(small_run.params, 183_059_456);
@@ -1772,7 +1843,7 @@ fn qwen3_moe_family() {
     let small = "qwen3_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, ffn=768, experts=16, top_k=4";
     assert_eq!(params(32_000, 1024, 4, 16, 4, 768, 16), 237_578_240, "the calibration's total_params");
     let calls: Vec<&str> = published.iter().map(|(call, ..)| *call).collect();
-    let reports = family_probes("qwen3_moe", &calls, small);
+    let reports = family_probes("qwen3_moe", &calls, small, Q_K_V_O);
     let [big, huge, small_run, adapted] = &reports[..] else { panic!("four reports") };
     for ((name, (d, layers, heads, kv, ffn), total, active_count), run) in published.iter().zip([big, huge]) {
         assert_eq!(params(151_936, *d, *layers, *heads, *kv, *ffn, 128), *total, "{name}: the formula");
@@ -1810,7 +1881,7 @@ fn qwen2_moe_family() {
     let small =
         "qwen2_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=16, ffn=704, shared_ffn=2816, experts=16, top_k=4";
     assert_eq!(params(32_000, 1024, 4, 16, 16, 704, 2816, 16), 255_419_392, "the calibration's total_params");
-    let reports = family_probes("qwen2_moe", &["qwen1_5_moe_a2_7b()", "qwen2_57b_a14b()"], small);
+    let reports = family_probes("qwen2_moe", &["qwen1_5_moe_a2_7b()", "qwen2_57b_a14b()"], small, Q_K_V_O);
     let [a2_7b, a14b, small_run, adapted] = &reports[..] else { panic!("four reports") };
     for ((name, (d, layers, heads, kv, ffn, shared, experts, k), total, active), run) in
         published.iter().zip([a2_7b, a14b])

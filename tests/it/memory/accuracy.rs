@@ -562,6 +562,18 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.qwen3_moe\n",
         "qwen3_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, ffn=768, experts=16, top_k=4",
     ),
+    // Persimmon with 6 layers: StableLM's half-rotated heads over a fused projection whose
+    // views the queries, keys and values are, LayerNorms over the queries' and keys' heads,
+    // a biased relu2 MLP.
+    ("persimmon_small", "use std.models.persimmon\n", "persimmon(vocab=32000, d=1024, layers=6, heads=16, ffn=4096"),
+    // CodeGen with 6 layers: GPT-J's parallel block over one fused projection split in four
+    // model-parallel groups (each part copied into heads), float32 rotary tables that make
+    // the rotated queries and keys float32, a biased head.
+    (
+        "codegen_small",
+        "use std.models.codegen\n",
+        "codegen(vocab=32000, d=1024, layers=6, heads=16, rotary=32, ffn=4096, positions=16384",
+    ),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
@@ -595,6 +607,8 @@ fn peft_targets(model: &str) -> &'static str {
         "gpt2_small" | "gpt_bigcode_small" | "gpt_bigcode_mha_small" => "c_attn",
         "falcon_small" | "falcon_40b_small" | "bloom_small" => "query_key_value",
         "mpt_small" => "Wqkv",
+        "persimmon_small" => "query_key_value,dense",
+        "codegen_small" => "qkv_proj",
         _ => "q_proj,k_proj,v_proj,o_proj",
     }
 }
