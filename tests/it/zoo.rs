@@ -1145,6 +1145,34 @@ fn codegen_family() {
     );
 }
 
+/// BioGPT (std.models.biogpt, transformers 5.24's `BioGptForCausalLM`): its count at
+/// `BioGptConfig()` (built on the meta device: 346,763,264, `microsoft/biogpt`'s sizes), the
+/// formula (the embedding, tied to the head, and `positions + 2` learned positions; per layer
+/// the biased q/k/v/out `4 d^2 + 4 d`, two LayerNorms `4 d`, the biased MLP
+/// `2 d ffn + ffn + d`; the final LayerNorm), the MACs of its 1,024-token context, no buffer,
+/// the calibration's `biogpt_small` (125,126,656 on the meta device) and peft's LoRA count
+/// for it on q/k/v/out_proj.
+#[test]
+fn biogpt_family() {
+    let params = |vocab: i128, d: i128, layers: i128, ffn: i128, positions: i128| {
+        vocab * d + (positions + 2) * d + layers * (4 * d * d + 4 * d + 4 * d + 2 * d * ffn + ffn + d) + 2 * d
+    };
+    assert_eq!(params(42_384, 1024, 24, 4096, 1024), 346_763_264);
+    let (ours, macs) = figures("biogpt", "biogpt()", Some(1024));
+    assert_eq!(ours, 346_763_264);
+    assert_eq!(macs, decoder_macs(1024, 24, 1024, 4 * 1024 * 1024 + 2 * 1024 * 4096, 42_384));
+    assert_eq!(probe("biogpt", "biogpt()", Some(16)).ledgers.buffers, 0);
+    let small_params = params(32_000, 1024, 6, 4096, 16_384);
+    assert_eq!(small_params, 125_126_656);
+    assert_small_family_targeting(
+        "biogpt",
+        "biogpt(vocab=32000, layers=6, positions=16384",
+        small_params,
+        lora_params(6, &[(1024, 1024), (1024, 1024), (1024, 1024), (1024, 1024)]),
+        "q_proj,k_proj,v_proj,out_proj",
+    );
+}
+
 #[test]
 fn ministral_family() {
     let (ours, _) = figures("ministral", "ministral()", Some(2048));

@@ -574,6 +574,9 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.codegen\n",
         "codegen(vocab=32000, d=1024, layers=6, heads=16, rotary=32, ffn=4096, positions=16384",
     ),
+    // BioGPT with 6 layers: OPT's pre-norm decoder with a scaled embedding, a float32
+    // all-ones mask held through the forward, residual dropout, a GELU MLP, the head tied.
+    ("biogpt_small", "use std.models.biogpt\n", "biogpt(vocab=32000, layers=6, positions=16384"),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
@@ -609,6 +612,7 @@ fn peft_targets(model: &str) -> &'static str {
         "mpt_small" => "Wqkv",
         "persimmon_small" => "query_key_value,dense",
         "codegen_small" => "qkv_proj",
+        "biogpt_small" => "q_proj,k_proj,v_proj,out_proj",
         _ => "q_proj,k_proj,v_proj,o_proj",
     }
 }
