@@ -65,6 +65,12 @@ keyword_enum! {
         Expm1 = "expm1",
         /// `F.softplus`: `log(1 + exp(beta x)) / beta`, linear above `threshold`.
         Softplus = "softplus",
+        /// `torch.logsumexp`: `log(sum(exp(x)))` over dimensions, computed stably.
+        Logsumexp = "logsumexp",
+        /// `torch.tile`, `Tensor.repeat`: the tensor tiled along each dimension.
+        Tile = "tile",
+        /// `torch.abs`.
+        Abs = "abs",
         /// `torch.matmul` (`@`).
         Matmul = "matmul",
         /// `torch.bmm`.
@@ -355,14 +361,14 @@ impl Op {
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
             Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Expand
-            | Select | Narrow | Contiguous | Clone | RequiresGrad | Stack | ViewAsComplex | ViewAsReal => {
+            | Select | Narrow | Contiguous | Clone | RequiresGrad | Stack | ViewAsComplex | ViewAsReal | Tile => {
                 Family::Layout
             }
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer | Minimum | Maximum => Family::Arithmetic,
             Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => Family::Compare,
-            Mean | Sum | Amax | Cumsum | Histc | Any => Family::Reduce,
-            Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Floor | Pow | To | TypeAs | Clamp | Polar => {
+            Mean | Sum | Amax | Cumsum | Histc | Any | Logsumexp => Family::Reduce,
+            Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Floor | Abs | Pow | To | TypeAs | Clamp | Polar => {
                 Family::Math
             }
             Topk | Sort | Gather | Index | IndexPut | OneHot | Argmax | Scatter | IndexSelect => Family::Index,
@@ -397,7 +403,10 @@ impl Op {
     /// log_softmax, sum, cumsum; cross_entropy runs log_softmax first). Only float-class ops.
     pub fn autocast_casts_inputs(self) -> bool {
         use Op::*;
-        matches!(self, LayerNorm | LayerNormWith | GroupNorm | Mse | Exp | Expm1 | Log | Rsqrt | Pow | Softplus)
+        matches!(
+            self,
+            LayerNorm | LayerNormWith | GroupNorm | Mse | Exp | Expm1 | Log | Rsqrt | Pow | Softplus | Logsumexp
+        )
     }
 
     /// The op's autocast class.
@@ -407,7 +416,7 @@ impl Op {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Linear4bit | Matmul | Bmm | Baddbmm | Einsum
             | Sdpa | Attention | Lstm | Gru => Autocast::Half,
             Softmax | LogSoftmax | LayerNorm | LayerNormWith | GroupNorm | RmsNorm | CrossEntropy | Mse | Sum
-            | Cumsum | Exp | Expm1 | Log | Rsqrt | Pow | Softplus => Autocast::Float,
+            | Cumsum | Exp | Expm1 | Log | Rsqrt | Pow | Softplus | Logsumexp => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Parameter
@@ -415,7 +424,7 @@ impl Op {
             | DropPath | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Floor | Topk | Gather | OneHot | Arange
             | Contiguous | Kernel | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide
             | Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full
-            | FullLike | Stack | Scatter | IndexSelect | Clamp | Minimum | Maximum => Autocast::Promote,
+            | FullLike | Stack | Scatter | IndexSelect | Clamp | Minimum | Maximum | Tile | Abs => Autocast::Promote,
             // Autocast leaves complex tensors alone.
             ViewAsComplex | ViewAsReal | Polar => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype

@@ -165,6 +165,16 @@ case!(
 "#
 );
 
+// Python's `x.repeat(1, 2)` written as a call of the `repeat` keyword: the help names `tile`.
+case!(
+    e0104_repeat_as_a_call,
+    r#"block tiled(x) {
+    y = repeat(x, [1, 2])
+    return y
+}
+"#
+);
+
 // `=` where `==` was meant.
 case!(
     e0104_assignment_in_condition,

@@ -1225,17 +1225,60 @@ fn an_in_place_clamp_keeps_a_copy_for_its_backward() {
 /// (tests/fixtures/ops/measure.py's `three_scenarios`: `infer_nograd`, `infer_grad_eval`,
 /// `train_sgd`), at batch 32 on the CPU.
 fn op_probe_peaks(models: &str, model: &str) -> Vec<(String, i128)> {
+    op_probe_peaks_at(models, model, 32)
+}
+
+/// [`op_probe_peaks`] at batch `batch`.
+fn op_probe_peaks_at(models: &str, model: &str, batch: u32) -> Vec<(String, i128)> {
     let mut text = models.to_string();
     for (name, kind, settings) in [
         ("infer_nograd", "infer", "no_grad  eval"),
         ("infer_grad_eval", "infer", "eval"),
         ("train_sgd", "train", "optimizer sgd"),
     ] {
-        text.push_str(&format!("{kind} {name} {{ model {model}()  batch 32  device cpu  {settings} }}\n"));
+        text.push_str(&format!("{kind} {name} {{ model {model}()  batch {batch}  device cpu  {settings} }}\n"));
     }
     let peaks = peaks_of_scenarios(text);
     assert_eq!(peaks.len(), 3, "{model}");
     peaks
+}
+
+/// `logsumexp` (with and without `keepdim`), `tile` (`Tensor.repeat`), std.blocks' `repeat_interleave` and
+/// `abs`, each alone between two linear layers (tests/fixtures/ops/reduce_repeat.net), against
+/// tests/fixtures/ops/measure_reduce_repeat.py (CPU float32, batch 256): `logsumexp` keeps its
+/// input and result and `abs` its input; `tile` keeps nothing; `repeat_interleave` runs
+/// `unsqueeze`, `expand`, `clone`, `view`. netc is held to the CPU allocator's peaks
+/// (torch.profiler's allocation events), which see what a kernel allocates inside: with
+/// gradients off or on, `logsumexp`'s peak is inside its kernel, holding `x - amax(x)` and the
+/// maxima besides its result (278,528 B the dispatch-level tracker cannot see: its no_grad
+/// figure is that much lower). Every peak is exact but `tile`'s inference ones, 64 B under: a
+/// temporary of the kernel's own.
+#[test]
+fn logsumexp_repeat_and_abs_match_pytorch() {
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_reduce_repeat.json")).expect("valid JSON");
+    let shapes = |call: &str| -> Vec<serde_json::Value> {
+        measured["saved"][call].as_array().expect("saved tensors").iter().map(|t| t["shape"].clone()).collect()
+    };
+    assert_eq!(shapes("torch.logsumexp(h, -1)"), [serde_json::json!([256, 16, 16]), serde_json::json!([256, 16])]);
+    assert!(shapes("h.repeat(1, 2, 1)").is_empty());
+    assert_eq!(shapes("h.abs()"), [serde_json::json!([256, 16, 16])]);
+    assert_eq!(
+        measured["aten"]["torch.repeat_interleave(h, 2, dim=1)"],
+        serde_json::json!(["detach", "unsqueeze", "expand", "clone", "view"])
+    );
+    for probe in ["logsumexp", "logsumexp_keepdim", "repeat", "repeat_interleave", "abs"] {
+        let model = format!("{probe}_probe");
+        for (name, peak) in op_probe_peaks_at(include_str!("../fixtures/ops/reduce_repeat.net"), &model, 256) {
+            let allocator = measured[probe]["allocator_bs256"][&name].as_i64().expect("a peak") as i128;
+            let tracker = measured[probe]["bs256"][&name]["peak_bytes"].as_i64().expect("a peak") as i128;
+            let under = if probe == "repeat" && name != "train_sgd" { 64 } else { 0 };
+            assert_eq!(allocator - peak, under, "{probe} {name}: netc {peak}, allocator {allocator}");
+            if probe.starts_with("logsumexp") && name == "infer_nograd" {
+                assert_eq!(allocator - tracker, 278_528, "{probe} {name}: the kernel's own temporaries");
+            }
+        }
+    }
 }
 
 /// transformers' own xIELU (`XIELUActivation` in Python: `softplus` of its two `[1]`

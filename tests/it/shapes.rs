@@ -485,6 +485,24 @@ fn power_is_pythons() {
     }
 }
 
+/// `tile` is torch.tile (Tensor.repeat): counts aligned with the last dimensions, more add
+/// leading ones, fewer count as 1 before them; `logsumexp` reduces as `sum` does, integers into
+/// float32; `abs` keeps the dtype, bools are E0501.
+#[test]
+fn tile_logsumexp_and_abs_shapes() {
+    let src = "model m() {\n    input x: f32[N, 4, 8]\n    input i: i64[N, 8]\n    a = tile(x, [1, 2, 1])\n\
+               \x20   b = tile(x, [3])\n    c = tile(x, [2, 1, 1, 1])\n    d = logsumexp(x, [-1])\n\
+               \x20   e = logsumexp(i, [0, 1], keepdim=true)\n    f = abs(i)\n    return a, b, c, d, e, f\n}\n";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "m");
+    assert_eq!(outputs_of(&graph, "tile"), ["f32[N, 8, 8]", "f32[N, 4, 24]", "f32[2, N, 4, 8]"]);
+    assert_eq!(outputs_of(&graph, "logsumexp"), ["f32[N, 4]", "f32[1, 1]"]);
+    assert_eq!(outputs_of(&graph, "abs"), ["i64[N, 8]"]);
+    assert_eq!(codes("model m() {\n    input b: bool[N, 4]\n    return abs(b)\n}\n"), ["E0501"]);
+    assert_eq!(codes("model m() {\n    input x: f32[N, 4]\n    return tile(x, [1, -2])\n}\n"), ["E0501"]);
+}
+
 /// `and` and `or` short-circuit as Python's do: `k > 0 and 3 % k == 0` with `k` 0 never
 /// divides by zero, nor does `k == 0 or 3 % k == 0`; with `k` 3 both sides are read.
 #[test]

@@ -855,6 +855,28 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         Op::Expm1 => OpMemory { backward_scratch: 1, ..fresh(&[Saved::Output(0)]) },
         // `softplus_backward(grad, self, beta, threshold)`: one kernel reading the input.
         Op::Softplus => fresh(&[Saved::Input(0)]),
+        // `logsumexp_out_impl`: `maxes = amax(self, dim, keepdim=True)`, then
+        // `sum_out(result, (self - maxes).exp_(), dim)`: the difference, of the input's size,
+        // and the maxima, of the result's, live while the result is made (seen in the CPU
+        // allocator by torch.profiler; the dispatch-level tracker cannot see a kernel's own
+        // allocations). derivatives.yaml: `logsumexp_backward(grad, self, result, ...)` keeps
+        // the input and the result and computes `grad * (self - result).exp()`, the
+        // difference and its exponential held to the end of that expression (measured:
+        // tests/fixtures/ops/measure_reduce_repeat.py).
+        Op::Logsumexp => {
+            let element = node.outputs.first().and_then(|t| dtypes.get(t.0 as usize)).map_or(4, |d| d.size());
+            let bytes = product(&[in0().saturating_add(out0()), element]);
+            OpMemory {
+                scratch: Scratch { recording: bytes, not_recording: bytes },
+                backward_scratch: 2,
+                ..fresh(&[Saved::Input(0), Saved::Output(0)])
+            }
+        }
+        // `tile` runs `repeat`; derivatives.yaml: `repeat_backward(grad, repeats,
+        // self.sizes())` sums the tiles of the gradient: sizes only.
+        Op::Tile => fresh(&[]),
+        // `grad * self.sgn()`: the input, and its sign a temporary of its size.
+        Op::Abs => OpMemory { backward_scratch: 1, ..fresh(&[Saved::Input(0)]) },
         // derivatives.yaml: each operand's gradient is `masked_fill(where(self == other,
         // grad / 2, grad), self > other, 0)` (`<` for `other`, `maximum` the other way), which
         // reads both operands; at the `masked_fill` it holds the two bool masks, `grad / 2` and

@@ -298,6 +298,32 @@ pub(super) fn expand(args: &Args) -> OpOutcome {
     Ok(OpResult::one(TensorType::new(x.dtype, shape)))
 }
 
+/// `tile(x, dims)` (torch.tile, Tensor.repeat): `x` tiled `dims[i]` times along each
+/// dimension, its dimensions aligned with the last of `dims`: more counts than dimensions add
+/// leading ones, fewer are taken as ones before them (torch.tile's rule; Tensor.repeat asks for
+/// at least one a dimension); a new tensor.
+pub(super) fn tile(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let given = args.ints("dims")?;
+    let mut repeats = vec![Dim::Known(1); x.rank().saturating_sub(given.len())];
+    repeats.extend(given.iter().cloned());
+    let lead = repeats.len() - x.rank();
+    let mut shape = Vec::with_capacity(repeats.len());
+    for (i, count) in repeats.iter().enumerate() {
+        if let Some(v) = count.known()
+            && v < 0
+        {
+            return Err(error(format!("tile: count {v} is negative")).blame("dims", "here"));
+        }
+        let size = match i.checked_sub(lead) {
+            Some(j) => x.shape[j].mul(count).ok_or_else(|| error("tile: the size overflows").blame("dims", "here"))?,
+            None => count.clone(),
+        };
+        shape.push(size);
+    }
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
 /// `select(x, dim, index)` (Tensor.select, `x[:, i]`): the dimension `dim` removed, at
 /// position `index` (negative counts from the end).
 pub(super) fn select(args: &Args) -> OpOutcome {

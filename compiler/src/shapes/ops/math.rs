@@ -9,13 +9,14 @@ use super::*;
 /// type promotion for these functions does (`neg` keeps any dtype).
 pub(super) fn elementwise_math(op: Op, args: &Args) -> OpOutcome {
     let x = args.tensor("x")?;
-    // `neg` and `floor` keep an integer's dtype (`floor` of an integer is a copy of it); the
-    // transcendental ones compute an integer in float32.
-    let keeps_dtype = matches!(op, Op::Neg | Op::Floor);
+    // `neg`, `floor` and `abs` keep an integer's dtype (`floor` of an integer is a copy of
+    // it); the transcendental ones compute an integer in float32.
+    let keeps_dtype = matches!(op, Op::Neg | Op::Floor | Op::Abs);
     let dtype = if x.dtype.is_float() || keeps_dtype { x.dtype } else { DType::F32 };
     if keeps_dtype && x.dtype == DType::Bool {
         let (what, help) = match op {
             Op::Neg => ("neg of a bool tensor: PyTorch has no negation for bools", "use logical not"),
+            Op::Abs => ("abs of a bool tensor: PyTorch has no abs for bools", "convert it to a number type first"),
             _ => ("floor of a bool tensor: PyTorch has no floor for bools", "convert it to a number type first"),
         };
         return Err(error(what).blame("x", format!("{x}")).help(help));

@@ -418,6 +418,8 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Mean => reduce(args, Reduction::Mean),
         Sum => reduce(args, Reduction::Sum),
         Amax => reduce(args, Reduction::Amax),
+        Logsumexp => reduce(args, Reduction::Logsumexp),
+        Tile => tile(args),
         Cumsum => cumsum(args),
         Expand => expand(args),
         Select => select(args),
@@ -430,7 +432,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Where => where_(args),
         Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => compare(op, args),
         NewZeros | NewOnes => new_filled(args),
-        Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Floor => elementwise_math(op, args),
+        Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Floor | Abs => elementwise_math(op, args),
         Minimum | Maximum => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;

@@ -12,6 +12,8 @@ pub(super) enum Reduction {
     Sum,
     /// `amax`: any dtype, kept.
     Amax,
+    /// `logsumexp`: floating-point in, the same dtype out; integers and bools in float32.
+    Logsumexp,
 }
 
 /// `mean`/`sum`/`amax(x, dim, keepdim)`: `x` reduced over the axes `dim` (each once,
@@ -22,6 +24,7 @@ pub(super) fn reduce(args: &Args, reduction: Reduction) -> OpOutcome {
         Reduction::Mean => "mean",
         Reduction::Sum => "sum",
         Reduction::Amax => "amax",
+        Reduction::Logsumexp => "logsumexp",
     };
     if reduction == Reduction::Mean && !x.dtype.is_float() {
         return Err(error(format!(
@@ -57,7 +60,12 @@ pub(super) fn reduce(args: &Args, reduction: Reduction) -> OpOutcome {
             (true, false) => None,
         })
         .collect();
-    let dtype = if reduction == Reduction::Sum && !x.dtype.is_float() { DType::I64 } else { x.dtype };
+    let dtype = match reduction {
+        Reduction::Sum if !x.dtype.is_float() => DType::I64,
+        // `logsumexp` of integers: `at::logsumexp` converts them to the default float dtype.
+        Reduction::Logsumexp if !x.dtype.is_float() => DType::F32,
+        _ => x.dtype,
+    };
     Ok(OpResult::one(TensorType::new(dtype, shape)))
 }
 

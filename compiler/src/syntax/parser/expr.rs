@@ -208,6 +208,23 @@ pub(super) fn primary(i: In<'_>) -> PResult<'_, Expr> {
                 }
                 "repeat" => {
                     let (rest, _) = i.bump();
+                    if let Some(args) = python_call_after(rest) {
+                        // Python's `x.repeat(1, 2)` or `repeat(x, ...)`: the keyword is not a call.
+                        return fail_with(
+                            rest,
+                            Diagnostic::new(
+                                Code::UnexpectedToken,
+                                "`repeat` is not a function",
+                                cx.file,
+                                Place::Range(args),
+                            )
+                            .with_primary_message("several values, as a call's arguments")
+                            .with_help(
+                                "`repeat N block(x)` calls a block N times; Python's `x.repeat(1, 2)` \
+                                 (Tensor.repeat) is `tile(x, [1, 2])`",
+                            ),
+                        );
+                    }
                     let (rest, count) = cut(nested(rest, postfix))?;
                     let (rest, call) = cut(nested(rest, postfix))?;
                     if !matches!(call.kind, ExprKind::Call { .. }) {
@@ -349,4 +366,30 @@ pub(super) fn type_expr_inner(i: In<'_>) -> PResult<'_, TypeExpr> {
         return Ok((rest2, TypeExpr::Tensor { id, dtype: n, dims }));
     }
     Ok((rest, TypeExpr::Named(n)))
+}
+
+/// The range of `( ... )` at the start of `i` when a comma separates values at its top level:
+/// arguments of a call, which no parenthesized expression has.
+fn python_call_after(i: In<'_>) -> Option<TextRange> {
+    let open = i.peek();
+    if open.kind != TokenKind::LParen {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut comma = false;
+    for tok in i.toks {
+        match tok.kind {
+            TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => depth += 1,
+            TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return comma.then(|| TextRange::new(open.range.start, tok.range.end));
+                }
+            }
+            TokenKind::Comma if depth == 1 => comma = true,
+            TokenKind::Eof => return None,
+            _ => {}
+        }
+    }
+    None
 }
