@@ -1173,6 +1173,34 @@ fn biogpt_family() {
     );
 }
 
+/// Granite SWA (std.models.granite_swa, transformers 5.24's `GraniteSWAForCausalLM`): its count
+/// at `GraniteSWAConfig()` (built on the meta device: 2,144,463,840), the formula (Llama's
+/// with a sink per head, the head tied), the MACs within the window (every layer attends to
+/// the whole sequence in eager attention's products), the buffers (two rotary embeddings'
+/// `inv_freq` and copy over half a head of 128), the calibration's `granite_swa_small`
+/// (122,963,072 on the meta device) and peft's LoRA count for it.
+#[test]
+fn granite_swa_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128| {
+        let hd = d / heads;
+        vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + heads + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(100_352, 2560, 24, 20, 4, 8192), 2_144_463_840);
+    let (ours, macs) = figures("granite_swa", "granite_swa()", Some(2048));
+    assert_eq!(ours, 2_144_463_840);
+    assert_eq!(macs, gated_decoder_macs(2048, 100_352, 2560, 24, 20, 4, 128, 8192));
+    assert_eq!(probe("granite_swa", "granite_swa()", Some(16)).ledgers.buffers, 4 * 64 * 4);
+    let small_params = params(32_000, 1024, 8, 16, 4, 2816);
+    assert_eq!(small_params, 122_963_072);
+    let small = "granite_swa(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816, window=512";
+    assert_small_family(
+        "granite_swa",
+        small,
+        small_params,
+        lora_params(8, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
+}
+
 #[test]
 fn ministral_family() {
     let (ours, _) = figures("ministral", "ministral()", Some(2048));

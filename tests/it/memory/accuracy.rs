@@ -577,6 +577,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // BioGPT with 6 layers: OPT's pre-norm decoder with a scaled embedding, a float32
     // all-ones mask held through the forward, residual dropout, a GELU MLP, the head tied.
     ("biogpt_small", "use std.models.biogpt\n", "biogpt(vocab=32000, layers=6, positions=16384"),
+    // Granite SWA with 8 layers: Granite's multipliers, three of four layers over a window of
+    // 512 tokens, eager attention whose per-head sinks scale the output through `logsumexp`.
+    (
+        "granite_swa_small",
+        "use std.models.granite_swa\n",
+        "granite_swa(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0, scaling=0.125, window=512",
+    ),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
