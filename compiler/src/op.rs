@@ -405,7 +405,18 @@ impl Op {
         use Op::*;
         matches!(
             self,
-            LayerNorm | LayerNormWith | GroupNorm | Mse | Exp | Expm1 | Log | Rsqrt | Pow | Softplus | Logsumexp
+            LayerNorm
+                | LayerNormWith
+                | GroupNorm
+                | RmsNorm
+                | Mse
+                | Exp
+                | Expm1
+                | Log
+                | Rsqrt
+                | Pow
+                | Softplus
+                | Logsumexp
         )
     }
 

@@ -743,6 +743,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.deepseek_v2 standard-library module
         Module     std.models.deepseek_v3 standard-library module
         Module     std.models.densenet standard-library module
+        Module     std.models.diffllama standard-library module
         Module     std.models.efficientnet standard-library module
         Module     std.models.ernie4_5 standard-library module
         Module     std.models.exaone4 standard-library module

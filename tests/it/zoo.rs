@@ -1201,6 +1201,41 @@ fn granite_swa_family() {
     );
 }
 
+/// DiffLlama (std.models.diffllama, transformers 5.24's `DiffLlamaForCausalLM`): its count at
+/// `DiffLlamaConfig(num_key_value_heads=8)` (built on the meta device: 1,104,222,208), the
+/// formula (Llama's with four lambda vectors of a head's size per layer and a weightless
+/// norm, the head untied), the buffers, the calibration's `diffllama_small` (133,184,000 on
+/// the meta device) and peft's LoRA count for it, and the two attention calls a layer (twice
+/// Llama's SDPA nodes).
+#[test]
+fn diffllama_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128| {
+        let hd = d / heads;
+        2 * vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 4 * hd + 3 * d * ffn + 2 * d) + d
+    };
+    assert_eq!(params(32_000, 2048, 16, 32, 8, 8192), 1_104_222_208);
+    let (ours, _) = figures("diffllama", "diffllama()", Some(2048));
+    assert_eq!(ours, 1_104_222_208);
+    assert_eq!(probe("diffllama", "diffllama()", Some(16)).ledgers.buffers, 2 * 32 * 4);
+    let small_params = params(32_000, 1024, 6, 16, 4, 2816);
+    assert_eq!(small_params, 133_184_000);
+    let small = "diffllama(d=1024, layers=6, heads=16, kv_heads=4, ffn=2816";
+    assert_small_family(
+        "diffllama",
+        small,
+        small_params,
+        lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
+    let sdpa_nodes = |family: &str, call: &str| {
+        let mut db = Database::new();
+        let text = format!("use std.models.{family}\ninfer s {{ model {call}  batch 1  seq 64 }}\n");
+        let file = db.set_file(FileName::new("probe.net"), text);
+        let graph = crate::shapes::scenario_graph_of(&db, file, "s");
+        graph.nodes.iter().filter(|n| n.op == netc::op::Op::Sdpa).count()
+    };
+    assert_eq!(sdpa_nodes("diffllama", "diffllama(layers=2)"), 2 * sdpa_nodes("llama", "llama(layers=2)"));
+}
+
 #[test]
 fn ministral_family() {
     let (ours, _) = figures("ministral", "ministral()", Some(2048));

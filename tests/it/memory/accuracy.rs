@@ -584,6 +584,9 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.granite_swa\n",
         "granite_swa(vocab=32000, d=1024, layers=8, heads=16, kv_heads=4, ffn=2816, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=8.0, scaling=0.125, window=512",
     ),
+    // DiffLlama with 6 layers: Llama's skeleton with differential attention (two SDPA calls
+    // over the tiled halves of the values, a weightless RMSNorm over pairs of heads).
+    ("diffllama_small", "use std.models.diffllama\n", "diffllama(d=1024, layers=6, heads=16, kv_heads=4, ffn=2816"),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and

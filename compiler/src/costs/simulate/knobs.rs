@@ -181,7 +181,8 @@ pub fn tensor_dtypes(graph: &Graph, precision: Precision) -> Vec<DType> {
 }
 
 /// The dtype an op gives its output whatever the policy: a cast's (`to`'s declared one,
-/// `type_as`'s other operand's as the run has it), a factory's whose dtype is named, an
+/// `type_as`'s other operand's as the run has it), a factory's or a reduction's whose dtype is
+/// named, an
 /// in-place op's, which writes into its first operand and keeps its dtype (`bf16.div_(f32)`
 /// stays bf16), a softmax given its input's dtype (`keep_dtype`: `dtype=x.dtype`, which
 /// autocast leaves), and `view_as_real`'s float parts of complex numbers, which no policy
@@ -196,6 +197,8 @@ fn cast_dtype(node: &Node, declared: DType, dtypes: &[DType]) -> Option<DType> {
         _ if node.op.family() == Family::Factory && node.str_arg("dtype").is_some_and(|d| !d.is_empty()) => {
             Some(declared)
         }
+        // So is a reduction's named accumulation dtype (`torch.sum(x, dim, dtype=torch.float32)`).
+        Op::Sum | Op::Cumsum if node.str_arg("dtype").is_some_and(|d| !d.is_empty()) => Some(declared),
         Op::TypeAs => node.inputs.get(1).map(|t| dtypes[t.0 as usize]),
         _ if node.flag("inplace") || node.flag("keep_dtype") => node.inputs.first().map(|t| dtypes[t.0 as usize]),
         _ => None,

@@ -82,10 +82,7 @@ pub(super) fn groupnorm(args: &Args) -> OpOutcome {
 
 pub(super) fn rmsnorm(args: &Args) -> OpOutcome {
     let (x, d) = last_dim(args, Op::RmsNorm.name())?;
-    Ok(OpResult {
-        outputs: vec![x],
-        weights: vec![Weight { name: "weight", numel: d }],
-        buffers: Vec::new(),
-        macs: k(0),
-    })
+    // `nn.RMSNorm(..., elementwise_affine=False)` has no weight.
+    let weights = if args.bool("affine")? { vec![Weight { name: "weight", numel: d }] } else { Vec::new() };
+    Ok(OpResult { outputs: vec![x], weights, buffers: Vec::new(), macs: k(0) })
 }

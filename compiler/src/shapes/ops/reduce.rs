@@ -60,7 +60,12 @@ pub(super) fn reduce(args: &Args, reduction: Reduction) -> OpOutcome {
             (true, false) => None,
         })
         .collect();
+    let given = match reduction {
+        Reduction::Sum => args.str("dtype").ok().filter(|name| !name.is_empty()),
+        _ => None,
+    };
     let dtype = match reduction {
+        _ if given.is_some() => args.dtype("dtype")?,
         Reduction::Sum if !x.dtype.is_float() => DType::I64,
         // `logsumexp` of integers: `at::logsumexp` converts them to the default float dtype.
         Reduction::Logsumexp if !x.dtype.is_float() => DType::F32,
