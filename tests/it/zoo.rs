@@ -1226,14 +1226,8 @@ fn diffllama_family() {
         small_params,
         lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
     );
-    let sdpa_nodes = |family: &str, call: &str| {
-        let mut db = Database::new();
-        let text = format!("use std.models.{family}\ninfer s {{ model {call}  batch 1  seq 64 }}\n");
-        let file = db.set_file(FileName::new("probe.net"), text);
-        let graph = crate::shapes::scenario_graph_of(&db, file, "s");
-        graph.nodes.iter().filter(|n| n.op == netc::op::Op::Sdpa).count()
-    };
-    assert_eq!(sdpa_nodes("diffllama", "diffllama(layers=2)"), 2 * sdpa_nodes("llama", "llama(layers=2)"));
+    let sdpa = netc::op::Op::Sdpa;
+    assert_eq!(op_nodes("diffllama", "diffllama(layers=2)", sdpa), 2 * op_nodes("llama", "llama(layers=2)", sdpa));
 }
 
 #[test]
@@ -1844,11 +1838,16 @@ fn lora_params(layers: i128, projections: &[(i128, i128)]) -> i128 {
 /// The `mul` nodes of `call` (a model of std.models.`family`) run at (1, 64): how a test
 /// sees products that change no measured peak (a rotary embedding left out).
 fn mul_nodes(family: &str, call: &str) -> usize {
+    op_nodes(family, call, netc::op::Op::Mul)
+}
+
+/// The nodes of `op` in `call` (a model of std.models.`family`) run at (1, 64).
+fn op_nodes(family: &str, call: &str, op: netc::op::Op) -> usize {
     let mut db = Database::new();
     let text = format!("use std.models.{family}\ninfer s {{ model {call}  batch 1  seq 64 }}\n");
     let file = db.set_file(FileName::new("probe.net"), text);
     let graph = crate::shapes::scenario_graph_of(&db, file, "s");
-    graph.nodes.iter().filter(|n| n.op == netc::op::Op::Mul).count()
+    graph.nodes.iter().filter(|n| n.op == op).count()
 }
 
 /// The calibration's small model of `family` (`small`, a call without its closing parenthesis)
