@@ -1277,7 +1277,9 @@ fn logsumexp_repeat_and_abs_match_pytorch() {
             let under = if probe == "repeat" && name != "train_sgd" { 64 } else { 0 };
             assert_eq!(allocator - peak, under, "{probe} {name}: netc {peak}, allocator {allocator}");
             if probe.starts_with("logsumexp") && name == "infer_nograd" {
-                assert_eq!(allocator - tracker, 278_528, "{probe} {name}: the kernel's own temporaries");
+                // `x - amax(x)`, float32 `[256, 16, 16]`, and the maxima, `[256, 16]`.
+                let inside = 256 * 16 * 16 * 4 + 256 * 16 * 4;
+                assert_eq!(allocator - tracker, inside, "{probe} {name}: the kernel's own temporaries");
             }
         }
     }
