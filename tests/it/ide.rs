@@ -762,6 +762,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.gptj standard-library module
         Module     std.models.granite standard-library module
         Module     std.models.granite_swa standard-library module
+        Module     std.models.granitemoe standard-library module
         Module     std.models.helium standard-library module
         Module     std.models.hunyuan_v1_dense standard-library module
         Module     std.models.hyperclovax standard-library module

@@ -1230,6 +1230,51 @@ fn diffllama_family() {
     assert_eq!(op_nodes("diffllama", "diffllama(layers=2)", sdpa), 2 * op_nodes("llama", "llama(layers=2)", sdpa));
 }
 
+/// Granite MoE (std.models.granitemoe, transformers 5.24's `GraniteMoeForCausalLM` and
+/// `GraniteMoeSharedForCausalLM`): the counts of `GraniteMoeConfig()` (37,039,116,288, the
+/// head untied) and of granite-3.0-3b-a800m's sizes (3,298,793,472 tied, of which 882,874,368
+/// active with 8 of 40 experts), each built on the meta device; the formula (Llama's
+/// attention, every layer's experts and a router, a shared SiLU-gated MLP when
+/// `shared_ffn`), the rotary buffers, the calibration's two small totals and peft's LoRA
+/// count for them (r 16 on q, k, v and o: 425,984).
+#[test]
+fn granitemoe_family() {
+    let params = |vocab: i128,
+                  d: i128,
+                  layers: i128,
+                  heads: i128,
+                  kv: i128,
+                  (experts, ffn): (i128, i128),
+                  shared: i128,
+                  tied: bool| {
+        let hd = d / heads;
+        let head = if tied { 0 } else { vocab * d };
+        vocab * d
+            + head
+            + layers * (d * hd * (2 * heads + 2 * kv) + experts * (3 * d * ffn + d) + 3 * d * shared + 2 * d)
+            + d
+    };
+    assert_eq!(params(32_000, 4096, 32, 32, 32, (8, 11_008), 0, false), 37_039_116_288);
+    let a800m = params(49_155, 1536, 32, 24, 8, (40, 512), 0, true);
+    assert_eq!(a800m, 3_298_793_472);
+    assert_eq!(a800m - 32 * 32 * 3 * 1536 * 512, 882_874_368);
+    let (ours, _) = figures("granitemoe", "granitemoe()", Some(2048));
+    assert_eq!(ours, 37_039_116_288);
+    let run = probe("granitemoe", "granite_3_3b_a800m()", Some(16));
+    assert_eq!((run.params, run.active_params), (3_298_793_472, 882_874_368));
+    // inv_freq and original_inv_freq: float32, half a head each.
+    assert_eq!(run.ledgers.buffers, 2 * 32 * 4);
+    let small =
+        "granitemoe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, experts=16, top_k=4, ffn=512, tied=true";
+    let lora = lora_params(4, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!(lora, 425_984);
+    assert_small_family("granitemoe", small, params(32_000, 1024, 4, 16, 4, (16, 512), 0, true), lora);
+    assert_eq!(params(32_000, 1024, 4, 16, 4, (16, 512), 0, true), 143_991_808, "the calibration's total_params");
+    let shared = format!("{small}, shared_ffn=1024");
+    assert_small_family("granitemoe", &shared, params(32_000, 1024, 4, 16, 4, (16, 512), 1024, true), lora);
+    assert_eq!(params(32_000, 1024, 4, 16, 4, (16, 512), 1024, true), 156_574_720, "the calibration's total_params");
+}
+
 #[test]
 fn ministral_family() {
     let (ours, _) = figures("ministral", "ministral()", Some(2048));

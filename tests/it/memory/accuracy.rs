@@ -587,6 +587,18 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // DiffLlama with 6 layers: Llama's skeleton with differential attention (two SDPA calls
     // over the tiled halves of the values, a weightless RMSNorm over pairs of heads).
     ("diffllama_small", "use std.models.diffllama\n", "diffllama(d=1024, layers=6, heads=16, kv_heads=4, ffn=2816"),
+    // Granite MoE with 4 layers of 16 experts (4 a token): Granite's multipliers, a router that
+    // softmaxes its top 4 float32 logits, Mixtral's experts; and its kind with a shared MLP.
+    (
+        "granitemoe_small",
+        "use std.models.granitemoe\n",
+        "granitemoe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, experts=16, top_k=4, ffn=512, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=6.0, tied=true",
+    ),
+    (
+        "granitemoeshared_small",
+        "use std.models.granitemoe\n",
+        "granitemoe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, experts=16, top_k=4, ffn=512, shared_ffn=1024, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=6.0, tied=true",
+    ),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
