@@ -71,6 +71,20 @@ keyword_enum! {
         Tile = "tile",
         /// `torch.abs`.
         Abs = "abs",
+        /// `Tensor.unsqueeze(dim)`: a view with a dimension of size 1 inserted.
+        Unsqueeze = "unsqueeze",
+        /// `Tensor.squeeze(dim)`: a view without a dimension of size 1.
+        Squeeze = "squeeze",
+        /// `torch.bitwise_or`, `|` on tensors (the logical or of two masks).
+        BitwiseOr = "bitwise_or",
+        /// `torch.bitwise_not`, `~` on tensors (a mask inverted).
+        BitwiseNot = "bitwise_not",
+        /// `torch.logical_and`: whether both elements are nonzero, as bool.
+        LogicalAnd = "logical_and",
+        /// `torch.logical_or`: whether either element is nonzero, as bool.
+        LogicalOr = "logical_or",
+        /// `torch.logical_not`: whether the element is zero, as bool.
+        LogicalNot = "logical_not",
         /// `torch.matmul` (`@`).
         Matmul = "matmul",
         /// `torch.bmm`.
@@ -361,12 +375,13 @@ impl Op {
             Softmax | LogSoftmax => Family::Softmax,
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
             Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Expand
-            | Select | Narrow | Contiguous | Clone | RequiresGrad | Stack | ViewAsComplex | ViewAsReal | Tile => {
-                Family::Layout
-            }
+            | Select | Narrow | Contiguous | Clone | RequiresGrad | Stack | ViewAsComplex | ViewAsReal | Tile
+            | Unsqueeze | Squeeze => Family::Layout,
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer | Minimum | Maximum => Family::Arithmetic,
-            Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => Family::Compare,
+            Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd | BitwiseOr | BitwiseNot | LogicalAnd | LogicalOr | LogicalNot => {
+                Family::Compare
+            }
             Mean | Sum | Amax | Cumsum | Histc | Any | Logsumexp => Family::Reduce,
             Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Floor | Abs | Pow | To | TypeAs | Clamp | Polar => {
                 Family::Math
@@ -435,7 +450,8 @@ impl Op {
             | DropPath | MaskedFill | Where | Sin | Cos | Sqrt | Neg | Floor | Topk | Gather | OneHot | Arange
             | Contiguous | Kernel | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide
             | Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full
-            | FullLike | Stack | Scatter | IndexSelect | Clamp | Minimum | Maximum | Tile | Abs => Autocast::Promote,
+            | FullLike | Stack | Scatter | IndexSelect | Clamp | Minimum | Maximum | Tile | Abs | Unsqueeze
+            | Squeeze | BitwiseOr | BitwiseNot | LogicalAnd | LogicalOr | LogicalNot => Autocast::Promote,
             // Autocast leaves complex tensors alone.
             ViewAsComplex | ViewAsReal | Polar => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype

@@ -364,7 +364,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 122 Op)
+        (and 129 Op)
         ");
 }
 
@@ -442,7 +442,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 122 Op)
+        (and 129 Op)
         ");
 }
 
@@ -509,7 +509,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 122 Op)
+        (and 129 Op)
         "#);
 }
 

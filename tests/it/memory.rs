@@ -1285,6 +1285,49 @@ fn logsumexp_repeat_and_abs_match_pytorch() {
     }
 }
 
+/// `unsqueeze` and `squeeze` around a linear head, and masks made by `logical_or`,
+/// `logical_and`, `logical_not`, `bitwise_or` and `bitwise_not` multiplied into the hidden
+/// states, each between two linear layers (tests/fixtures/ops/views_masks.net), against
+/// tests/fixtures/ops/measure_views_masks.py (CPU float32, batch 256): the views keep nothing,
+/// the masks have no gradient and the product keeps its bool mask for `h`'s gradient. Every
+/// peak equals the dispatch-level tracker's, and the views' the CPU allocator's too. The
+/// allocator sees one more float32 copy of the mask (`[256, 256]`, 262,144 B) inside the
+/// product: on the CPU, TensorIterator casts an operand of another dtype to the common one
+/// before the kernel runs (CUDA kernels cast as they load). netc does not model that CPU
+/// temporary: the inference peaks, at the product, are that much under; the training peaks
+/// are in the backward, which the copy does not reach.
+#[test]
+fn views_and_masks_match_pytorch() {
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_views_masks.json")).expect("valid JSON");
+    let saved = |call: &str| measured["saved"][call].clone();
+    assert_eq!(saved("h.unsqueeze(1)"), serde_json::json!([]));
+    assert_eq!(saved("h.squeeze(1)"), serde_json::json!([]));
+    assert_eq!(
+        saved("h * torch.logical_or(h > 0, h < -1)"),
+        serde_json::json!([{"shape": [256, 16], "dtype": "bool"}])
+    );
+    let cast_copy = 256 * 256 * 4;
+    for probe in ["unsqueeze", "logical_or", "logical_and_not", "bitwise_or_not"] {
+        let model = format!("{probe}_probe");
+        for (name, peak) in op_probe_peaks_at(include_str!("../fixtures/ops/views_masks.net"), &model, 256) {
+            let allocator = measured[probe]["allocator_bs256"][&name].as_i64().expect("a peak") as i128;
+            let tracker = measured[probe]["bs256"][&name]["peak_bytes"].as_i64().expect("a peak") as i128;
+            assert_eq!(peak, tracker, "{probe} {name}: the tracker's peak");
+            let gap = match (probe, name.as_str()) {
+                ("unsqueeze", _) => 0,
+                (_, "train_sgd") => {
+                    // The copy is live in the forward pass, under the backward's peak.
+                    assert!(allocator - cast_copy < peak, "{probe} {name}");
+                    continue;
+                }
+                _ => cast_copy,
+            };
+            assert_eq!(allocator - peak, gap, "{probe} {name}: netc {peak}, allocator {allocator}");
+        }
+    }
+}
+
 /// transformers' own xIELU (`XIELUActivation` in Python: `softplus` of its two `[1]`
 /// parameters, `torch.min` of the input with a 0-dim buffer, `expm1`, `torch.where` over both
 /// branches) between two linear layers, as std.blocks' `xielu` writes it:

@@ -503,6 +503,33 @@ fn tile_logsumexp_and_abs_shapes() {
     assert_eq!(codes("model m() {\n    input x: f32[N, 4]\n    return tile(x, [1, -2])\n}\n"), ["E0501"]);
 }
 
+/// `unsqueeze` inserts a 1 at a dimension of the output (`-1` appends); `squeeze` removes a
+/// dimension of size 1 and keeps any other, a symbolic one included, as PyTorch does; the
+/// logical ops give bool of any dtypes; `bitwise_or` and `bitwise_not` keep two masks bool,
+/// promote integers, and refuse floats (E0501); dimensions out of range are E0501.
+#[test]
+fn unsqueeze_squeeze_and_mask_op_shapes() {
+    let src = "model m() {\n    input x: f32[N, 4, 8]\n    input i: i32[N, 8]\n    input j: i64[N, 8]\n\
+               \x20   a = unsqueeze(x, 0)\n    b = unsqueeze(x, -1)\n    c = unsqueeze(x, 2)\n\
+               \x20   d = squeeze(a, 0)\n    e = squeeze(x, 1)\n    f = squeeze(x, 0)\n\
+               \x20   g = logical_or(x > 0, i)\n    h = logical_and(i, 1.0)\n    k = logical_not(x)\n\
+               \x20   l = bitwise_or(i, j)\n    n = bitwise_not(i > 0)\n    return a, b, c, d, e, f, g, h, k, l, n\n}\n";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "m");
+    assert_eq!(outputs_of(&graph, "unsqueeze"), ["f32[1, N, 4, 8]", "f32[N, 4, 8, 1]", "f32[N, 4, 1, 8]"]);
+    assert_eq!(outputs_of(&graph, "squeeze"), ["f32[N, 4, 8]", "f32[N, 4, 8]", "f32[N, 4, 8]"]);
+    assert_eq!(outputs_of(&graph, "logical_or"), ["bool[N, 4, 8]"]);
+    assert_eq!(outputs_of(&graph, "logical_and"), ["bool[N, 8]"]);
+    assert_eq!(outputs_of(&graph, "logical_not"), ["bool[N, 4, 8]"]);
+    assert_eq!(outputs_of(&graph, "bitwise_or"), ["i64[N, 8]"]);
+    assert_eq!(outputs_of(&graph, "bitwise_not"), ["bool[N, 8]"]);
+    for bad in ["unsqueeze(x, 3)", "unsqueeze(x, -4)", "squeeze(x, 2)", "bitwise_or(x, x)", "bitwise_not(x)"] {
+        let src = format!("model m() {{\n    input x: f32[N, 4]\n    return {bad}\n}}\n");
+        assert_eq!(codes(&src), ["E0501"], "{bad}");
+    }
+}
+
 /// `and` and `or` short-circuit as Python's do: `k > 0 and 3 % k == 0` with `k` 0 never
 /// divides by zero, nor does `k == 0 or 3 % k == 0`; with `k` 3 both sides are read.
 #[test]

@@ -774,6 +774,9 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         Op::AdaptiveAvgPool2d if node.int_arg("size") == Some(1) => fresh(&[]),
         Op::AdaptiveAvgPool2d => fresh(&[Saved::Input(0)]),
         Op::Flatten | Op::Reshape => alias_all(GradFlow::PassThrough),
+        // Always views; their gradients are views of the output's (`grad.squeeze(dim)`,
+        // `unsqueeze_to`).
+        Op::Unsqueeze | Op::Squeeze => alias_all(GradFlow::PassThrough),
         Op::Permute | Op::Transpose => alias_all(GradFlow::PassThrough),
         Op::Split | Op::SplitSizes => alias_all(GradFlow::New),
         Op::Slice => alias_all(GradFlow::New),
@@ -951,6 +954,11 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         | Op::Eq
         | Op::Ne
         | Op::BitwiseAnd
+        | Op::BitwiseOr
+        | Op::BitwiseNot
+        | Op::LogicalAnd
+        | Op::LogicalOr
+        | Op::LogicalNot
         | Op::NewZeros
         | Op::NewOnes
         | Op::Argmax

@@ -163,7 +163,7 @@ fn output_strides(
                     .collect(),
             )
         }
-        Op::Flatten | Op::Reshape if view => {
+        Op::Flatten | Op::Reshape | Op::Unsqueeze | Op::Squeeze if view => {
             let old = node.inputs.first().and_then(|&t| known_shape(graph, t))?;
             view_strides(&old, input, shape)
         }
@@ -445,6 +445,12 @@ mod tests {
         assert_eq!(view_strides(&[4, 100, 4, 64], &[25_600, 64, 6_400, 1], &[4, 100, 256]), None);
         // Size-1 dimensions never break a view.
         assert_eq!(view_strides(&[1, 8], &[3, 1], &[8]), Some(vec![1]));
+        // `unsqueeze` and `squeeze` of a transposed tensor stay views and keep it transposed
+        // (a later reshape to `[2, 32]` copies).
+        let unsqueezed = view_strides(&[2, 8, 4], &[32, 1, 8], &[2, 1, 8, 4]).expect("a view");
+        assert!(!is_contiguous(&[2, 1, 8, 4], &unsqueezed));
+        assert_eq!(view_strides(&[2, 1, 8, 4], &unsqueezed, &[2, 8, 4]), Some(vec![32, 1, 8]));
+        assert_eq!(view_strides(&[2, 1, 8, 4], &unsqueezed, &[2, 32]), None);
     }
 
     /// TensorIterator orders an elementwise output by its operands in turn, skipping one

@@ -324,6 +324,29 @@ pub(super) fn tile(args: &Args) -> OpOutcome {
     Ok(OpResult::one(TensorType::new(x.dtype, shape)))
 }
 
+/// `unsqueeze(x, dim)` (Tensor.unsqueeze, `x[:, None]`): a dimension of size 1 inserted at
+/// `dim`, which ranges over the output's dimensions (`-1` appends one).
+pub(super) fn unsqueeze(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank() + 1)?;
+    let mut shape = x.shape.clone();
+    shape.insert(d, Dim::Known(1));
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
+/// `squeeze(x, dim)` (Tensor.squeeze with a dimension): the dimension `dim` removed when its
+/// size is 1; any other size (a symbolic one included) is kept, as PyTorch keeps a size it
+/// cannot squeeze.
+pub(super) fn squeeze(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    let d = axis(args, "dim", x.rank())?;
+    let mut shape = x.shape.clone();
+    if shape.get(d).is_some_and(|size| size.known() == Some(1)) {
+        shape.remove(d);
+    }
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
 /// `select(x, dim, index)` (Tensor.select, `x[:, i]`): the dimension `dim` removed, at
 /// position `index` (negative counts from the end).
 pub(super) fn select(args: &Args) -> OpOutcome {

@@ -100,8 +100,10 @@ pub(super) fn where_(args: &Args) -> OpOutcome {
     Ok(OpResult::one(TensorType::new(ab.dtype, out.shape)))
 }
 
-/// A comparison (`a < b`, ...) or `bitwise_and(a, b)`: the broadcast of the two shapes, bool.
-/// `b` may be a number (`x > 0`); `bitwise_and` needs bool or integer operands.
+/// A comparison (`a < b`, ...), `logical_and(a, b)` or `logical_or(a, b)`: the broadcast of
+/// the two shapes, bool. `b` may be a number (`x > 0`). `bitwise_and(a, b)` and
+/// `bitwise_or(a, b)` need bool or integer operands and keep their promoted dtype (bool for
+/// two masks).
 pub(super) fn compare(op: Op, args: &Args) -> OpOutcome {
     let a = args.tensor("a")?;
     let out = match args.get("b")? {
@@ -109,18 +111,48 @@ pub(super) fn compare(op: Op, args: &Args) -> OpOutcome {
         ArgValue::Float(_) | ArgValue::Int(_) => a.clone(),
         _ => return Err(error("`b` must be a tensor or a number").blame("b", "neither")),
     };
-    if op == Op::BitwiseAnd {
+    if matches!(op, Op::BitwiseAnd | Op::BitwiseOr) {
         for name in ["a", "b"] {
-            if let ArgValue::Tensor(t) = args.get(name)?
-                && t.dtype.is_float()
-            {
-                return Err(error(format!("bitwise_and of a floating-point tensor {t}"))
-                    .blame(name, format!("{t}"))
-                    .help("`&` takes bool masks or integers"));
+            if let ArgValue::Tensor(t) = args.get(name)? {
+                no_float_bits(op, t, name)?;
             }
         }
     }
+    if matches!(op, Op::BitwiseAnd | Op::BitwiseOr) {
+        // Bool masks give a mask; integers PyTorch's promotion of the two dtypes.
+        let dtype = match args.get("b")? {
+            ArgValue::Tensor(b) => a.dtype.promote(b.dtype),
+            _ => a.dtype,
+        };
+        return Ok(OpResult::one(out.with_dtype(dtype)));
+    }
     Ok(OpResult::one(out.with_dtype(DType::Bool)))
+}
+
+/// A bitwise op's operand must be bool or an integer (PyTorch has no bitwise ops on floats).
+fn no_float_bits(op: Op, t: &TensorType, name: &str) -> Result<(), OpError> {
+    if t.dtype.is_float() {
+        let symbol = match op {
+            Op::BitwiseOr => "`|`",
+            Op::BitwiseNot => "`~`",
+            _ => "`&`",
+        };
+        return Err(error(format!("{} of a floating-point tensor {t}", op.name()))
+            .blame(name, format!("{t}"))
+            .help(format!("{symbol} takes bool masks or integers")));
+    }
+    Ok(())
+}
+
+/// `bitwise_not(x)` (`~x`): `x`'s shape and dtype, bool or integer; `logical_not(x)`: `x`'s
+/// shape, bool, of any dtype.
+pub(super) fn negate_mask(op: Op, args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    if op == Op::BitwiseNot {
+        no_float_bits(op, x, "x")?;
+        return Ok(OpResult::one(x.clone()));
+    }
+    Ok(OpResult::one(x.with_dtype(DType::Bool)))
 }
 
 /// `new_zeros(x, shape, dtype)`, `new_ones(...)`: a new tensor of `shape`, of `x`'s dtype

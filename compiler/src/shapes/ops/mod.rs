@@ -430,7 +430,10 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         DropPath => drop_path(args),
         MaskedFill => masked_fill(args),
         Where => where_(args),
-        Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd => compare(op, args),
+        Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd | BitwiseOr | LogicalAnd | LogicalOr => compare(op, args),
+        BitwiseNot | LogicalNot => negate_mask(op, args),
+        Unsqueeze => unsqueeze(args),
+        Squeeze => squeeze(args),
         NewZeros | NewOnes => new_filled(args),
         Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Floor | Abs => elementwise_math(op, args),
         Minimum | Maximum => {
