@@ -178,10 +178,14 @@ fn a_large_graph_is_bound_on_several_threads_the_same() {
 #[test]
 fn a_model_that_reads_how_the_run_goes_is_elaborated_at_its_new_size() {
     // The model's own graph is elaborated without checkpointing and outside autocast: a
-    // scenario of a model that asks (`checkpointing()`, `autocast_dtype()`) is elaborated at
-    // its new size, not bound from it (the session checks each graph against a fresh one).
-    for (question, settings) in [("checkpointing()", "checkpoint"), ("autocast_dtype() != \"\"", "precision amp_bf16")]
-    {
+    // scenario of a model that asks (`checkpointing()`, `autocast_dtype()`, `training()`) is
+    // elaborated at its new size, not bound from it (the session checks each graph against a
+    // fresh one).
+    for (question, settings) in [
+        ("checkpointing()", "checkpoint"),
+        ("autocast_dtype() != \"\"", "precision amp_bf16"),
+        ("not training()", "eval"),
+    ] {
         let text = format!(
             "block head(x) {{\n    if {question} {{\n        return relu(x)\n    }}\n    return gelu(x)\n}}\n\n\
              model m() {{\n    input x: f32[N, 64]\n    return head(linear(x, 64))\n}}\n\n\

@@ -137,6 +137,10 @@ impl<'db> Elaborator<'db, '_> {
             self.graph.reads_the_run = true;
             return Ok(Value::Bool(self.request.checkpointing));
         }
+        if builtin == Builtin::Training {
+            self.graph.reads_the_run = true;
+            return Ok(Value::Bool(self.request.training));
+        }
         if builtin == Builtin::AutocastDtype {
             self.graph.reads_the_run = true;
             let dtype = self.request.autocast.filter(|_| !self.no_autocast);

@@ -106,6 +106,8 @@ pub struct Request<'a> {
     /// Whether the run checkpoints activations (training with `checkpoint`):
     /// `checkpointing()`.
     pub checkpointing: bool,
+    /// Whether the modules run in training mode (no `eval`): `training()`.
+    pub training: bool,
     /// The dtype autocast casts to in the run (`precision amp`/`amp_bf16`), if any:
     /// `autocast_dtype()`.
     pub autocast: Option<DType>,
@@ -261,6 +263,7 @@ fn request_key(request: &Request<'_>) -> reuse::RequestKey {
         cache: request.cache,
         generating: request.generating,
         checkpointing: request.checkpointing,
+        training: request.training,
         autocast: request.autocast,
     }
 }

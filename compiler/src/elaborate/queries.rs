@@ -56,6 +56,7 @@ pub fn scenario_graph_at(
         cache: setup.run.cache.map(|_| cached),
         generating: setup.run.generates(),
         checkpointing: setup.run.training && setup.run.checkpoint,
+        training: !setup.run.eval,
         autocast: autocast_dtype(setup.run.precision),
     };
     // The model on its own runs without a cache: its graph is a cached scenario's only when
@@ -122,6 +123,7 @@ pub fn model_graph<'db>(db: &'db dyn Db, loc: ItemLoc<'db>) -> Option<Arc<Graph>
         cache: None,
         generating: false,
         checkpointing: false,
+        training: true,
         autocast: None,
     };
     Some(elaborate(db, &request))

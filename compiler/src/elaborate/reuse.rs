@@ -239,6 +239,7 @@ pub(super) struct RequestKey {
     pub cache: Option<i128>,
     pub generating: bool,
     pub checkpointing: bool,
+    pub training: bool,
     pub autocast: Option<crate::shapes::DType>,
 }
 
@@ -252,6 +253,7 @@ impl RequestKey {
             && self.cache == other.cache
             && self.generating == other.generating
             && self.checkpointing == other.checkpointing
+            && self.training == other.training
             && self.autocast == other.autocast
     }
 }

@@ -44,6 +44,8 @@ pub enum Builtin {
     Generating,
     /// Whether the run checkpoints activations (a `train` scenario with `checkpoint`).
     Checkpointing,
+    /// Whether the modules run in training mode (`self.training`): not under `eval`.
+    Training,
     /// `autocast_dtype()`: the dtype autocast casts to in the run (`"f16"` or `"bf16"`), or
     /// `""` where autocast is off (`torch.get_autocast_dtype` where `torch.is_autocast_enabled()`).
     AutocastDtype,
@@ -56,7 +58,7 @@ pub enum Builtin {
 
 impl Builtin {
     /// Every built-in function.
-    pub const ALL: [Builtin; 14] = [
+    pub const ALL: [Builtin; 15] = [
         Builtin::Min,
         Builtin::Max,
         Builtin::Len,
@@ -68,6 +70,7 @@ impl Builtin {
         Builtin::PastSeenTokens,
         Builtin::Generating,
         Builtin::Checkpointing,
+        Builtin::Training,
         Builtin::AutocastDtype,
         Builtin::Ceil,
         Builtin::Listed,
@@ -92,6 +95,7 @@ impl Builtin {
             Builtin::PastSeenTokens => "past_seen_tokens",
             Builtin::Generating => "generating",
             Builtin::Checkpointing => "checkpointing",
+            Builtin::Training => "training",
             Builtin::AutocastDtype => "autocast_dtype",
             Builtin::Ceil => "ceil",
             Builtin::Listed => "listed",
@@ -112,6 +116,7 @@ impl Builtin {
             Builtin::PastSeenTokens => "past_seen_tokens()",
             Builtin::Generating => "generating()",
             Builtin::Checkpointing => "checkpointing()",
+            Builtin::Training => "training()",
             Builtin::AutocastDtype => "autocast_dtype()",
             Builtin::Ceil => "ceil(x)",
             Builtin::Listed => "listed(item, items)",
@@ -158,6 +163,9 @@ impl Builtin {
             Builtin::Checkpointing => {
                 "Whether the run checkpoints activations (a `train` scenario that sets `checkpoint`): false in any other run. Under `gradient_checkpointing_enable()` a model with peft adapters has `enable_input_require_grads()` called on it (by transformers, by peft's `get_peft_model` and by `prepare_model_for_kbit_training`), so a model written from transformers marks its input embeddings' output `requires_grad(...)` then."
             }
+            Builtin::Training => {
+                "Whether the modules run in training mode, as a module's `self.training`: false in a scenario that sets `eval` (`model.eval()`), true otherwise (a `train` scenario, and an `infer` one without `eval`, as a module starts out). A model written from PyTorch branches on it where its code does (`if self.training:`), as Phi-3.5-MoE's router samples its experts only in training."
+            }
             Builtin::Checkpoint => {
                 "Marks a call (of a block, an op or a `repeat`) as an activation-checkpointing segment, as `torch.utils.checkpoint.checkpoint(module, x, use_reentrant=False)` or a layer of a Hugging Face model under `gradient_checkpointing_enable()`: when the scenario sets `checkpoint`, the segment keeps only its inputs in forward and runs again in backward. Its value is the call's. With `when=cond`, only where `cond` holds."
             }
@@ -190,6 +198,7 @@ impl Builtin {
             | Builtin::PastSeenTokens
             | Builtin::Generating
             | Builtin::Checkpointing
+            | Builtin::Training
             | Builtin::AutocastDtype
             | Builtin::Ceil
             | Builtin::Listed => ordering != std::cmp::Ordering::Less,

@@ -180,7 +180,7 @@ impl<'a> ItemChecker<'a> {
         match builtin {
             Builtin::PastSeenTokens => return self.no_arguments(id, builtin, args, ValueKind::Int),
             Builtin::AutocastDtype => return self.no_arguments(id, builtin, args, ValueKind::Str),
-            Builtin::Generating | Builtin::Checkpointing => {
+            Builtin::Generating | Builtin::Checkpointing | Builtin::Training => {
                 return self.no_arguments(id, builtin, args, ValueKind::Bool);
             }
             Builtin::Ceil => {
