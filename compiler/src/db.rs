@@ -139,6 +139,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.granite", include_str!("../stdlib/std/models/granite.net")),
     ("std.models.granite_swa", include_str!("../stdlib/std/models/granite_swa.net")),
     ("std.models.granitemoe", include_str!("../stdlib/std/models/granitemoe.net")),
+    ("std.models.phimoe", include_str!("../stdlib/std/models/phimoe.net")),
     ("std.models.diffllama", include_str!("../stdlib/std/models/diffllama.net")),
     ("std.models.starcoder2", include_str!("../stdlib/std/models/starcoder2.net")),
     ("std.models.phi", include_str!("../stdlib/std/models/phi.net")),

@@ -71,6 +71,8 @@ keyword_enum! {
         Tile = "tile",
         /// `torch.abs`.
         Abs = "abs",
+        /// `Tensor.detach()`: the same storage, outside autograd.
+        Detach = "detach",
         /// `Tensor.unsqueeze(dim)`: a view with a dimension of size 1 inserted.
         Unsqueeze = "unsqueeze",
         /// `Tensor.squeeze(dim)`: a view without a dimension of size 1.
@@ -376,7 +378,7 @@ impl Op {
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
             Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Expand
             | Select | Narrow | Contiguous | Clone | RequiresGrad | Stack | ViewAsComplex | ViewAsReal | Tile
-            | Unsqueeze | Squeeze => Family::Layout,
+            | Unsqueeze | Squeeze | Detach => Family::Layout,
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer | Minimum | Maximum => Family::Arithmetic,
             Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd | BitwiseOr | BitwiseNot | LogicalAnd | LogicalOr | LogicalNot => {
@@ -451,7 +453,7 @@ impl Op {
             | Contiguous | Kernel | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide
             | Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full
             | FullLike | Stack | Scatter | IndexSelect | Clamp | Minimum | Maximum | Tile | Abs | Unsqueeze
-            | Squeeze | BitwiseOr | BitwiseNot | LogicalAnd | LogicalOr | LogicalNot => Autocast::Promote,
+            | Squeeze | BitwiseOr | BitwiseNot | LogicalAnd | LogicalOr | LogicalNot | Detach => Autocast::Promote,
             // Autocast leaves complex tensors alone.
             ViewAsComplex | ViewAsReal | Polar => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype

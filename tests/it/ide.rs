@@ -365,7 +365,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 129 Op)
+        (and 130 Op)
         ");
 }
 
@@ -444,7 +444,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 129 Op)
+        (and 130 Op)
         ");
 }
 
@@ -512,7 +512,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 129 Op)
+        (and 130 Op)
         "#);
 }
 
@@ -788,6 +788,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.persimmon standard-library module
         Module     std.models.phi standard-library module
         Module     std.models.phi3 standard-library module
+        Module     std.models.phimoe standard-library module
         Module     std.models.qwen2 standard-library module
         Module     std.models.qwen2_moe standard-library module
         Module     std.models.qwen3 standard-library module

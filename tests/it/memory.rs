@@ -249,13 +249,14 @@ fn llm_peaks_match_transformers() {
 /// (std.models.granite_swa: eager attention's sinks through `logsumexp`, sliding windows) and
 /// DiffLlama (std.models.diffllama: differential attention, a weightless RMSNorm) and Granite
 /// MoE (std.models.granitemoe: a softmax over the top-k float32 logits, Granite's multipliers;
-/// and with a shared MLP), against their transformers code in the
+/// and with a shared MLP) and Phi-3.5-MoE (std.models.phimoe: `sparsemixer` routing through a
+/// custom autograd function in training), against their transformers code in the
 /// LLM set's harness (CUDA semantics, the same scenarios and sizes): issue 18's bar, and
 /// every peak exact.
 #[test]
 fn more_llm_families_match_transformers() {
     let cases = llm_cases(LLM_FAMILIES_FIXTURE, LLM_FAMILIES, LLM_SCENARIOS);
-    assert_llm_set_exact(&cases, 956);
+    assert_llm_set_exact(&cases, 971);
 }
 
 /// GPT-NeoX under peft's LoRA on its attention projections (`query_key_value` and `dense`,
@@ -1326,6 +1327,33 @@ fn views_and_masks_match_pytorch() {
             assert_eq!(allocator - peak, gap, "{probe} {name}: netc {peak}, allocator {allocator}");
         }
     }
+}
+
+/// A custom autograd function whose backward returns None for its second input
+/// (`kernel(..., grads=1)`), and `abs` of a detached and of an attached `h`, each between two
+/// linear layers (tests/fixtures/ops/custom_grads.net), against
+/// tests/fixtures/ops/measure_custom_grads.py (CPU float32, batch 256): the function keeps an
+/// edge to `exp`'s node, whose result lives to the backward, but makes no gradient for it
+/// (the same function returning one peaks 251,904 B higher in training); `abs` of `detach(h)`
+/// is not recorded and keeps nothing. Every peak equals the dispatch-level tracker's.
+#[test]
+fn custom_gradients_and_detach_match_pytorch() {
+    let measured: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/ops/measurements_custom_grads.json")).expect("valid JSON");
+    let tracker =
+        |probe: &str, name: &str| measured[probe]["bs256"][name]["peak_bytes"].as_i64().expect("a peak") as i128;
+    assert_eq!(tracker("scaled_both", "train_sgd") - tracker("scaled_first", "train_sgd"), 251_904);
+    assert_eq!(tracker("attached", "train_sgd") - tracker("detached", "train_sgd"), 282_672);
+    let models = include_str!("../fixtures/ops/custom_grads.net");
+    for probe in ["scaled_first", "detached", "attached"] {
+        for (name, peak) in op_probe_peaks_at(models, &format!("{probe}_probe"), 256) {
+            assert_eq!(peak, tracker(probe, &name), "{probe} {name}");
+        }
+    }
+    // The kernel with every input given a gradient peaks higher, as the function does.
+    let all = models.replace("grads=1", "grads=-1");
+    let peaks = op_probe_peaks_at(&all, "scaled_first_probe", 256);
+    assert!(peaks.iter().any(|(name, peak)| name == "train_sgd" && *peak > tracker("scaled_first", "train_sgd")));
 }
 
 /// transformers' own xIELU (`XIELUActivation` in Python: `softplus` of its two `[1]`

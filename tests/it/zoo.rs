@@ -1275,6 +1275,46 @@ fn granitemoe_family() {
     assert_eq!(params(32_000, 1024, 4, 16, 4, (16, 512), 1024, true), 156_574_720, "the calibration's total_params");
 }
 
+/// Phi-3.5-MoE (std.models.phimoe, transformers 5.24's `PhimoeForCausalLM`): the counts of
+/// `PhimoeConfig()` (41,872,793,600) and of Phi-3.5-MoE's sizes with its biased attention and
+/// head (41,873,153,344, of which 6,640,999,744 active with 2 of 16 experts: published "41.9B,
+/// 6.6B active"), each built on the meta device; the formula (Llama's attention, LayerNorms
+/// with biases, every layer's experts and a router, the head untied), the rotary buffers, the
+/// calibration's `phimoe_small` total and peft's LoRA count for it (r 16 on q, k, v and o:
+/// 425,984); and `sparsemixer` as the scenario runs: two `PhimoeMultiplier` kernels a layer
+/// in training, none in eval.
+#[test]
+fn phimoe_family() {
+    let params =
+        |vocab: i128, d: i128, layers: i128, (heads, kv): (i128, i128), (experts, ffn): (i128, i128), bias: bool| {
+            let hd = d / heads;
+            let biases = if bias { heads * hd + 2 * kv * hd + d } else { 0 };
+            let head_bias = if bias { vocab } else { 0 };
+            2 * vocab * d
+                + head_bias
+                + layers * (d * hd * (2 * heads + 2 * kv) + biases + experts * (3 * d * ffn + d) + 4 * d)
+                + 2 * d
+        };
+    assert_eq!(params(32_064, 4096, 32, (32, 8), (16, 6400), false), 41_872_793_600);
+    let published = params(32_064, 4096, 32, (32, 8), (16, 6400), true);
+    assert_eq!(published, 41_873_153_344);
+    assert_eq!(published - 32 * 14 * 3 * 4096 * 6400, 6_640_999_744);
+    let (ours, _) = figures("phimoe", "phimoe()", Some(2048));
+    assert_eq!(ours, 41_872_793_600);
+    let run = probe("phimoe", "phi_3_5_moe()", Some(16));
+    assert_eq!((run.params, run.active_params), (41_873_153_344, 6_640_999_744));
+    // inv_freq and original_inv_freq: float32, half a head each.
+    assert_eq!(run.ledgers.buffers, 2 * 64 * 4);
+    let small = "phimoe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, experts=16, ffn=512, bias=true";
+    assert_eq!(params(32_000, 1024, 4, (16, 4), (16, 512), true), 176_811_264, "the calibration's total_params");
+    let lora = lora_params(4, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_small_family("phimoe", small, 176_811_264, lora);
+    // Without `eval` the router samples and multiplies through its custom function; under
+    // `eval` it takes the maximum.
+    let kernels = |settings: &str| op_nodes_with("phimoe", "phimoe(layers=2)", netc::op::Op::Kernel, settings);
+    assert_eq!((kernels(""), kernels("eval  no_grad")), (4, 0));
+}
+
 #[test]
 fn ministral_family() {
     let (ours, _) = figures("ministral", "ministral()", Some(2048));
@@ -1888,8 +1928,13 @@ fn mul_nodes(family: &str, call: &str) -> usize {
 
 /// The nodes of `op` in `call` (a model of std.models.`family`) run at (1, 64).
 fn op_nodes(family: &str, call: &str, op: netc::op::Op) -> usize {
+    op_nodes_with(family, call, op, "")
+}
+
+/// [`op_nodes`] in a scenario with more `settings` (`eval`, ...).
+fn op_nodes_with(family: &str, call: &str, op: netc::op::Op, settings: &str) -> usize {
     let mut db = Database::new();
-    let text = format!("use std.models.{family}\ninfer s {{ model {call}  batch 1  seq 64 }}\n");
+    let text = format!("use std.models.{family}\ninfer s {{ model {call}  batch 1  seq 64  {settings} }}\n");
     let file = db.set_file(FileName::new("probe.net"), text);
     let graph = crate::shapes::scenario_graph_of(&db, file, "s");
     graph.nodes.iter().filter(|n| n.op == op).count()

@@ -173,6 +173,10 @@ pub struct OpMemory {
     /// How many of the inputs, from the first, get a gradient (`type_as` reads only its
     /// other operand's dtype: one); `u8::MAX` for all.
     pub grad_inputs: u8,
+    /// How many of those the backward returns a gradient tensor for: a custom autograd
+    /// function may return None for an input it still records an edge to (the node behind
+    /// that input is kept, and runs in backward with no gradient); `u8::MAX` for all.
+    pub grads_returned: u8,
     /// Whether a recorded op keeps input 0 as an attribute of its autograd function's `ctx`
     /// rather than through `save_for_backward`: checkpointing's saved-tensor hooks do not see
     /// it and backward does not release it, so it lives as long as the graph (until the
@@ -189,6 +193,13 @@ impl OpMemory {
     /// The inputs of `node` that get a gradient from this op.
     pub fn differentiable<'a>(&self, inputs: &'a [TensorId]) -> &'a [TensorId] {
         &inputs[..inputs.len().min(self.grad_inputs as usize)]
+    }
+
+    /// The inputs of `node` the backward makes a gradient tensor for: the differentiable ones
+    /// but those a custom autograd function returns None for.
+    pub fn given_gradients<'a>(&self, inputs: &'a [TensorId]) -> &'a [TensorId] {
+        let inputs = self.differentiable(inputs);
+        &inputs[..inputs.len().min(self.grads_returned as usize)]
     }
 }
 
@@ -471,6 +482,7 @@ fn math_attention(
         forward_scratch: 0,
         backward_staged: Some(backward_peak.saturating_sub(held_at_start)),
         grad_inputs: u8::MAX,
+        grads_returned: u8::MAX,
         ctx_input: false,
         weights_on_ctx: false,
         // Everything the kernel makes is in `scratch` when nothing records it.
@@ -565,6 +577,7 @@ pub fn identity() -> OpMemory {
         forward_scratch: 0,
         backward_staged: None,
         grad_inputs: u8::MAX,
+        grads_returned: u8::MAX,
         ctx_input: false,
         weights_on_ctx: false,
     }
@@ -638,6 +651,7 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         forward_scratch: 0,
         backward_staged: None,
         grad_inputs: u8::MAX,
+        grads_returned: u8::MAX,
         ctx_input: false,
         weights_on_ctx: false,
     };
@@ -686,6 +700,9 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
         Op::Clone => OpMemory { grad: GradFlow::PassThrough, ..fresh(&[]) },
         // The tensor itself, now a leaf that requires grad: its gradient is its `.grad`.
         Op::RequiresGrad => identity(),
+        // The tensor itself, which autograd no longer tracks: nothing downstream records a
+        // gradient through it (what `torch.no_grad()` computes from a tensor).
+        Op::Detach => OpMemory { grad_inputs: 0, extras_always_made: false, ..identity() },
         // `matmul` folds batched operands into `bmm`'s (or `mm`'s) dimensions with `reshape`:
         // an operand whose strides do not fold is copied, and the copy is what is saved.
         Op::Matmul | Op::Bmm => {
@@ -983,10 +1000,15 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
             }
             // The shape rule keeps both counts within 0..=255 (E0501).
             let count = |name: &str| node.int_arg(name).and_then(|n| u8::try_from(n).ok()).unwrap_or(0);
+            // `grads`: the inputs, from the first, the backward returns a gradient for (a
+            // custom autograd function returns None for the others, whose nodes it still
+            // keeps); -1 (or none given): all.
+            let grads_returned = node.int_arg("grads").and_then(|n| u8::try_from(n).ok()).unwrap_or(u8::MAX);
             OpMemory {
                 saved,
                 forward_scratch: count("scratch"),
                 backward_scratch: count("backward_scratch"),
+                grads_returned,
                 ..fresh(&[])
             }
         }

@@ -599,6 +599,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.granitemoe\n",
         "granitemoe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, experts=16, top_k=4, ffn=512, shared_ffn=1024, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=6.0, tied=true",
     ),
+    // Phi-3.5-MoE with 4 layers of 16 experts (2 a token): LayerNorms, biased projections and
+    // head, `sparsemixer` routing (sampled in training through a custom autograd function).
+    (
+        "phimoe_small",
+        "use std.models.phimoe\n",
+        "phimoe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, experts=16, ffn=512, bias=true",
+    ),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and

@@ -696,7 +696,7 @@ pub(super) fn run_backward(
                 store.release(peak);
             }
             let mut fresh = Vec::new();
-            for &input in behaviour.differentiable(inputs) {
+            for &input in behaviour.given_gradients(inputs) {
                 if !forward.requires_grad[input.0 as usize] {
                     continue;
                 }

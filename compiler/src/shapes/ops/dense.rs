@@ -230,6 +230,12 @@ pub(super) fn kernel(args: &Args) -> OpOutcome {
             return Err(error(format!("`saves` names input {at} twice")).blame("saves", "here"));
         }
     }
+    if let Some(grads) = args.int("grads")?.known()
+        && (grads < -1 || grads > inputs.len() as i128)
+    {
+        return Err(error(format!("`grads` counts inputs from the first, but the kernel has {} inputs", inputs.len()))
+            .blame("grads", format!("-1 (every input) or 0 to {}", inputs.len())));
+    }
     let params = args.int("params")?;
     let weights = if params.known() == Some(0) { Vec::new() } else { vec![Weight { name: "weight", numel: params }] };
     Ok(OpResult { outputs: vec![TensorType::new(dtype, shape)], weights, buffers: Vec::new(), macs: args.int("macs")? })

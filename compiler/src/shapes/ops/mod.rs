@@ -453,7 +453,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         OneHot => one_hot(args),
         Arange => arange(args),
         Kernel => kernel(args),
-        Contiguous | Clone => Ok(OpResult::one(args.tensor("x")?.clone())),
+        Contiguous | Clone | Detach => Ok(OpResult::one(args.tensor("x")?.clone())),
         RequiresGrad => {
             Ok(OpResult::one(args.float_tensor("x", "only floating-point tensors can require gradients")?.clone()))
         }
