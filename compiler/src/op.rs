@@ -71,6 +71,16 @@ keyword_enum! {
         Tile = "tile",
         /// `torch.abs`.
         Abs = "abs",
+        /// `torch.tril`: the lower triangle of the last two dimensions, the rest zeros.
+        Tril = "tril",
+        /// `torch.triu`: the upper triangle of the last two dimensions, the rest zeros.
+        Triu = "triu",
+        /// `F.pad` with a constant: the last dimensions padded (or cropped) at both ends.
+        Pad = "pad",
+        /// `torch.log1p`: `log(1 + x)`.
+        Log1p = "log1p",
+        /// `torch.linalg.vector_norm`, `Tensor.norm(p, dim)`: the p-norm over dimensions.
+        Norm = "norm",
         /// `Tensor.detach()`: the same storage, outside autograd.
         Detach = "detach",
         /// `Tensor.unsqueeze(dim)`: a view with a dimension of size 1 inserted.
@@ -378,16 +388,15 @@ impl Op {
             MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d => Family::Pool,
             Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Expand
             | Select | Narrow | Contiguous | Clone | RequiresGrad | Stack | ViewAsComplex | ViewAsReal | Tile
-            | Unsqueeze | Squeeze | Detach => Family::Layout,
+            | Unsqueeze | Squeeze | Detach | Pad | Tril | Triu => Family::Layout,
             Parameter | Buffer => Family::Parameter,
             Add | Mul | Sub | Div | FloorDivide | MaskedFill | Where | Outer | Minimum | Maximum => Family::Arithmetic,
             Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd | BitwiseOr | BitwiseNot | LogicalAnd | LogicalOr | LogicalNot => {
                 Family::Compare
             }
-            Mean | Sum | Amax | Cumsum | Histc | Any | Logsumexp => Family::Reduce,
-            Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Floor | Abs | Pow | To | TypeAs | Clamp | Polar => {
-                Family::Math
-            }
+            Mean | Sum | Amax | Cumsum | Histc | Any | Logsumexp | Norm => Family::Reduce,
+            Exp | Expm1 | Log | Log1p | Sin | Cos | Sqrt | Rsqrt | Neg | Floor | Abs | Pow | To | TypeAs | Clamp
+            | Polar => Family::Math,
             Topk | Sort | Gather | Index | IndexPut | OneHot | Argmax | Scatter | IndexSelect => Family::Index,
             Arange | EmptyLike | NewZeros | NewOnes | Full | FullLike => Family::Factory,
             Kernel => Family::Declared,
@@ -434,6 +443,8 @@ impl Op {
                 | Pow
                 | Softplus
                 | Logsumexp
+                | Log1p
+                | Norm
         )
     }
 
@@ -444,7 +455,7 @@ impl Op {
             Conv1d | Conv2d | Conv3d | ConvTranspose2d | Linear | Linear4bit | Matmul | Bmm | Baddbmm | Einsum
             | Sdpa | Attention | Lstm | Gru => Autocast::Half,
             Softmax | LogSoftmax | LayerNorm | LayerNormWith | GroupNorm | RmsNorm | CrossEntropy | Mse | Sum
-            | Cumsum | Exp | Expm1 | Log | Rsqrt | Pow | Softplus | Logsumexp => Autocast::Float,
+            | Cumsum | Exp | Expm1 | Log | Rsqrt | Pow | Softplus | Logsumexp | Log1p | Norm => Autocast::Float,
             Embedding | BatchNorm | BatchNorm1d | Relu | Relu6 | LeakyRelu | Gelu | Silu | Sigmoid | Tanh
             | Hardswish | Hardsigmoid | Dropout | MaxPool2d | AvgPool2d | AdaptiveAvgPool2d | AdaptiveMaxPool2d
             | Flatten | Reshape | Permute | Transpose | Concat | KvCache | Split | SplitSizes | Slice | Parameter
@@ -453,7 +464,9 @@ impl Op {
             | Contiguous | Kernel | Outer | To | TypeAs | Sort | Index | IndexPut | Histc | EmptyLike | FloorDivide
             | Lt | Le | Gt | Ge | Eq | Ne | BitwiseAnd | NewZeros | NewOnes | RequiresGrad | Argmax | Any | Full
             | FullLike | Stack | Scatter | IndexSelect | Clamp | Minimum | Maximum | Tile | Abs | Unsqueeze
-            | Squeeze | BitwiseOr | BitwiseNot | LogicalAnd | LogicalOr | LogicalNot | Detach => Autocast::Promote,
+            | Squeeze | BitwiseOr | BitwiseNot | LogicalAnd | LogicalOr | LogicalNot | Detach | Pad | Tril | Triu => {
+                Autocast::Promote
+            }
             // Autocast leaves complex tensors alone.
             ViewAsComplex | ViewAsReal | Polar => Autocast::Promote,
             // Not on autocast's lists (transformers casts the input to the weights' dtype

@@ -365,7 +365,7 @@ fn completion_in_a_model_offers_its_inputs_dimensions_and_parameters() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 130 Op)
+        (and 135 Op)
         ");
 }
 
@@ -444,7 +444,7 @@ fn completion_of_keyword_arguments_skips_those_given() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 130 Op)
+        (and 135 Op)
         ");
 }
 
@@ -512,7 +512,7 @@ fn completion_of_a_blocks_keyword_arguments() {
         Builtin    autocast_dtype autocast_dtype()
         Builtin    ceil           ceil(x)
         Builtin    listed         listed(item, items)
-        (and 130 Op)
+        (and 135 Op)
         "#);
 }
 

@@ -530,6 +530,32 @@ fn unsqueeze_squeeze_and_mask_op_shapes() {
     }
 }
 
+/// `pad` adds (before, after) counts from the last dimension backwards (a negative count
+/// crops); `tril` and `triu` keep the shape of a tensor of two dimensions or more; `norm`
+/// reduces as `sum` does, floats only, p 1 or 2; `log1p` of integers is float32. Wrong counts,
+/// a 1-D triangle, another p, an integer norm and a crop below zero are E0501.
+#[test]
+fn pad_triangle_norm_and_log1p_shapes() {
+    let src = "model m() {\n    input x: f32[N, 4, 8]\n    input i: i64[N, 8]\n    a = pad(x, [1, 2])\n\
+               \x20   b = pad(x, [0, 0, 3, -1])\n    c = tril(x)\n    d = triu(x, 1)\n    e = norm(x, [-1])\n\
+               \x20   f = norm(x, [1], p=1.0, keepdim=true)\n    g = log1p(i)\n    return a, b, c, d, e, f, g\n}\n";
+    let (db, files) = load(&[("main.net", src)]);
+    assert_clean(&db, &files);
+    let graph = model_graph_of(&db, files[0], "m");
+    assert_eq!(outputs_of(&graph, "pad"), ["f32[N, 4, 11]", "f32[N, 6, 8]"]);
+    assert_eq!(outputs_of(&graph, "tril"), ["f32[N, 4, 8]"]);
+    assert_eq!(outputs_of(&graph, "triu"), ["f32[N, 4, 8]"]);
+    assert_eq!(outputs_of(&graph, "norm"), ["f32[N, 4]", "f32[N, 1, 8]"]);
+    assert_eq!(outputs_of(&graph, "log1p"), ["f32[N, 8]"]);
+    for bad in
+        ["pad(x, [1])", "pad(x, [0, 0, 0, 0, 0, 0])", "pad(x, [0, -5])", "tril(norm(x, [0]))", "norm(x, [0], p=3.0)"]
+    {
+        let src = format!("model m() {{\n    input x: f32[N, 4]\n    return {bad}\n}}\n");
+        assert_eq!(codes(&src), ["E0501"], "{bad}");
+    }
+    assert_eq!(codes("model m() {\n    input i: i64[N, 4]\n    return norm(i, [1])\n}\n"), ["E0501"]);
+}
+
 /// `and` and `or` short-circuit as Python's do: `k > 0 and 3 % k == 0` with `k` 0 never
 /// divides by zero, nor does `k == 0 or 3 % k == 0`; with `k` 3 both sides are read.
 #[test]

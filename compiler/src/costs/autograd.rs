@@ -912,6 +912,25 @@ pub fn memory(node: &Node, graph: &Graph, mode: &Mode, layouts: &Layouts, dtypes
             }
         }
         Op::Log | Op::Sin | Op::Cos => fresh(&[Saved::Input(0)]),
+        // `log1p_backward(grad, self)`: the input, and `grad / (self + 1)` holds the sum.
+        Op::Log1p => OpMemory { backward_scratch: 1, ..fresh(&[Saved::Input(0)]) },
+        // derivatives.yaml: `grad.tril(diagonal)` (`triu`), and `pad`'s gradient the padding
+        // cropped off a copy: sizes only, each gradient a new tensor (measured:
+        // tests/fixtures/ops/measure_pad_tri_norm.py).
+        Op::Tril | Op::Triu | Op::Pad => fresh(&[]),
+        // `linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)` keeps the input
+        // and the result. For p 2 it returns `grad * (self / norm).masked_fill_(norm == 0, 0)`:
+        // the quotient, of the input's size, and the bool mask, of the result's, live to the
+        // end of that C++ expression; for p 1, `self.sgn() * grad`, the sign of the input's
+        // size (measured: tests/fixtures/ops/measure_pad_tri_norm.py).
+        Op::Norm => {
+            let mask = if node.float_arg("p") == Some(1.0) { 0 } else { out0() };
+            OpMemory {
+                backward_scratch: 1,
+                backward_scratch_bytes: mask,
+                ..fresh(&[Saved::Input(0), Saved::Output(0)])
+            }
+        }
         // A tensor to a number: `pow_backward`, `grad * (exponent * self.pow(exponent - 1))`,
         // both temporaries held to the end of the expression (measured:
         // tests/fixtures/ops/measure_cast.py). A number to a tensor (`PowBackward1`) keeps the

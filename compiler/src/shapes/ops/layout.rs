@@ -324,6 +324,46 @@ pub(super) fn tile(args: &Args) -> OpOutcome {
     Ok(OpResult::one(TensorType::new(x.dtype, shape)))
 }
 
+/// `tril(x, diagonal)` and `triu(x, diagonal)`: `x`'s shape and dtype; at least two dimensions
+/// (the triangle is of the last two).
+pub(super) fn triangle(op: Op, args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    args.int("diagonal")?;
+    if x.rank() < 2 {
+        return Err(error(format!("{} needs a tensor of at least two dimensions, found {x}", op.name()))
+            .blame("x", format!("{x}")));
+    }
+    Ok(OpResult::one(x.clone()))
+}
+
+/// `pad(x, pad, value)` (`F.pad` with `mode="constant"`): `pad` lists (before, after) counts
+/// from the last dimension backwards, each added to its size (a negative count crops); an
+/// even length of at most twice the rank.
+pub(super) fn pad(args: &Args) -> OpOutcome {
+    let x = args.tensor("x")?;
+    args.float("value")?;
+    let pad = args.ints("pad")?;
+    if pad.len() % 2 != 0 || pad.len() > 2 * x.rank() {
+        return Err(error(format!(
+            "pad takes (before, after) pairs for at most {} dimensions, found {} counts",
+            x.rank(),
+            pad.len()
+        ))
+        .blame("pad", "here"));
+    }
+    let mut shape = x.shape.clone();
+    for (pair, counts) in pad.chunks(2).enumerate() {
+        let d = x.rank() - 1 - pair;
+        let grown = shape[d].add(&counts[0]).and_then(|s| s.add(&counts[1]));
+        let Some(size) = grown else { return Err(error("pad: the size overflows").blame("pad", "here")) };
+        if size.known().is_some_and(|v| v < 0) {
+            return Err(error(format!("pad crops dimension {d} of {x} below zero")).blame("pad", "here"));
+        }
+        shape[d] = size;
+    }
+    Ok(OpResult::one(TensorType::new(x.dtype, shape)))
+}
+
 /// `unsqueeze(x, dim)` (Tensor.unsqueeze, `x[:, None]`): a dimension of size 1 inserted at
 /// `dim`, which ranges over the output's dimensions (`-1` appends one).
 pub(super) fn unsqueeze(args: &Args) -> OpOutcome {

@@ -419,6 +419,9 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Sum => reduce(args, Reduction::Sum),
         Amax => reduce(args, Reduction::Amax),
         Logsumexp => reduce(args, Reduction::Logsumexp),
+        Norm => reduce(args, Reduction::Norm),
+        Tril | Triu => triangle(op, args),
+        Pad => pad(args),
         Tile => tile(args),
         Cumsum => cumsum(args),
         Expand => expand(args),
@@ -435,7 +438,7 @@ pub fn apply(op: Op, args: &Args) -> OpOutcome {
         Unsqueeze => unsqueeze(args),
         Squeeze => squeeze(args),
         NewZeros | NewOnes => new_filled(args),
-        Exp | Expm1 | Log | Sin | Cos | Sqrt | Rsqrt | Neg | Floor | Abs => elementwise_math(op, args),
+        Exp | Expm1 | Log | Log1p | Sin | Cos | Sqrt | Rsqrt | Neg | Floor | Abs => elementwise_math(op, args),
         Minimum | Maximum => {
             let (a, b) = (args.tensor("a")?, args.tensor("b")?);
             let out = broadcast(a, b).map_err(|e| e.blame("a", format!("{a}")).blame("b", format!("{b}")))?;

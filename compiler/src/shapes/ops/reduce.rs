@@ -14,6 +14,8 @@ pub(super) enum Reduction {
     Amax,
     /// `logsumexp`: floating-point in, the same dtype out; integers and bools in float32.
     Logsumexp,
+    /// `norm`: floating-point tensors only, `p` 1 or 2.
+    Norm,
 }
 
 /// `mean`/`sum`/`amax(x, dim, keepdim)`: `x` reduced over the axes `dim` (each once,
@@ -25,14 +27,24 @@ pub(super) fn reduce(args: &Args, reduction: Reduction) -> OpOutcome {
         Reduction::Sum => "sum",
         Reduction::Amax => "amax",
         Reduction::Logsumexp => "logsumexp",
+        Reduction::Norm => "norm",
     };
-    if reduction == Reduction::Mean && !x.dtype.is_float() {
+    if matches!(reduction, Reduction::Mean | Reduction::Norm) && !x.dtype.is_float() {
+        let what = if reduction == Reduction::Mean { "averages" } else { "takes norms of" };
         return Err(error(format!(
-            "mean of a {} tensor: PyTorch averages floating-point tensors only",
+            "{name} of a {} tensor: PyTorch {what} floating-point tensors only",
             x.dtype.name()
         ))
         .blame("x", format!("{x}"))
-        .help("convert it first, or take the mean of a float tensor"));
+        .help(format!("convert it first, or take the {name} of a float tensor")));
+    }
+    if reduction == Reduction::Norm {
+        let p = args.float("p")?;
+        if p != 1.0 && p != 2.0 {
+            return Err(error(format!("norm is modelled for p 1 and 2, found {p}"))
+                .blame("p", "here")
+                .help("its backward differs for other orders"));
+        }
     }
     let keepdim = args.bool("keepdim")?;
     let rank = x.rank() as i128;
