@@ -147,6 +147,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.codegen", include_str!("../stdlib/std/models/codegen.net")),
     ("std.models.opt", include_str!("../stdlib/std/models/opt.net")),
     ("std.models.biogpt", include_str!("../stdlib/std/models/biogpt.net")),
+    ("std.models.bitnet", include_str!("../stdlib/std/models/bitnet.net")),
     ("std.models.falcon", include_str!("../stdlib/std/models/falcon.net")),
     ("std.models.bloom", include_str!("../stdlib/std/models/bloom.net")),
     ("std.models.mpt", include_str!("../stdlib/std/models/mpt.net")),

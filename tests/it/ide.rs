@@ -737,6 +737,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.articles standard-library module
         Module     std.models.bert standard-library module
         Module     std.models.biogpt standard-library module
+        Module     std.models.bitnet standard-library module
         Module     std.models.bloom standard-library module
         Module     std.models.codegen standard-library module
         Module     std.models.cohere standard-library module

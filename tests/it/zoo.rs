@@ -1315,6 +1315,32 @@ fn phimoe_family() {
     assert_eq!((kernels(""), kernels("eval  no_grad")), (4, 0));
 }
 
+/// BitNet b1.58 2B4T unpacked (std.models.bitnet, transformers 5.24's `BitNetForCausalLM`):
+/// the count of `BitNetConfig()` (built on the meta device: 2,741,155,840), the formula
+/// (Llama's with an RMS norm of `d` before `o_proj` and one of `ffn` before `down_proj`, the
+/// head untied), the rotary buffers, the calibration's `bitnet_small` (133,205,504 on the meta
+/// device) and peft's LoRA count for it.
+#[test]
+fn bitnet_family() {
+    let params = |vocab: i128, d: i128, layers: i128, heads: i128, kv: i128, ffn: i128| {
+        let hd = d / heads;
+        2 * vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + d + 3 * d * ffn + ffn + 2 * d) + d
+    };
+    assert_eq!(params(128_256, 2560, 30, 20, 5, 6912), 2_741_155_840);
+    let (ours, _) = figures("bitnet", "bitnet()", Some(2048));
+    assert_eq!(ours, 2_741_155_840);
+    assert_eq!(probe("bitnet", "bitnet()", Some(16)).ledgers.buffers, 2 * 64 * 4);
+    let small_params = params(32_000, 1024, 6, 16, 4, 2816);
+    assert_eq!(small_params, 133_205_504);
+    let small = "bitnet(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=2816";
+    assert_small_family(
+        "bitnet",
+        small,
+        small_params,
+        lora_params(6, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]),
+    );
+}
+
 #[test]
 fn ministral_family() {
     let (ours, _) = figures("ministral", "ministral()", Some(2048));

@@ -606,6 +606,9 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.phimoe\n",
         "phimoe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, experts=16, ffn=512, bias=true",
     ),
+    // BitNet (unpacked) with 6 layers: Llama's decoder with an RMS norm over the merged heads
+    // before `o_proj` and one over the gated `relu2` product before `down_proj`.
+    ("bitnet_small", "use std.models.bitnet\n", "bitnet(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=2816"),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
