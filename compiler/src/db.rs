@@ -117,6 +117,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.jais2", include_str!("../stdlib/std/models/jais2.net")),
     ("std.models.vaultgemma", include_str!("../stdlib/std/models/vaultgemma.net")),
     ("std.models.hunyuan_v1_dense", include_str!("../stdlib/std/models/hunyuan_v1_dense.net")),
+    ("std.models.hunyuan_v1_moe", include_str!("../stdlib/std/models/hunyuan_v1_moe.net")),
     ("std.models.ministral3", include_str!("../stdlib/std/models/ministral3.net")),
     ("std.models.cwm", include_str!("../stdlib/std/models/cwm.net")),
     ("std.models.nanochat", include_str!("../stdlib/std/models/nanochat.net")),

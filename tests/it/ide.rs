@@ -769,6 +769,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.granitemoe standard-library module
         Module     std.models.helium standard-library module
         Module     std.models.hunyuan_v1_dense standard-library module
+        Module     std.models.hunyuan_v1_moe standard-library module
         Module     std.models.hyperclovax standard-library module
         Module     std.models.jais2 standard-library module
         Module     std.models.llama standard-library module

@@ -1341,6 +1341,38 @@ fn bitnet_family() {
     );
 }
 
+/// Hunyuan MoE (std.models.hunyuan_v1_moe, transformers 5.24's `HunYuanMoEV1ForCausalLM`):
+/// the count of `HunYuanMoEV1Config(head_dim=128)` (built on the meta device:
+/// 13,188,337,664), the formula (Hunyuan dense's attention with its head norms, a shared MLP,
+/// every layer's experts and a float32 gate, the head untied), the gate's float32 weight in a
+/// bf16 model, the rotary buffers, the calibration's `hunyuan_v1_moe_small` (183,051,776) and
+/// peft's LoRA count for it.
+#[test]
+fn hunyuan_v1_moe_family() {
+    let params =
+        |vocab: i128, d: i128, layers: i128, (heads, kv, hd): (i128, i128, i128), (experts, ffn): (i128, i128)| {
+            2 * vocab * d
+                + layers * (d * hd * (2 * heads + 2 * kv) + 2 * hd + 3 * d * ffn + experts * (3 * d * ffn + d) + 2 * d)
+                + d
+        };
+    assert_eq!(params(290_943, 4096, 32, (32, 32, 128), (1, 11_008)), 13_188_337_664);
+    let (ours, _) = figures("hunyuan_v1_moe", "hunyuan_v1_moe()", Some(2048));
+    assert_eq!(ours, 13_188_337_664);
+    assert_eq!(probe("hunyuan_v1_moe", "hunyuan_v1_moe()", Some(16)).ledgers.buffers, 2 * 64 * 4);
+    let small =
+        "hunyuan_v1_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, head_dim=64, experts=16, top_k=4, ffn=512";
+    let small_params = params(32_000, 1024, 4, (16, 4, 64), (16, 512));
+    assert_eq!(small_params, 183_051_776, "the calibration's total_params");
+    let reports = family_probes("hunyuan_v1_moe", &[], small, Q_K_V_O);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    let lora = lora_params(4, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    // bf16 weights but the gates' (16 experts x 1024, 4 layers), which stay float32.
+    let gates = 4 * 16 * 1024;
+    assert_eq!(adapted.ledgers.weights, 2 * (small_params - gates) + 4 * gates + 4 * lora);
+}
+
 #[test]
 fn ministral_family() {
     let (ours, _) = figures("ministral", "ministral()", Some(2048));

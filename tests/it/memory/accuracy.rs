@@ -609,6 +609,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
     // BitNet (unpacked) with 6 layers: Llama's decoder with an RMS norm over the merged heads
     // before `o_proj` and one over the gated `relu2` product before `down_proj`.
     ("bitnet_small", "use std.models.bitnet\n", "bitnet(vocab=32000, d=1024, layers=6, heads=16, kv_heads=4, ffn=2816"),
+    // Hunyuan MoE with 4 layers of 16 experts (4 a token): a shared MLP first, a float32 gate
+    // over a float32 copy of the states, float32 expert weights.
+    (
+        "hunyuan_v1_moe_small",
+        "use std.models.hunyuan_v1_moe\n",
+        "hunyuan_v1_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, head_dim=64, experts=16, top_k=4, ffn=512",
+    ),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
