@@ -100,6 +100,7 @@ pub const STDLIB_SOURCES: &[(&str, &str)] = &[
     ("std.models.densenet", include_str!("../stdlib/std/models/densenet.net")),
     ("std.models.efficientnet", include_str!("../stdlib/std/models/efficientnet.net")),
     ("std.models.ernie4_5", include_str!("../stdlib/std/models/ernie4_5.net")),
+    ("std.models.ernie4_5_moe", include_str!("../stdlib/std/models/ernie4_5_moe.net")),
     ("std.models.gemma2", include_str!("../stdlib/std/models/gemma2.net")),
     ("std.models.cohere", include_str!("../stdlib/std/models/cohere.net")),
     ("std.models.cohere2", include_str!("../stdlib/std/models/cohere2.net")),

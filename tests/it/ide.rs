@@ -750,6 +750,7 @@ fn completion_after_use_offers_standard_library_modules() {
         Module     std.models.diffllama standard-library module
         Module     std.models.efficientnet standard-library module
         Module     std.models.ernie4_5 standard-library module
+        Module     std.models.ernie4_5_moe standard-library module
         Module     std.models.exaone4 standard-library module
         Module     std.models.falcon standard-library module
         Module     std.models.gemma standard-library module

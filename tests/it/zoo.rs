@@ -1373,6 +1373,38 @@ fn hunyuan_v1_moe_family() {
     assert_eq!(adapted.ledgers.weights, 2 * (small_params - gates) + 4 * gates + 4 * lora);
 }
 
+/// ERNIE 4.5 MoE (std.models.ernie4_5_moe, transformers 5.24's `Ernie4_5_MoeForCausalLM`):
+/// the count of `Ernie4_5_MoeConfig()` (ERNIE-4.5-21B-A3B's sizes, built on the meta device:
+/// 21,825,437,888, of which 1,728 correction biases never train), the formula (ERNIE 4.5's
+/// attention, the first layer dense, every other layer's experts, a float32 router with its
+/// bias and the shared experts, the head tied), the active count (6 of 64 experts a token),
+/// the calibration's `ernie4_5_moe_small` (132,178,992) and peft's LoRA count for it.
+#[test]
+fn ernie4_5_moe_family() {
+    let params = |vocab: i128,
+                  d: i128,
+                  layers: i128,
+                  (heads, kv, hd): (i128, i128, i128),
+                  dense: i128,
+                  (experts, ffn, shared): (i128, i128, i128)| {
+        let sparse = experts * (3 * d * ffn + d + 1) + 3 * d * shared;
+        vocab * d + layers * (d * hd * (2 * heads + 2 * kv) + 2 * d) + 3 * d * dense + (layers - 1) * sparse + d
+    };
+    let total = params(103_424, 2560, 28, (20, 4, 128), 12_288, (64, 1536, 3072));
+    assert_eq!(total, 21_825_437_888);
+    let run = probe("ernie4_5_moe", "ernie4_5_moe()", Some(16));
+    assert_eq!((run.params, run.active_params), (total, total - 27 * 58 * 3 * 2560 * 1536));
+    assert_eq!(run.trainable_params, total - 27 * 64);
+    let small = "ernie4_5_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, head_dim=64, dense_ffn=2816, experts=16, top_k=4, ffn=512, shared_ffn=512";
+    let small_params = params(32_000, 1024, 4, (16, 4, 64), 2816, (16, 512, 512));
+    assert_eq!(small_params, 132_178_992, "the calibration's total_params");
+    let lora = lora_params(4, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
+    let reports = family_probes("ernie4_5_moe", &[], small, Q_K_V_O);
+    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
+    assert_eq!(small_run.params, small_params);
+    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+}
+
 #[test]
 fn ministral_family() {
     let (ours, _) = figures("ministral", "ministral()", Some(2048));

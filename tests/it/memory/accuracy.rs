@@ -616,6 +616,13 @@ pub const LLM_FAMILIES: &[LlmModel] = &[
         "use std.models.hunyuan_v1_moe\n",
         "hunyuan_v1_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, head_dim=64, experts=16, top_k=4, ffn=512",
     ),
+    // ERNIE 4.5 MoE with 4 layers (the first dense) of 16 experts (4 a token): a float32 router
+    // outside autocast with a frozen correction bias, a shared expert first, the head tied.
+    (
+        "ernie4_5_moe_small",
+        "use std.models.ernie4_5_moe\n",
+        "ernie4_5_moe(vocab=32000, d=1024, layers=4, heads=16, kv_heads=4, head_dim=64, dense_ffn=2816, experts=16, top_k=4, ffn=512, shared_ffn=512",
+    ),
 ];
 
 /// A measured language model: its name in memory_llm.json, the `.net` text that imports it and
