@@ -1399,10 +1399,7 @@ fn ernie4_5_moe_family() {
     let small_params = params(32_000, 1024, 4, (16, 4, 64), 2816, (16, 512, 512));
     assert_eq!(small_params, 132_178_992, "the calibration's total_params");
     let lora = lora_params(4, &[(1024, 1024), (1024, 256), (1024, 256), (1024, 1024)]);
-    let reports = family_probes("ernie4_5_moe", &[], small, Q_K_V_O);
-    let [small_run, adapted] = &reports[..] else { panic!("two reports") };
-    assert_eq!(small_run.params, small_params);
-    assert_eq!((adapted.params - adapted.trainable_params, adapted.trainable_params), (small_params, lora));
+    assert_small_family("ernie4_5_moe", small, small_params, lora);
 }
 
 #[test]
